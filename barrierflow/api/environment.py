@@ -1,0 +1,287 @@
+"""StreamExecutionEnvironment: where a job is declared, configured and executed (PyFlink names).
+
+``execute()`` validates everything it can before Spark starts (a bad setting fails in
+milliseconds, not after a cluster round trip), translates the program into its graphs and
+hands it to a JobMaster on this process, the Spark driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import uuid
+from typing import Any
+
+from barrierflow.api.checkpoint_config import (
+    CheckpointConfig,
+    CheckpointingMode,
+    ConfigurationError,
+)
+from barrierflow.api.datastream import DataStream, Transformation, TransformationKind
+from barrierflow.checkpoint.coordinator import CoordinatorConfig
+from barrierflow.checkpoint.storage import (
+    CheckpointStorage,
+    StorageConfigError,
+    job_root_uri,
+    locate_checkpoint,
+)
+from barrierflow.cluster.job_master import (
+    JobExecutionResult,
+    JobMaster,
+    JobPlan,
+    JobStatus,
+)
+from barrierflow.cluster.restart_strategy import (
+    FixedDelayRestart,
+    NoRestart,
+    RestartStrategy,
+)
+from barrierflow.graph.execution_graph import build_execution_graph
+from barrierflow.graph.job_graph import build_job_graph
+from barrierflow.graph.stream_graph import build_stream_graph
+from barrierflow.runtime.task import TaskConfig
+from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
+
+log = logging.getLogger("barrierflow")
+
+# Set by the ``barrierflow run`` command before it runs a job file; applied to every
+# environment the file creates, over what the file sets itself.
+_cli_overrides: dict[str, Any] = {}
+
+
+def _ensure_progress_visible() -> None:
+    """A user running a plain script sees checkpoint lines without configuring logging."""
+    root = logging.getLogger()
+    if not root.handlers and not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+
+
+class StreamExecutionEnvironment:
+    def __init__(self) -> None:
+        self._transformations: list[Transformation] = []
+        self._parallelism = 1
+        self._max_parallelism = DEFAULT_MAX_PARALLELISM
+        self._checkpoint_config = CheckpointConfig()
+        self._restart_strategy: RestartStrategy | None = None
+        self._buffer_timeout_ms = 100
+        self._buffer_size = 1024
+        self._restore_path: str | None = None
+        self._spark = None
+
+    @staticmethod
+    def get_execution_environment() -> StreamExecutionEnvironment:
+        return StreamExecutionEnvironment()
+
+    # --- configuration --------------------------------------------------------------------
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        if not isinstance(parallelism, int) or parallelism < 1:
+            raise ConfigurationError(f"parallelism must be a positive integer, got {parallelism!r}")
+        self._parallelism = parallelism
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._parallelism
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        if not isinstance(max_parallelism, int) or not (
+            1 <= max_parallelism <= UPPER_BOUND_MAX_PARALLELISM
+        ):
+            raise ConfigurationError(
+                f"max parallelism must be between 1 and {UPPER_BOUND_MAX_PARALLELISM}, "
+                f"got {max_parallelism!r}"
+            )
+        self._max_parallelism = max_parallelism
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._max_parallelism
+
+    def enable_checkpointing(
+        self, interval: int, mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    ) -> StreamExecutionEnvironment:
+        self._checkpoint_config.set_checkpoint_interval(interval)
+        self._checkpoint_config.set_checkpointing_mode(mode)
+        return self
+
+    def get_checkpoint_config(self) -> CheckpointConfig:
+        return self._checkpoint_config
+
+    def get_checkpoint_interval(self) -> int:
+        return self._checkpoint_config.interval_ms
+
+    def set_restart_strategy(self, strategy: RestartStrategy) -> StreamExecutionEnvironment:
+        if not hasattr(strategy, "on_failure"):
+            raise ConfigurationError(
+                f"set_restart_strategy() takes a RestartStrategies.* strategy, got {strategy!r}"
+            )
+        self._restart_strategy = strategy
+        return self
+
+    def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:
+        if not isinstance(timeout_ms, int) or timeout_ms < 1:
+            raise ConfigurationError(f"buffer timeout must be >= 1 ms, got {timeout_ms!r}")
+        self._buffer_timeout_ms = timeout_ms
+        return self
+
+    def get_buffer_timeout(self) -> int:
+        return self._buffer_timeout_ms
+
+    def set_restore_path(self, path: str | None) -> StreamExecutionEnvironment:
+        """Start from this checkpoint (a ``chk-N`` directory or its ``_metadata``)."""
+        self._restore_path = path
+        return self
+
+    def set_spark_session(self, spark) -> StreamExecutionEnvironment:
+        self._spark = spark
+        return self
+
+    # --- sources ----------------------------------------------------------------------------
+
+    def from_source(self, source: Any, source_name: str = "Source") -> DataStream:
+        if not (hasattr(source, "initial_splits") and hasattr(source, "create_reader")):
+            raise ConfigurationError(
+                f"from_source() needs a source such as SequenceSource or FileSource, got {source!r}"
+            )
+        t = Transformation(TransformationKind.SOURCE, source_name, [], source)
+        self._add(t)
+        return DataStream(self, t)
+
+    def _add(self, t: Transformation) -> None:
+        self._transformations.append(t)
+
+    # --- execution --------------------------------------------------------------------------
+
+    def _apply_cli_overrides(self) -> None:
+        if "parallelism" in _cli_overrides:
+            self.set_parallelism(_cli_overrides["parallelism"])
+        if "checkpoint_dir" in _cli_overrides:
+            self._checkpoint_config.set_checkpoint_storage(_cli_overrides["checkpoint_dir"])
+        if "restore_path" in _cli_overrides:
+            self._restore_path = _cli_overrides["restore_path"]
+
+    def _plan(self, job_name: str) -> JobPlan:
+        """Validates the configuration and translates the program; no Spark involved."""
+        self._apply_cli_overrides()
+        if not isinstance(job_name, str) or not job_name:
+            raise ConfigurationError(f"execute() needs a job name, got {job_name!r}")
+        stream_graph = build_stream_graph(
+            job_name, self._transformations, self._parallelism, self._max_parallelism
+        )
+        graph = build_execution_graph(build_job_graph(stream_graph))
+        job_id = uuid.uuid4().hex
+        cc = self._checkpoint_config
+        checkpointing = cc.is_checkpointing_enabled()
+        storage_uri = None
+        coordinator_config = None
+        if checkpointing:
+            if not cc.storage:
+                raise ConfigurationError(
+                    "checkpointing is enabled but no checkpoint storage is set: call "
+                    "get_checkpoint_config().set_checkpoint_storage('file:///path') or pass "
+                    "--checkpoint-dir"
+                )
+            storage_uri = job_root_uri(cc.storage, job_id)
+            try:
+                CheckpointStorage(storage_uri).check_writable()
+            except StorageConfigError as e:
+                raise ConfigurationError(str(e)) from e
+            coordinator_config = CoordinatorConfig(
+                interval_s=cc.interval_ms / 1000,
+                timeout_s=cc.timeout_ms / 1000,
+                min_pause_s=cc.min_pause_ms / 1000,
+                max_concurrent=cc.max_concurrent,
+                tolerable_failures=cc.tolerable_failures,
+                num_retained=cc.num_retained,
+            )
+        restore_from = restore_root = None
+        if self._restore_path:
+            restore_from, restore_root = _read_restore_point(self._restore_path)
+        strategy = self._restart_strategy
+        if strategy is None:
+            strategy = FixedDelayRestart(2**31 - 1, 1.0) if checkpointing else NoRestart()
+        task_config = TaskConfig(
+            buffer_size=self._buffer_size,
+            buffer_timeout_s=self._buffer_timeout_ms / 1000,
+            initial_credit=4,
+            checkpointing=checkpointing,
+            exactly_once=cc.mode is CheckpointingMode.EXACTLY_ONCE,
+            storage_uri=storage_uri,
+            inline_threshold=cc.data_inline_threshold_bytes,
+            max_parallelism=self._max_parallelism,
+        )
+        return JobPlan(
+            job_id=job_id,
+            job_name=job_name,
+            graph=graph,
+            task_config=task_config,
+            coordinator_config=coordinator_config,
+            restart_strategy=strategy,
+            restore_from=restore_from,
+            restore_root_uri=restore_root,
+        )
+
+    def _job_master(self, job_name: str) -> JobMaster:
+        plan = self._plan(job_name)
+        from barrierflow.cluster.spark.session import get_or_create_session
+
+        spark = self._spark or get_or_create_session(plan.graph.num_slots)
+        return JobMaster(plan, spark)
+
+    def execute(self, job_name: str = "barrierflow job") -> JobExecutionResult:
+        """Runs the job and blocks until it finishes (bounded sources) or fails for good."""
+        _ensure_progress_visible()
+        return self._job_master(job_name).run()
+
+    def execute_async(self, job_name: str = "barrierflow job") -> JobClient:
+        _ensure_progress_visible()
+        return JobClient(self._job_master(job_name))
+
+
+def _read_restore_point(path: str):
+    from barrierflow.checkpoint.metadata import CorruptCheckpointError
+
+    try:
+        root, cid = locate_checkpoint(path)
+        return CheckpointStorage(root).read_metadata(cid), root
+    except (StorageConfigError, CorruptCheckpointError) as e:
+        raise ConfigurationError(f"cannot restore from {path}: {e}") from e
+
+
+class JobClient:
+    """A running job: its id, its status, cancel, and its result."""
+
+    def __init__(self, job_master: JobMaster) -> None:
+        self._job_master = job_master
+        self._result: JobExecutionResult | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="jobmaster", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._job_master.run()
+        except BaseException as e:
+            self._error = e
+
+    def get_job_id(self) -> str:
+        return self._job_master.plan.job_id
+
+    def get_job_status(self) -> JobStatus:
+        return self._job_master.status
+
+    def cancel(self) -> None:
+        self._job_master.cancel()
+
+    def get_job_execution_result(self, timeout_s: float | None = None) -> JobExecutionResult:
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            raise TimeoutError(f"job {self.get_job_id()} is still running")
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result

@@ -1,0 +1,273 @@
+"""CheckpointCoordinator: triggers checkpoints, collects acknowledgements, completes them.
+
+The decisions live in pure parts (``TriggerPolicy``, ``PendingCheckpoint``,
+``CompletedCheckpointStore``); this shell carries them out: it sends triggers and
+notifications through the JobMaster's gateway, writes metadata and deletes files.
+
+Completing checkpoint N, in order:
+  1. build the metadata from every task's acknowledgement;
+  2. write ``chk-N/_metadata``, last and atomically: from now on N is restorable;
+  3. add N to the completed store and delete the checkpoints it subsumed;
+  4. notify every task that N is complete (2PC sinks commit now).
+
+**Threading:** the JobMaster's thread only. **I/O:** checkpoint storage.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.checkpoint.metadata import (
+    CheckpointMetadata,
+    CorruptCheckpointError,
+    OperatorState,
+    OperatorSubtaskState,
+)
+from barrierflow.checkpoint.pending_checkpoint import (
+    AckResult,
+    PendingCheckpoint,
+    TaskAcknowledgement,
+    TaskKey,
+)
+from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
+from barrierflow.cluster import messages as msg
+from barrierflow.graph.job_graph import JobGraph
+
+log = logging.getLogger("barrierflow.checkpoint")
+
+
+class CheckpointFailuresExceeded(Exception):
+    """More consecutive checkpoint failures than ``tolerable-failed-checkpoints``."""
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    interval_s: float
+    timeout_s: float
+    min_pause_s: float
+    max_concurrent: int
+    tolerable_failures: int
+    num_retained: int
+
+
+class CheckpointCoordinator:
+    def __init__(
+        self,
+        job_id: str,
+        job_graph: JobGraph,
+        storage: CheckpointStorage,
+        config: CoordinatorConfig,
+        send_to_task: Callable[[TaskKey, msg.Message], None],
+        first_checkpoint_id: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._job_id = job_id
+        self._graph = job_graph
+        self._storage = storage
+        self._config = config
+        self._send = send_to_task
+        self._clock = clock
+        self._policy = TriggerPolicy(config.interval_s, config.min_pause_s, config.max_concurrent)
+        self.store = CompletedCheckpointStore(config.num_retained)
+        self._pending: dict[int, PendingCheckpoint] = {}
+        self._started: dict[int, float] = {}
+        self._next_id = first_checkpoint_id
+        self._attempt = 0
+        self._tasks: frozenset[TaskKey] = frozenset()
+        self._sources: list[TaskKey] = []
+        self._last_trigger_s: float | None = None
+        self._last_completion_s: float | None = None
+        self._consecutive_failures = 0
+        self._sources_finished = False
+
+    # --- attempts -------------------------------------------------------------------------------
+
+    def start_attempt(
+        self, attempt: int, tasks: frozenset[TaskKey], sources: list[TaskKey]
+    ) -> None:
+        self.abort_all("the job restarted")
+        self._attempt = attempt
+        self._tasks = tasks
+        self._sources = sources
+        self._sources_finished = False
+
+    def all_tasks_running(self) -> None:
+        """The first checkpoint of an attempt comes one interval after all tasks run."""
+        self._last_trigger_s = self._clock()
+
+    def sources_finished(self) -> None:
+        """Every source read all of its input: the final checkpoint is due now."""
+        self._sources_finished = True
+
+    # --- triggering -----------------------------------------------------------------------------
+
+    def tick(self) -> float:
+        """Triggers what is due and aborts what timed out; returns when to tick next."""
+        now = self._clock()
+        for cid, started in list(self._started.items()):
+            if now - started > self._config.timeout_s:
+                self._abort(cid, f"timed out after {self._config.timeout_s:g} s", failure=True)
+        decision = self._policy.decide(
+            now,
+            self._last_trigger_s,
+            self._last_completion_s,
+            len(self._pending),
+            urgent=self._sources_finished,
+        )
+        if isinstance(decision, TriggerNow):
+            self._sources_finished = False  # one final checkpoint is enough
+            self._trigger(now)
+            return now + min(self._config.interval_s, 0.5)
+        if isinstance(decision, WaitUntil):
+            return decision.deadline_s
+        return now + 0.1
+
+    def _trigger(self, now: float) -> None:
+        cid = self._next_id
+        self._next_id += 1
+        timestamp_ms = int(time.time() * 1000)
+        self._pending[cid] = PendingCheckpoint(cid, timestamp_ms, self._tasks)
+        self._started[cid] = now
+        self._last_trigger_s = now
+        for source in self._sources:
+            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms))
+
+    # --- acknowledgements -----------------------------------------------------------------------
+
+    def on_acknowledge(self, ack: msg.AcknowledgeCheckpoint) -> None:
+        pending = self._pending.get(ack.checkpoint_id)
+        if pending is None:
+            return  # aborted, or from an older attempt
+        result = pending.acknowledge(
+            TaskAcknowledgement((ack.vertex, ack.subtask), ack.operator_states, ack.stats)
+        )
+        if result is AckResult.SUCCESS and pending.is_fully_acknowledged:
+            self._complete(pending)
+
+    def on_decline(self, decline: msg.DeclineCheckpoint) -> None:
+        if decline.checkpoint_id in self._pending:
+            self._abort(
+                decline.checkpoint_id,
+                f"declined by {decline.vertex}[{decline.subtask}]: {decline.reason}",
+                failure=True,
+            )
+
+    def _complete(self, pending: PendingCheckpoint) -> None:
+        cid = pending.checkpoint_id
+        del self._pending[cid]
+        started = self._started.pop(cid)
+        # 1. metadata from the acknowledgements
+        metadata = self._build_metadata(pending)
+        # 2. the completion marker, last and atomically
+        try:
+            self._storage.write_metadata(metadata)
+        except OSError as e:
+            self._discard(cid)
+            self._count_failure(cid, f"writing its metadata failed: {e}")
+            return
+        # 3. retention
+        for subsumed in self.store.add(metadata):
+            self._discard(subsumed.checkpoint_id)
+        now = self._clock()
+        self._last_completion_s = now
+        self._consecutive_failures = 0
+        # Older pending checkpoints can never complete usefully once a newer one did.
+        for older in [c for c in self._pending if c < cid]:
+            self._abort(older, f"subsumed by checkpoint {cid}", failure=False)
+        log.info(
+            "Completed checkpoint %d in %.0f ms: %s, %d tasks",
+            cid,
+            (now - started) * 1000,
+            _human_bytes(metadata.state_size()),
+            len(pending.acknowledged),
+        )
+        # 4. notify: sinks commit
+        for task in self._tasks:
+            self._send(task, msg.NotifyCheckpointComplete(self._attempt, cid))
+
+    def _build_metadata(self, pending: PendingCheckpoint) -> CheckpointMetadata:
+        operators = []
+        for vertex in self._graph.vertices:
+            for node in vertex.chain:
+                subtasks: list[OperatorSubtaskState] = []
+                for i in range(vertex.parallelism):
+                    ack = pending.acknowledged[(vertex.id, i)]
+                    state = ack.operator_states.get(node.uid)
+                    if state is not None:
+                        subtasks.append(state)
+                operators.append(
+                    OperatorState(
+                        node.uid,
+                        node.name,
+                        vertex.parallelism,
+                        self._graph.max_parallelism,
+                        subtasks,
+                    )
+                )
+        return CheckpointMetadata(
+            job_id=self._job_id,
+            job_name=self._graph.job_name,
+            checkpoint_id=pending.checkpoint_id,
+            trigger_timestamp_ms=pending.trigger_timestamp_ms,
+            completion_timestamp_ms=int(time.time() * 1000),
+            operators=operators,
+            stats=[a.stats for a in pending.acknowledged.values()],
+        )
+
+    # --- aborting -------------------------------------------------------------------------------
+
+    def abort_all(self, reason: str) -> None:
+        for cid in list(self._pending):
+            self._abort(cid, reason, failure=False)
+
+    def _abort(self, cid: int, reason: str, failure: bool) -> None:
+        pending = self._pending.pop(cid, None)
+        self._started.pop(cid, None)
+        if pending is None:
+            return
+        pending.discarded = True
+        self._discard(cid)
+        for task in self._tasks:
+            self._send(task, msg.NotifyCheckpointAborted(self._attempt, cid))
+        log.warning("Checkpoint %d aborted: %s", cid, reason)
+        if failure:
+            self._count_failure(cid, reason)
+
+    def _count_failure(self, cid: int, reason: str) -> None:
+        self._consecutive_failures += 1
+        if self._consecutive_failures > self._config.tolerable_failures:
+            raise CheckpointFailuresExceeded(
+                f"checkpoint {cid} failed ({reason}); {self._consecutive_failures} consecutive "
+                f"failures exceed tolerable-failed-checkpoints = {self._config.tolerable_failures}"
+            )
+
+    def _discard(self, cid: int) -> None:
+        try:
+            self._storage.discard_checkpoint_dir(cid)
+        except OSError as e:
+            log.warning("Could not delete the files of checkpoint %d: %s", cid, e)
+
+    # --- restore --------------------------------------------------------------------------------
+
+    def latest_restorable(self) -> CheckpointMetadata | None:
+        """The newest retained checkpoint whose metadata reads back intact; falls back to older
+        ones when the newest is corrupt or truncated."""
+        for candidate in reversed(self.store.all()):
+            try:
+                return self._storage.read_metadata(candidate.checkpoint_id)
+            except CorruptCheckpointError as e:
+                log.error("%s; falling back to an older checkpoint", e)
+        return None
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

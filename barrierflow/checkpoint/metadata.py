@@ -1,0 +1,154 @@
+"""The checkpoint metadata format: what ``chk-N/_metadata`` holds, and how it is framed.
+
+The body is MessagePack decoded only into the declared types below (never pickle), framed as::
+
+    magic "BFLWMETA" | format version u16 | body length u64 | BLAKE2b-128 of body | body
+
+so that a truncated or corrupted file is detected and named before anything in it is used.
+State handles also travel in task acknowledgements, so they live here too.
+
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import msgspec
+
+MAGIC = b"BFLWMETA"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct(">8sHQ16s")
+
+
+class CorruptCheckpointError(Exception):
+    """A checkpoint file that is truncated, corrupted, or of an unknown format."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"checkpoint file {path} is unusable: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+# --- state handles ---------------------------------------------------------------------------
+
+
+class InlineHandle(msgspec.Struct, frozen=True, tag="inline"):
+    """State small enough (below ``data-inline-threshold``) to travel inside the metadata."""
+
+    data: bytes
+
+
+class FileHandle(msgspec.Struct, frozen=True, tag="file"):
+    """A state file, by path relative to the job's checkpoint directory."""
+
+    path: str
+    size: int
+    checksum: str
+
+
+StreamHandle = InlineHandle | FileHandle
+
+
+def stream_size(handle: StreamHandle) -> int:
+    return len(handle.data) if isinstance(handle, InlineHandle) else handle.size
+
+
+class KeyGroupsHandle(msgspec.Struct, frozen=True):
+    """Keyed state of a key-group range; ``offsets`` locate each key group's section."""
+
+    key_group_start: int
+    key_group_end: int
+    offsets: list[tuple[int, int, int]]  # (key group, offset, length)
+    stream: StreamHandle
+
+
+class OperatorSubtaskState(msgspec.Struct, frozen=True):
+    """Everything one subtask of one operator contributed to a checkpoint."""
+
+    subtask: int
+    operator_state: StreamHandle | None = None
+    keyed_state: list[KeyGroupsHandle] = []
+
+    def state_size(self) -> int:
+        size = stream_size(self.operator_state) if self.operator_state else 0
+        return size + sum(stream_size(k.stream) for k in self.keyed_state)
+
+
+class OperatorState(msgspec.Struct, frozen=True):
+    uid: str
+    name: str
+    parallelism: int
+    max_parallelism: int
+    subtasks: list[OperatorSubtaskState]
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+
+class SubtaskCheckpointStats(msgspec.Struct, frozen=True):
+    vertex: str
+    subtask: int
+    sync_ms: float
+    async_ms: float
+    alignment_ms: float
+    state_size: int
+
+
+class CheckpointMetadata(msgspec.Struct, frozen=True):
+    job_id: str
+    job_name: str
+    checkpoint_id: int
+    trigger_timestamp_ms: int
+    completion_timestamp_ms: int
+    operators: list[OperatorState]
+    stats: list[SubtaskCheckpointStats] = []
+
+    def state_size(self) -> int:
+        return sum(s.state_size() for op in self.operators for s in op.subtasks)
+
+    def operator(self, uid: str) -> OperatorState | None:
+        return next((op for op in self.operators if op.uid == uid), None)
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(CheckpointMetadata)
+
+
+def encode_metadata(metadata: CheckpointMetadata) -> bytes:
+    body = _encoder.encode(metadata)
+    digest = hashlib.blake2b(body, digest_size=16).digest()
+    return _HEADER.pack(MAGIC, FORMAT_VERSION, len(body), digest) + body
+
+
+def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
+    if len(data) < _HEADER.size:
+        raise CorruptCheckpointError(path, f"truncated: {len(data)} bytes, header alone is 34")
+    magic, version, length, digest = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise CorruptCheckpointError(path, "not a barrierflow checkpoint metadata file")
+    if version > FORMAT_VERSION:
+        raise CorruptCheckpointError(
+            path,
+            f"format version {version} is newer than this barrierflow reads "
+            f"({FORMAT_VERSION}); upgrade barrierflow",
+        )
+    body = data[_HEADER.size :]
+    if len(body) != length:
+        raise CorruptCheckpointError(path, f"truncated: body has {len(body)} of {length} bytes")
+    if hashlib.blake2b(body, digest_size=16).digest() != digest:
+        raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
+    try:
+        return _decoder.decode(body)
+    except msgspec.DecodeError as e:
+        raise CorruptCheckpointError(path, f"undecodable body: {e}") from e
+
+
+def content_checksum(data: bytes | memoryview) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def metadata_to_builtins(metadata: CheckpointMetadata) -> dict:
+    """Plain JSON-able form for ``checkpoints show --json``."""
+    return msgspec.to_builtins(metadata, enc_hook=None)

@@ -1,0 +1,168 @@
+"""Checkpoint storage: reads and writes the files of a job's checkpoints through pyarrow.fs.
+
+What storage must provide: read-after-write of a closed file, and an atomic rename (or an
+atomic single-object put) for the completion marker; nothing else is assumed.
+
+**Threading:** safe to call from any thread; the task's asynchronous snapshot threads and the
+coordinator use their own instances. **I/O:** all of it, through ``pyarrow.fs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.metadata import (
+    CheckpointMetadata,
+    CorruptCheckpointError,
+    FileHandle,
+    content_checksum,
+    decode_metadata,
+    encode_metadata,
+)
+
+
+class StorageConfigError(ValueError):
+    """A checkpoint storage URI that cannot be used."""
+
+
+def resolve_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and path of ``uri``: a local path or any URI pyarrow.fs understands."""
+    if "://" not in uri:
+        return pafs.LocalFileSystem(), posixpath.abspath(uri)
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError) as e:
+        raise StorageConfigError(
+            f"checkpoint storage {uri!r} cannot be used: {e}. Use a local path or a URI such as "
+            "file:///path, s3://bucket/path, gs://bucket/path or hdfs://host/path"
+        ) from e
+
+
+@dataclass(frozen=True)
+class CompletedCheckpointLocation:
+    checkpoint_id: int
+    metadata_path: str
+
+
+def job_root_uri(base_uri: str, job_id: str) -> str:
+    return f"{base_uri.rstrip('/')}/{job_id}"
+
+
+class CheckpointStorage:
+    """The files of one job's checkpoints, under its job root ``<checkpoint-dir>/<job-id>``."""
+
+    def __init__(self, job_root_uri: str) -> None:
+        self.job_root_uri = job_root_uri
+        self._fs, self.job_root = resolve_filesystem(job_root_uri)
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        return self._fs
+
+    def absolute(self, rel_path: str) -> str:
+        return posixpath.join(self.job_root, rel_path)
+
+    # --- state files (tasks, asynchronous phase) ----------------------------------------------
+
+    def write_state_file(self, rel_path: str, data: bytes | memoryview) -> FileHandle:
+        path = self.absolute(rel_path)
+        self._fs.create_dir(posixpath.dirname(path), recursive=True)
+        with self._fs.open_output_stream(path) as out:
+            out.write(data)
+        return FileHandle(rel_path, len(data), content_checksum(data))
+
+    def read_state_file(self, handle: FileHandle) -> bytes:
+        path = self.absolute(handle.path)
+        try:
+            with self._fs.open_input_stream(path) as f:
+                data = f.read()
+        except FileNotFoundError as e:
+            raise CorruptCheckpointError(path, "state file is missing") from e
+        if len(data) != handle.size:
+            raise CorruptCheckpointError(path, f"size {len(data)} != recorded {handle.size}")
+        if content_checksum(data) != handle.checksum:
+            raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
+        return data
+
+    # --- metadata (coordinator) ---------------------------------------------------------------
+
+    def write_metadata(self, metadata: CheckpointMetadata) -> str:
+        """Writes ``chk-N/_metadata`` last and atomically: a temporary file, then a rename."""
+        final = self.absolute(layout.metadata_path(metadata.checkpoint_id))
+        tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
+        self._fs.create_dir(posixpath.dirname(final), recursive=True)
+        with self._fs.open_output_stream(tmp) as out:
+            out.write(encode_metadata(metadata))
+        self._fs.move(tmp, final)
+        return final
+
+    def read_metadata(self, checkpoint_id: int) -> CheckpointMetadata:
+        return read_metadata_file(self._fs, self.absolute(layout.metadata_path(checkpoint_id)))
+
+    def list_completed(self) -> list[CompletedCheckpointLocation]:
+        """Checkpoints that have a ``_metadata`` marker, oldest first (not yet validated)."""
+        found = []
+        try:
+            infos = self._fs.get_file_info(pafs.FileSelector(self.job_root))
+        except FileNotFoundError:
+            return []
+        for info in infos:
+            cid = layout.parse_checkpoint_dir(info.base_name)
+            if cid is None or info.type != pafs.FileType.Directory:
+                continue
+            marker = self.absolute(layout.metadata_path(cid))
+            if self._fs.get_file_info(marker).type == pafs.FileType.File:
+                found.append(CompletedCheckpointLocation(cid, marker))
+        return sorted(found, key=lambda c: c.checkpoint_id)
+
+    def discard_checkpoint_dir(self, checkpoint_id: int) -> None:
+        path = self.absolute(layout.checkpoint_dir(checkpoint_id))
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_dir(path)
+
+    def discard_job_dir(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_dir(self.job_root)
+
+    def check_writable(self) -> None:
+        """Fails early, with the path, where the job could not write its checkpoints."""
+        probe = posixpath.join(self.job_root, f".probe-{uuid.uuid4().hex}")
+        try:
+            self._fs.create_dir(self.job_root, recursive=True)
+            with self._fs.open_output_stream(probe) as out:
+                out.write(b"ok")
+            self._fs.delete_file(probe)
+        except OSError as e:
+            raise StorageConfigError(
+                f"checkpoint directory {self.job_root} is not writable: {e}. Choose another "
+                "directory with set_checkpoint_storage() or --checkpoint-dir"
+            ) from e
+
+
+def read_metadata_file(fs: pafs.FileSystem, path: str) -> CheckpointMetadata:
+    try:
+        with fs.open_input_stream(path) as f:
+            data = f.read()
+    except FileNotFoundError as e:
+        raise CorruptCheckpointError(path, "no such file") from e
+    return decode_metadata(data, path)
+
+
+def locate_checkpoint(uri: str) -> tuple[str, int]:
+    """For ``--from``: a ``_metadata`` file or a ``chk-N`` directory, as (job root URI, N)."""
+    uri = uri.rstrip("/")
+    if uri.endswith("/" + layout.METADATA_FILE):
+        uri = uri[: -len(layout.METADATA_FILE) - 1]
+    parent, _, name = uri.rpartition("/")
+    cid = layout.parse_checkpoint_dir(name)
+    if cid is None or not parent:
+        raise StorageConfigError(
+            f"{uri!r} is not a checkpoint: name a chk-<N> directory or its _metadata file"
+        )
+    return parent, cid

@@ -1,0 +1,41 @@
+"""Every path of the checkpoint storage layout, built in one place (as Flink's)::
+
+    <checkpoint-dir>/<job-id>/chk-<N>/_metadata     completion marker, written last
+    <checkpoint-dir>/<job-id>/chk-<N>/...           files exclusive to checkpoint N
+    <checkpoint-dir>/<job-id>/shared/...            files shared between checkpoints
+    <checkpoint-dir>/<job-id>/taskowned/...         files owned by tasks
+
+Paths inside metadata are relative to ``<checkpoint-dir>/<job-id>``, so a job directory can be
+moved. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+METADATA_FILE = "_metadata"
+_CHECKPOINT_DIR = re.compile(r"^chk-(\d+)$")
+
+
+def checkpoint_dir(checkpoint_id: int) -> str:
+    return f"chk-{checkpoint_id}"
+
+
+def metadata_path(checkpoint_id: int) -> str:
+    return f"{checkpoint_dir(checkpoint_id)}/{METADATA_FILE}"
+
+
+def parse_checkpoint_dir(name: str) -> int | None:
+    m = _CHECKPOINT_DIR.match(name)
+    return int(m.group(1)) if m else None
+
+
+def exclusive_state_file(
+    checkpoint_id: int, operator_uid: str, subtask: int, attempt: int, kind: str
+) -> str:
+    safe_uid = re.sub(r"[^A-Za-z0-9_.-]", "_", operator_uid)
+    return f"{checkpoint_dir(checkpoint_id)}/{safe_uid}-{subtask}-a{attempt}.{kind}"
+
+
+SHARED_DIR = "shared"
+TASK_OWNED_DIR = "taskowned"

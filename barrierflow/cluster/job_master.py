@@ -1,0 +1,477 @@
+"""JobMaster: runs one job on Spark, attempt after attempt, and coordinates its checkpoints.
+
+An attempt: build the slots' descriptors (restoring the latest completed checkpoint), submit
+them as one Spark barrier stage, then supervise: control messages from slots and tasks,
+checkpoint triggers and acknowledgements, heartbeats. On a failure (a task reported one, the
+Spark job failed, a slot fell silent, too many checkpoint failures), in order:
+  1. cancel the attempt and make sure every one of its subtasks stopped (each confirms, or its
+     process is gone, or it stayed silent for longer than it takes a slot to stop itself);
+  2. cancel the Spark job and wait for it;
+  3. ask the restart strategy; give up with the last attempt's error, or wait and start the next
+     attempt from the latest restorable checkpoint.
+Messages of other attempts are dropped, and their senders told to cancel (fencing).
+
+**Threading:** ``run`` on the caller's thread; ``cancel`` from any thread. **I/O:** a zmq ROUTER
+on the driver; checkpoint storage through the coordinator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import os
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+
+import zmq
+
+from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.coordinator import (
+    CheckpointCoordinator,
+    CheckpointFailuresExceeded,
+    CoordinatorConfig,
+)
+from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.state_assignment import assign_state
+from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.cluster import messages as msg
+from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.spark import deployment
+from barrierflow.graph.execution_graph import ExecutionGraph
+from barrierflow.runtime.mailbox import Mailbox
+from barrierflow.runtime.operators import OperatorSpec
+from barrierflow.runtime.task import TaskConfig, TaskDescriptor
+from barrierflow.runtime.task_executor import SlotDescriptor
+
+log = logging.getLogger("barrierflow.jobmaster")
+
+
+class JobStatus(enum.Enum):
+    CREATED = "CREATED"
+    RUNNING = "RUNNING"
+    RESTARTING = "RESTARTING"
+    FINISHED = "FINISHED"
+    FAILED = "FAILED"
+    CANCELED = "CANCELED"
+
+
+class JobExecutionError(Exception):
+    """The job failed for good; the message is the last attempt's error."""
+
+    def __init__(self, message: str, remote_traceback: str = "") -> None:
+        text = (
+            message if not remote_traceback else f"{message}\n\nTask traceback:\n{remote_traceback}"
+        )
+        super().__init__(text)
+        self.remote_traceback = remote_traceback
+
+
+class JobCanceledError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class JobExecutionResult:
+    job_id: str
+    job_name: str
+    attempts: int
+    net_runtime_ms: int
+    final_checkpoint: str | None  # path of the last completed checkpoint's _metadata
+    checkpoint_ids: tuple[int, ...] = ()
+
+    def get_job_id(self) -> str:
+        return self.job_id
+
+    def get_net_runtime(self) -> int:
+        return self.net_runtime_ms
+
+
+@dataclass
+class JobPlan:
+    job_id: str
+    job_name: str
+    graph: ExecutionGraph
+    task_config: TaskConfig
+    coordinator_config: CoordinatorConfig | None  # None: checkpointing disabled
+    restart_strategy: RestartStrategy
+    restore_from: CheckpointMetadata | None = None
+    restore_root_uri: str | None = None
+    bind_host: str = "127.0.0.1"
+    heartbeat_timeout_s: float = 10.0
+
+
+@dataclass
+class _Failure:
+    error: str
+    traceback: str = ""
+
+
+@dataclass
+class _Attempt:
+    number: int
+    token: int
+    tasks: frozenset[tuple[str, int]]
+    slots: dict[int, tuple[str, int]] = field(default_factory=dict)  # slot -> (host, pid)
+    slot_last_seen: dict[int, float] = field(default_factory=dict)
+    stopped_slots: set[int] = field(default_factory=set)
+    running_tasks: set[tuple[str, int]] = field(default_factory=set)
+    finished_tasks: set[tuple[str, int]] = field(default_factory=set)
+    ended_inputs: set[tuple[str, int]] = field(default_factory=set)
+    spark_done: bool = False
+    spark_error: BaseException | None = None
+    failure: _Failure | None = None
+
+
+class JobMaster:
+    def __init__(self, plan: JobPlan, spark) -> None:
+        self.plan = plan
+        self.status = JobStatus.CREATED
+        self._spark = spark
+        self._context = zmq.Context()
+        self._router = self._context.socket(zmq.ROUTER)
+        self._router.setsockopt(zmq.LINGER, 0)
+        port = self._router.bind_to_random_port(f"tcp://{plan.bind_host}")
+        self.endpoint = f"tcp://{plan.bind_host}:{port}"
+        self._mailbox = Mailbox(self._context)
+        self._canceled = False
+        self._coordinator: CheckpointCoordinator | None = None
+        if plan.coordinator_config is not None:
+            assert plan.task_config.storage_uri is not None
+            self._storage = CheckpointStorage(plan.task_config.storage_uri)
+            first_id = plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1
+            self._coordinator = CheckpointCoordinator(
+                plan.job_id,
+                plan.graph.job_graph,
+                self._storage,
+                plan.coordinator_config,
+                self._send_to_task,
+                first_checkpoint_id=first_id,
+            )
+        self._attempt: _Attempt | None = None
+
+    # --- public -------------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        self._mailbox.put(self._on_cancel)
+
+    def run(self) -> JobExecutionResult:
+        started = time.monotonic()
+        number = 0
+        try:
+            while True:
+                number += 1
+                restore, restore_uri = self._restore_point()
+                attempt = self._start_attempt(number, restore, restore_uri)
+                self._supervise(attempt)
+                if attempt.failure is None and not self._canceled:
+                    self.status = JobStatus.FINISHED
+                    return self._result(number, started)
+                self._stop_attempt(attempt)
+                if self._canceled:
+                    self.status = JobStatus.CANCELED
+                    raise JobCanceledError(
+                        f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
+                    )
+                failure = attempt.failure
+                delay = self.plan.restart_strategy.on_failure(time.monotonic())
+                if delay is None:
+                    self.status = JobStatus.FAILED
+                    raise JobExecutionError(
+                        f"job {self.plan.job_name} ({self.plan.job_id}) failed after {number} "
+                        f"attempt(s); restart strategy "
+                        f"{getattr(self.plan.restart_strategy, 'description', '')} gave up. "
+                        f"Last error: {failure.error}",
+                        failure.traceback,
+                    )
+                self.status = JobStatus.RESTARTING
+                log.warning(
+                    "Attempt %d failed: %s. Restarting in %.1f s (restart %d)",
+                    number,
+                    failure.error.splitlines()[0],
+                    delay,
+                    number,
+                )
+                self._wait(delay)
+        finally:
+            self._router.close()
+            self._mailbox.close()
+            self._context.term()
+
+    # --- attempts -------------------------------------------------------------------------------
+
+    def _restore_point(self) -> tuple[CheckpointMetadata | None, str | None]:
+        coordinator = self._coordinator
+        if coordinator is not None and coordinator.store.latest() is not None:
+            metadata = coordinator.latest_restorable()
+            if metadata is None:
+                raise JobExecutionError(
+                    "no retained checkpoint of this job can be read back (see the errors above); "
+                    "refusing to restart from scratch, which would duplicate committed output. "
+                    "Raise num-retained to keep fallbacks"
+                )
+            return metadata, self.plan.task_config.storage_uri
+        return self.plan.restore_from, self.plan.restore_root_uri
+
+    def _start_attempt(
+        self, number: int, restore: CheckpointMetadata | None, restore_uri: str | None
+    ) -> _Attempt:
+        plan = self.plan
+        graph = plan.graph
+        token = random.getrandbits(63)
+        assignment = assign_state(restore, graph) if restore is not None else None
+        if restore is not None:
+            log.info("Attempt %d restores checkpoint %d", number, restore.checkpoint_id)
+        slots = []
+        for slot in range(graph.num_slots):
+            tasks = []
+            for sub in graph.in_slot(slot):
+                v = sub.vertex
+                tasks.append(
+                    TaskDescriptor(
+                        job_name=plan.job_name,
+                        attempt=number,
+                        token=token,
+                        vertex=v.id,
+                        vertex_name=v.name,
+                        subtask=sub.subtask,
+                        parallelism=v.parallelism,
+                        chain=tuple(
+                            OperatorSpec(n.uid, n.name, n.kind, n.function, n.key_selector)
+                            for n in v.chain
+                        ),
+                        num_input_channels=len(sub.input_channels),
+                        outputs=sub.outputs,
+                        config=plan.task_config,
+                        restore_uri=restore_uri,
+                        restore=assignment[sub.id] if assignment is not None else None,
+                    )
+                )
+            slots.append(
+                SlotDescriptor(
+                    slot,
+                    number,
+                    self.endpoint,
+                    plan.bind_host,
+                    tuple(tasks),
+                    heartbeat_timeout_s=plan.heartbeat_timeout_s,
+                )
+            )
+        attempt = _Attempt(number, token, frozenset(s.id for s in graph.subtasks))
+        self._attempt = attempt
+        if self._coordinator is not None:
+            self._coordinator.start_attempt(number, attempt.tasks, graph.source_subtasks)
+        self.status = JobStatus.RUNNING
+        log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
+        self._submitted = deployment.submit(
+            self._spark,
+            slots,
+            f"{plan.job_name} attempt {number}",
+            lambda error, a=attempt: self._mailbox.put(lambda: self._on_spark_done(a, error)),
+        )
+        return attempt
+
+    def _supervise(self, attempt: _Attempt) -> None:
+        poller = zmq.Poller()
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._mailbox.socket, zmq.POLLIN)
+        next_tick = time.monotonic()
+        next_heartbeat = time.monotonic()
+        while attempt.failure is None and not self._canceled:
+            if attempt.spark_done and attempt.finished_tasks == attempt.tasks:
+                return
+            now = time.monotonic()
+            # Trigger only once every task runs: a trigger to a task not yet connected is lost.
+            all_running = attempt.running_tasks == attempt.tasks
+            if self._coordinator is not None and all_running and now >= next_tick:
+                try:
+                    next_tick = self._coordinator.tick()
+                except CheckpointFailuresExceeded as e:
+                    attempt.failure = _Failure(str(e))
+                    return
+            if now >= next_heartbeat:
+                self._heartbeat(attempt, now)
+                next_heartbeat = now + 0.5
+            timeout_ms = max(1, int((min(next_tick, next_heartbeat) - time.monotonic()) * 1000))
+            poller.poll(min(timeout_ms, 500))
+            self._drain(attempt)
+
+    def _drain(self, attempt: _Attempt) -> None:
+        while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            identity, data = self._router.recv_multipart()
+            try:
+                message = msg.decode(data)
+            except Exception:
+                log.warning("Dropped an undecodable control message from %r", identity)
+                continue
+            if message.attempt != attempt.number:
+                if message.attempt < attempt.number:
+                    self._router.send_multipart(
+                        (identity, msg.encode(msg.CancelAttempt(message.attempt, "superseded")))
+                    )
+                continue
+            try:
+                self._on_message(attempt, message)
+            except CheckpointFailuresExceeded as e:
+                attempt.failure = _Failure(str(e))
+        for mail in self._mailbox.drain():
+            mail()
+
+    def _on_message(self, attempt: _Attempt, m: msg.AnyMessage) -> None:
+        now = time.monotonic()
+        if isinstance(m, msg.SlotRegistered):
+            attempt.slots[m.slot] = (m.host, m.pid)
+            attempt.slot_last_seen[m.slot] = now
+        elif isinstance(m, msg.SlotHeartbeat):
+            attempt.slot_last_seen[m.slot] = now
+        elif isinstance(m, msg.SlotStopped):
+            attempt.stopped_slots.add(m.slot)
+        elif isinstance(m, msg.TaskRunning):
+            attempt.running_tasks.add((m.vertex, m.subtask))
+            if attempt.running_tasks == attempt.tasks and self._coordinator is not None:
+                self._coordinator.all_tasks_running()
+        elif isinstance(m, msg.AcknowledgeCheckpoint):
+            if self._coordinator is not None:
+                self._coordinator.on_acknowledge(m)
+        elif isinstance(m, msg.DeclineCheckpoint):
+            if self._coordinator is not None:
+                self._coordinator.on_decline(m)
+        elif isinstance(m, msg.EndOfInput):
+            attempt.ended_inputs.add((m.vertex, m.subtask))
+            sources = set(self.plan.graph.source_subtasks)
+            if sources <= attempt.ended_inputs and self._coordinator is not None:
+                self._coordinator.sources_finished()
+        elif isinstance(m, msg.TaskFinished):
+            attempt.finished_tasks.add((m.vertex, m.subtask))
+        elif isinstance(m, msg.TaskFailed) and attempt.failure is None:
+            attempt.failure = _Failure(m.error, m.traceback)
+
+    def _on_spark_done(self, attempt: _Attempt, error: BaseException | None) -> None:
+        attempt.spark_done = True
+        attempt.spark_error = error
+        if error is not None and attempt.failure is None:
+            attempt.failure = _Failure(
+                f"the Spark job of attempt {attempt.number} failed: {_first_line(error)}"
+            )
+        elif error is None and attempt.finished_tasks != attempt.tasks and attempt.failure is None:
+            attempt.failure = _Failure("the Spark job ended before all subtasks finished")
+
+    def _on_cancel(self) -> None:
+        self._canceled = True
+
+    def _heartbeat(self, attempt: _Attempt, now: float) -> None:
+        for slot in attempt.slots:
+            self._send(msg.slot_identity(attempt.number, slot), msg.Heartbeat(attempt.number))
+        timeout = self.plan.heartbeat_timeout_s
+        for slot, seen in attempt.slot_last_seen.items():
+            if (
+                now - seen > timeout
+                and slot not in attempt.stopped_slots
+                and attempt.failure is None
+            ):
+                attempt.failure = _Failure(f"slot {slot} sent no heartbeat for {timeout:g} s")
+
+    def _stop_attempt(self, attempt: _Attempt) -> None:
+        """Makes sure no subtask of ``attempt`` runs any more, then ends its Spark job."""
+        if self._coordinator is not None:
+            self._coordinator.abort_all(f"attempt {attempt.number} is stopping")
+        cancel = msg.CancelAttempt(attempt.number, "the attempt failed or was canceled")
+        for slot in attempt.slots:
+            self._send(msg.slot_identity(attempt.number, slot), cancel)
+        for vertex, subtask in attempt.tasks:
+            self._send(msg.task_identity(attempt.number, vertex, subtask), cancel)
+        deadline = time.monotonic() + self.plan.heartbeat_timeout_s + 10
+        while time.monotonic() < deadline:
+            running = [s for s in attempt.slots if not self._slot_gone(attempt, s)]
+            if not running:
+                break
+            self._router.poll(100)
+            self._drain_stale(attempt)
+        else:
+            log.error(
+                "Slots %s of attempt %d did not confirm that they stopped", running, attempt.number
+            )
+        self._submitted.cancel()
+        if not self._submitted.join(30):
+            log.error("The Spark job of attempt %d did not end within 30 s", attempt.number)
+
+    def _slot_gone(self, attempt: _Attempt, slot: int) -> bool:
+        if slot in attempt.stopped_slots:
+            return True
+        host, pid = attempt.slots[slot]
+        if host == socket.gethostname():
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                pass
+        silent = time.monotonic() - attempt.slot_last_seen.get(slot, 0)
+        return silent > self.plan.heartbeat_timeout_s + 1
+
+    def _drain_stale(self, attempt: _Attempt) -> None:
+        """While stopping: only note which slots stopped or still live."""
+        while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            _identity, data = self._router.recv_multipart()
+            try:
+                m = msg.decode(data)
+            except Exception:
+                continue
+            if m.attempt == attempt.number:
+                if isinstance(m, msg.SlotStopped):
+                    attempt.stopped_slots.add(m.slot)
+                elif isinstance(m, msg.SlotHeartbeat):
+                    attempt.slot_last_seen[m.slot] = time.monotonic()
+                elif isinstance(m, msg.SlotRegistered):
+                    attempt.slots[m.slot] = (m.host, m.pid)
+                    attempt.slot_last_seen[m.slot] = time.monotonic()
+                    self._send(
+                        msg.slot_identity(m.attempt, m.slot),
+                        msg.CancelAttempt(m.attempt, "stopping"),
+                    )
+        for mail in self._mailbox.drain():
+            mail()
+
+    def _wait(self, delay_s: float) -> None:
+        deadline = time.monotonic() + delay_s
+        while not self._canceled and time.monotonic() < deadline:
+            self._mailbox.socket.poll(max(1, int((deadline - time.monotonic()) * 1000)))
+            for mail in self._mailbox.drain():
+                mail()
+
+    # --- messaging ------------------------------------------------------------------------------
+
+    def _send(self, identity: bytes, message: msg.Message) -> None:
+        # A peer that is gone is noticed through heartbeats and the Spark job, not here.
+        with contextlib.suppress(zmq.ZMQError):
+            self._router.send_multipart((identity, msg.encode(message)), zmq.NOBLOCK)
+
+    def _send_to_task(self, task: tuple[str, int], message: msg.Message) -> None:
+        assert self._attempt is not None
+        self._send(msg.task_identity(self._attempt.number, *task), message)
+
+    def _result(self, attempts: int, started: float) -> JobExecutionResult:
+        final = None
+        ids: tuple[int, ...] = ()
+        if self._coordinator is not None:
+            ids = tuple(c.checkpoint_id for c in self._coordinator.store.all())
+            if ids:
+                final = self._storage.absolute(layout.metadata_path(ids[-1]))
+        return JobExecutionResult(
+            self.plan.job_id,
+            self.plan.job_name,
+            attempts,
+            int((time.monotonic() - started) * 1000),
+            final,
+            ids,
+        )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    for marker in ("SlotFailure:", "UserFunctionError:"):
+        if marker in text:
+            return text[text.index(marker) :].splitlines()[0]
+    return text.splitlines()[0] if text else type(error).__name__

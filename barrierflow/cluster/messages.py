@@ -1,0 +1,133 @@
+"""The control protocol between the JobMaster (driver) and the slots and tasks (executors).
+
+MessagePack through msgspec, decoded only into these types. Every message carries the attempt
+number; the JobMaster drops messages of other attempts, which fences off the subtasks of a
+failed attempt that have not stopped yet. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
+
+
+class Message(msgspec.Struct, frozen=True, tag=True):
+    attempt: int
+
+
+# --- slot / task -> JobMaster ----------------------------------------------------------------
+
+
+class SlotRegistered(Message, frozen=True):
+    slot: int
+    host: str
+    pid: int
+
+
+class SlotHeartbeat(Message, frozen=True):
+    slot: int
+
+
+class SlotStopped(Message, frozen=True):
+    slot: int
+
+
+class TaskRunning(Message, frozen=True):
+    vertex: str
+    subtask: int
+
+
+class AcknowledgeCheckpoint(Message, frozen=True):
+    vertex: str
+    subtask: int
+    checkpoint_id: int
+    operator_states: dict[str, OperatorSubtaskState]
+    stats: SubtaskCheckpointStats
+
+
+class DeclineCheckpoint(Message, frozen=True):
+    vertex: str
+    subtask: int
+    checkpoint_id: int
+    reason: str
+
+
+class EndOfInput(Message, frozen=True):
+    """A source subtask read all of its input (a bounded source)."""
+
+    vertex: str
+    subtask: int
+
+
+class TaskFinished(Message, frozen=True):
+    vertex: str
+    subtask: int
+
+
+class TaskFailed(Message, frozen=True):
+    vertex: str
+    subtask: int
+    error: str
+    traceback: str
+
+
+# --- JobMaster -> slot / task ----------------------------------------------------------------
+
+
+class TriggerCheckpoint(Message, frozen=True):
+    checkpoint_id: int
+    timestamp_ms: int
+
+
+class NotifyCheckpointComplete(Message, frozen=True):
+    checkpoint_id: int
+
+
+class NotifyCheckpointAborted(Message, frozen=True):
+    checkpoint_id: int
+
+
+class Heartbeat(Message, frozen=True):
+    pass
+
+
+class CancelAttempt(Message, frozen=True):
+    reason: str
+
+
+AnyMessage = (
+    SlotRegistered
+    | SlotHeartbeat
+    | SlotStopped
+    | TaskRunning
+    | AcknowledgeCheckpoint
+    | DeclineCheckpoint
+    | EndOfInput
+    | TaskFinished
+    | TaskFailed
+    | TriggerCheckpoint
+    | NotifyCheckpointComplete
+    | NotifyCheckpointAborted
+    | Heartbeat
+    | CancelAttempt
+)
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(AnyMessage)
+
+
+def encode(message: Message) -> bytes:
+    return _encoder.encode(message)
+
+
+def decode(data: bytes) -> AnyMessage:
+    return _decoder.decode(data)
+
+
+def slot_identity(attempt: int, slot: int) -> bytes:
+    return f"s/{attempt}/{slot}".encode()
+
+
+def task_identity(attempt: int, vertex: str, subtask: int) -> bytes:
+    return f"t/{attempt}/{vertex}/{subtask}".encode()

@@ -1,0 +1,65 @@
+"""Runs the slots of one job attempt as one Spark barrier stage, one Spark task per slot.
+
+The barrier stage gang-schedules the slots (all run at once, as a pipelined job needs) and
+gives them ``BarrierTaskContext.allGather`` to exchange endpoints at start-up. When any slot
+fails, Spark aborts the whole stage ("could not recover from a failed barrier ResultStage");
+the JobMaster, not Spark, decides about restarts.
+
+**Threading:** ``submit`` returns at once; the Spark job runs on a thread of its own and
+reports its end through the callback.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import uuid
+from collections.abc import Callable
+
+from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
+
+
+def _run_partition(slots: list[SlotDescriptor], _rows):
+    from pyspark import BarrierTaskContext
+
+    context = BarrierTaskContext.get()
+    slot = slots[context.partitionId()]
+    yield run_slot(slot, lambda message: list(context.allGather(message)))
+
+
+class SubmittedAttempt:
+    def __init__(self, spark, group: str, thread: threading.Thread) -> None:
+        self._spark = spark
+        self._group = group
+        self._thread = thread
+
+    def cancel(self) -> None:
+        self._spark.sparkContext.cancelJobGroup(self._group)
+
+    def join(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+
+def submit(
+    spark,
+    slots: list[SlotDescriptor],
+    description: str,
+    on_done: Callable[[BaseException | None], None],
+) -> SubmittedAttempt:
+    sc = spark.sparkContext
+    group = f"barrierflow-{uuid.uuid4().hex}"
+
+    def run() -> None:
+        try:
+            sc.setJobGroup(group, description, interruptOnCancel=True)
+            rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
+            rdd.mapPartitions(functools.partial(_run_partition, slots)).collect()
+        except BaseException as e:
+            on_done(e)
+        else:
+            on_done(None)
+
+    thread = threading.Thread(target=run, name=f"spark-{description}", daemon=True)
+    thread.start()
+    return SubmittedAttempt(spark, group, thread)

@@ -1,0 +1,91 @@
+"""ExecutionGraph: the parallel subtasks of each vertex, their channels and their slots.
+
+Slot *k* runs subtask *k* of every vertex that has more than *k* subtasks, so the job needs as
+many slots as its highest parallelism. One ordered channel per (producer subtask, consumer
+subtask) pair; forward edges connect equal indexes only. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from barrierflow.api.datastream import PartitionerSpec, Partitioning
+from barrierflow.graph.job_graph import JobGraph, JobVertex
+
+SubtaskId = tuple[str, int]  # (vertex id, subtask index)
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    consumer: SubtaskId
+    channel: int  # the channel index in the consumer's input gate
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    edge: int
+    partitioner: PartitionerSpec
+    targets: tuple[OutputTarget, ...]  # ordered by consumer subtask index
+
+
+@dataclass(frozen=True)
+class SubtaskPlan:
+    vertex: JobVertex
+    subtask: int
+    input_channels: tuple[tuple[int, int], ...]  # channel index -> (edge index, producer subtask)
+    outputs: tuple[OutputPlan, ...]
+
+    @property
+    def id(self) -> SubtaskId:
+        return (self.vertex.id, self.subtask)
+
+    @property
+    def slot(self) -> int:
+        return self.subtask
+
+
+@dataclass(frozen=True)
+class ExecutionGraph:
+    job_graph: JobGraph
+    subtasks: tuple[SubtaskPlan, ...]
+
+    @property
+    def num_slots(self) -> int:
+        return self.job_graph.num_slots
+
+    def in_slot(self, slot: int) -> list[SubtaskPlan]:
+        return [s for s in self.subtasks if s.slot == slot]
+
+    @property
+    def source_subtasks(self) -> list[SubtaskId]:
+        return [s.id for s in self.subtasks if s.vertex.is_source]
+
+
+def _producers(partitioner: PartitionerSpec, source_parallelism: int, consumer: int) -> list[int]:
+    if partitioner.kind is Partitioning.FORWARD:
+        return [consumer]
+    return list(range(source_parallelism))
+
+
+def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
+    channels: dict[SubtaskId, list[tuple[int, int]]] = {}
+    for vertex in job_graph.vertices:
+        for i in range(vertex.parallelism):
+            chans = channels[(vertex.id, i)] = []
+            for edge in job_graph.inputs_of(vertex):
+                for producer in _producers(edge.partitioner, edge.source.parallelism, i):
+                    chans.append((edge.index, producer))
+    plans = []
+    for vertex in job_graph.vertices:
+        for i in range(vertex.parallelism):
+            outputs = []
+            for edge in job_graph.outputs_of(vertex):
+                targets = []
+                for j in range(edge.target.parallelism):
+                    consumer = (edge.target.id, j)
+                    key = (edge.index, i)
+                    if key in channels[consumer]:
+                        targets.append(OutputTarget(consumer, channels[consumer].index(key)))
+                outputs.append(OutputPlan(edge.index, edge.partitioner, tuple(targets)))
+            plans.append(SubtaskPlan(vertex, i, tuple(channels[(vertex.id, i)]), tuple(outputs)))
+    return ExecutionGraph(job_graph, tuple(plans))

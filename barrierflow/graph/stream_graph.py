@@ -1,0 +1,129 @@
+"""StreamGraph: one node per operator, edges carrying a partitioner.
+
+Virtual transformations (key_by, rebalance, union) become edge properties here. Performs no
+I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from barrierflow.api.checkpoint_config import ConfigurationError
+from barrierflow.api.datastream import (
+    PartitionerSpec,
+    Partitioning,
+    Transformation,
+    TransformationKind,
+)
+
+
+@dataclass(eq=False)
+class StreamNode:
+    id: int
+    kind: TransformationKind
+    name: str
+    uid: str
+    parallelism: int
+    function: Any = None
+    key_selector: Any = None
+    in_edges: list[StreamEdge] = field(default_factory=list)
+    out_edges: list[StreamEdge] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class StreamEdge:
+    source: StreamNode
+    target: StreamNode
+    partitioner: PartitionerSpec
+
+
+@dataclass
+class StreamGraph:
+    job_name: str
+    nodes: list[StreamNode]
+    max_parallelism: int
+
+    @property
+    def sources(self) -> list[StreamNode]:
+        return [n for n in self.nodes if n.kind is TransformationKind.SOURCE]
+
+
+def build_stream_graph(
+    job_name: str,
+    transformations: list[Transformation],
+    default_parallelism: int,
+    max_parallelism: int,
+) -> StreamGraph:
+    """Translates the transformations reachable from the sinks into a StreamGraph."""
+    sinks = [t for t in transformations if t.kind is TransformationKind.SINK]
+    if not sinks:
+        raise ConfigurationError("the job has no sink: add one with sink_to(...) before execute()")
+    nodes: dict[int, StreamNode] = {}
+    order: list[StreamNode] = []
+
+    def node_for(t: Transformation) -> StreamNode:
+        if t.id in nodes:
+            return nodes[t.id]
+        parallelism = t.parallelism or default_parallelism
+        if parallelism > max_parallelism:
+            raise ConfigurationError(
+                f"operator {t.uid or t.name!r} has parallelism {parallelism}, above the max "
+                f"parallelism {max_parallelism}; lower it or raise set_max_parallelism()"
+            )
+        node = StreamNode(
+            t.id,
+            t.kind,
+            t.name,
+            t.uid or f"{t.kind.value}-{t.id}",
+            parallelism,
+            t.function,
+            t.key_selector,
+        )
+        nodes[t.id] = node
+        for upstream, partitioner in _resolve_inputs(t):
+            source = node_for(upstream)
+            edge = StreamEdge(source, node, _default_partitioner(partitioner, source, node))
+            source.out_edges.append(edge)
+            node.in_edges.append(edge)
+        order.append(node)
+        return node
+
+    for sink in sinks:
+        node_for(sink)
+    uids: dict[str, StreamNode] = {}
+    for n in order:
+        if n.uid in uids:
+            raise ConfigurationError(
+                f"uid {n.uid!r} is used by two operators ({uids[n.uid].name} and {n.name}); "
+                "uids must be unique within a job"
+            )
+        uids[n.uid] = n
+    return StreamGraph(job_name, order, max_parallelism)
+
+
+def _resolve_inputs(
+    t: Transformation, partitioner: PartitionerSpec | None = None
+) -> list[tuple[Transformation, PartitionerSpec | None]]:
+    """The real upstream transformations of ``t``, each with the partitioner set on the way."""
+    resolved = []
+    for upstream in t.inputs:
+        p = partitioner
+        while upstream.kind is TransformationKind.PARTITION:
+            p = p or upstream.partitioner
+            upstream = upstream.inputs[0]
+        if upstream.kind is TransformationKind.UNION:
+            resolved += _resolve_inputs(upstream, p)
+        else:
+            resolved.append((upstream, p))
+    return resolved
+
+
+def _default_partitioner(
+    spec: PartitionerSpec | None, source: StreamNode, target: StreamNode
+) -> PartitionerSpec:
+    if spec is not None and spec.kind is not Partitioning.FORWARD:
+        return spec
+    if source.parallelism == target.parallelism:
+        return PartitionerSpec(Partitioning.FORWARD)
+    return PartitionerSpec(Partitioning.REBALANCE)

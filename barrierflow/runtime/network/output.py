@@ -1,0 +1,190 @@
+"""The producer side of the network: result partitions and their credit-based channels.
+
+Records are partitioned into per-channel lists; a list becomes a buffer (one pickled frame) when
+it holds ``buffer_size`` records or when the task flushes it (buffer timeout, barrier). A buffer
+is sent only against a credit the consumer granted; without credit it waits in the channel's
+backlog, in order, with the events queued behind it. The task takes no new input while any
+channel has a backlog, which is how a slow consumer back-pressures the sources.
+
+**Threading:** task thread only (zmq sockets belong to the thread that uses them).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from barrierflow.api.datastream import PartitionerSpec, Partitioning
+from barrierflow.runtime.network.frames import CREDIT, HEADER, Kind, header
+from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
+
+
+class RecordRoutingError(Exception):
+    """A record the partitioner could not route (its key selector failed)."""
+
+
+class OutputChannel:
+    __slots__ = ("_backlog", "_credit", "_headers", "_token", "bytes_sent", "socket")
+
+    def __init__(
+        self, context: zmq.Context, endpoint: str, identity: bytes, token: int, channel: int
+    ) -> None:
+        self.socket = context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.IDENTITY, identity)
+        self.socket.setsockopt(zmq.LINGER, 2000)
+        self.socket.connect(endpoint)
+        self._token = token
+        self._headers = {k: header(token, k, channel) for k in Kind}
+        self._credit = 0
+        self._backlog: deque[tuple[Kind, bytes | None]] = deque()
+        self.bytes_sent = 0
+        self.socket.send(self._headers[Kind.HELLO])
+
+    @property
+    def backlogged(self) -> bool:
+        return bool(self._backlog)
+
+    def send_buffer(self, payload: bytes) -> None:
+        if self._backlog or self._credit <= 0:
+            self._backlog.append((Kind.BUFFER, payload))
+        else:
+            self._credit -= 1
+            self._send(Kind.BUFFER, payload)
+
+    def send_event(self, kind: Kind, payload: bytes | None = None) -> None:
+        if self._backlog:
+            self._backlog.append((kind, payload))
+        else:
+            self._send(kind, payload)
+
+    def _send(self, kind: Kind, payload: bytes | None) -> None:
+        if payload is None:
+            self.socket.send(self._headers[kind])
+        else:
+            self.socket.send_multipart((self._headers[kind], payload), copy=len(payload) < 4096)
+            self.bytes_sent += len(payload)
+
+    def receive_credits(self) -> None:
+        """Takes the credits that arrived and sends what the backlog may now send."""
+        sock = self.socket
+        while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = sock.recv_multipart()
+            token, kind, _ = HEADER.unpack(frames[0])
+            if token == self._token and kind == Kind.CREDIT:
+                self._credit += CREDIT.unpack(frames[1])[0]
+        backlog = self._backlog
+        while backlog and (backlog[0][0] != Kind.BUFFER or self._credit > 0):
+            kind, payload = backlog.popleft()
+            if kind == Kind.BUFFER:
+                self._credit -= 1
+            self._send(kind, payload)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+class ResultPartition:
+    """The output of one subtask on one job edge, partitioned over the edge's consumers."""
+
+    def __init__(
+        self,
+        partitioner: PartitionerSpec,
+        channels: list[OutputChannel],
+        buffer_size: int,
+        max_parallelism: int,
+        describe_operator: str,
+    ) -> None:
+        self.channels = channels
+        self._buffer_size = buffer_size
+        self._pending: list[list[Any]] = [[] for _ in channels]
+        self._describe = describe_operator
+        self._rotation = 0
+        self.emit: Callable[[list[Any]], None]
+        if partitioner.kind is Partitioning.FORWARD or len(channels) == 1:
+            self.emit = self._emit_forward
+        elif partitioner.kind is Partitioning.REBALANCE:
+            self.emit = self._emit_rebalance
+        else:
+            self._key_selector = partitioner.key_selector
+            self._key_groups = KeyGroupCache(max_parallelism)
+            n = len(channels)
+            self._channel_of_key_group = [
+                subtask_for_key_group(max_parallelism, n, kg) for kg in range(max_parallelism)
+            ]
+            self.emit = self._emit_by_key_group
+
+    # --- partitioning ----------------------------------------------------------------------
+
+    def _emit_forward(self, records: list[Any]) -> None:
+        pending = self._pending[0]
+        pending.extend(records)
+        if len(pending) >= self._buffer_size:
+            self._flush_channel(0)
+
+    def _emit_rebalance(self, records: list[Any]) -> None:
+        n = len(self.channels)
+        start = self._rotation
+        for j in range(n):
+            self._pending[(start + j) % n].extend(records[j::n])
+        self._rotation = (start + len(records)) % n
+        self._flush_full()
+
+    def _emit_by_key_group(self, records: list[Any]) -> None:
+        select = self._key_selector
+        key_group = self._key_groups.key_group
+        channel_of = self._channel_of_key_group
+        appenders = [p.append for p in self._pending]
+        record = None
+        try:
+            for record in records:
+                appenders[channel_of[key_group(select(record))]](record)
+        except Exception as e:
+            raise RecordRoutingError(
+                f"key_by() before {self._describe} failed on record {record!r:.200}: "
+                f"{type(e).__name__}: {e}"
+            ) from e
+        self._flush_full()
+
+    def _flush_full(self) -> None:
+        size = self._buffer_size
+        for i, pending in enumerate(self._pending):
+            if len(pending) >= size:
+                self._flush_channel(i)
+
+    # --- buffers and events ----------------------------------------------------------------
+
+    def _flush_channel(self, i: int) -> None:
+        pending = self._pending[i]
+        self.channels[i].send_buffer(pickle.dumps(pending, protocol=5))
+        pending.clear()
+
+    def flush(self) -> None:
+        for i, pending in enumerate(self._pending):
+            if pending:
+                self._flush_channel(i)
+
+    def broadcast_event(self, kind: Kind, payload: bytes | None = None) -> None:
+        """Sends an event on every channel behind all records emitted so far."""
+        self.flush()
+        for channel in self.channels:
+            channel.send_event(kind, payload)
+
+    @property
+    def backlogged(self) -> bool:
+        return any(c.backlogged for c in self.channels)
+
+    @property
+    def bytes_sent(self) -> int:
+        return sum(c.bytes_sent for c in self.channels)
+
+    def receive_credits(self) -> None:
+        for channel in self.channels:
+            channel.receive_credits()
+
+    def close(self) -> None:
+        for channel in self.channels:
+            channel.close()

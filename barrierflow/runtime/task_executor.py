@@ -1,0 +1,139 @@
+"""TaskExecutor: runs the subtasks of one slot (one Spark barrier task) until they end.
+
+Steps: register with the JobMaster; bind the input gates of this slot's subtasks; exchange
+endpoints with the other slots (``all_gather``, once, at start-up); start one thread per
+subtask; then watch: heartbeats to and from the JobMaster, cancellation, the subtask threads.
+
+A slot stops itself when the JobMaster cancels the attempt or falls silent for
+``heartbeat_timeout_s``: Spark does not promptly kill a busy Python worker of a failed barrier
+stage, and a restarted job must not meet its own ghosts. A subtask that ignores cancellation
+(stuck in user code) is ended with the whole process after ``cancel_grace_s``.
+
+**Threading:** ``run_slot`` on the Spark task's thread; one thread per subtask.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import zmq
+
+from barrierflow.cluster import messages as msg
+from barrierflow.runtime.network.input_gate import InputGate
+from barrierflow.runtime.task import StreamTask, TaskDescriptor
+
+HEARTBEAT_INTERVAL_S = 0.5
+
+
+@dataclass(frozen=True)
+class SlotDescriptor:
+    slot: int
+    attempt: int
+    jobmaster_endpoint: str
+    bind_host: str
+    tasks: tuple[TaskDescriptor, ...]
+    heartbeat_timeout_s: float = 10.0
+    cancel_grace_s: float = 5.0
+
+
+class SlotFailure(RuntimeError):
+    """A subtask of this slot failed; the JobMaster has the details."""
+
+
+def _gate_name(attempt: int, token: int, vertex: str, subtask: int) -> str:
+    return f"gate-{attempt}-{token:x}-{vertex}-{subtask}"
+
+
+def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> str:
+    context = zmq.Context()
+    control = context.socket(zmq.DEALER)
+    control.setsockopt(zmq.IDENTITY, msg.slot_identity(slot.attempt, slot.slot))
+    control.setsockopt(zmq.LINGER, 1000)
+    control.connect(slot.jobmaster_endpoint)
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"snapshot-slot{slot.slot}")
+    tasks: list[StreamTask] = []
+    try:
+        control.send(
+            msg.encode(
+                msg.SlotRegistered(slot.attempt, slot.slot, socket.gethostname(), os.getpid())
+            )
+        )
+        gates: dict[tuple[str, int], InputGate] = {}
+        local: dict[str, str] = {}
+        inproc: dict[tuple[str, int], str] = {}
+        for d in slot.tasks:
+            if d.num_input_channels == 0:
+                continue
+            gate = InputGate(context, d.num_input_channels, d.token, initial_credit=4)
+            tcp, in_proc = gate.bind(
+                slot.bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask)
+            )
+            gates[(d.vertex, d.subtask)] = gate
+            local[f"{d.vertex}/{d.subtask}"] = tcp
+            inproc[(d.vertex, d.subtask)] = in_proc
+        endpoint_of: dict[tuple[str, int], str] = {}
+        for gathered in all_gather(json.dumps(local)):
+            for key, endpoint in json.loads(gathered).items():
+                vertex, subtask = key.rsplit("/", 1)
+                endpoint_of[(vertex, int(subtask))] = endpoint
+        endpoint_of.update(inproc)  # same process: no TCP
+        for d in slot.tasks:
+            task = StreamTask(
+                d,
+                context,
+                slot.jobmaster_endpoint,
+                gates.get((d.vertex, d.subtask)),
+                endpoint_of,
+                pool,
+            )
+            tasks.append(task)
+            task.start()
+        _watch(slot, control, tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        _join_or_exit(tasks, slot.cancel_grace_s)
+        pool.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(zmq.ZMQError):
+            control.send(msg.encode(msg.SlotStopped(slot.attempt, slot.slot)), zmq.NOBLOCK)
+        control.close()
+        context.term()
+    failed = [t for t in tasks if t.error is not None]
+    if failed:
+        raise SlotFailure(f"subtask {failed[0].name} failed: {failed[0].error}")
+    return f"slot {slot.slot} finished"
+
+
+def _watch(slot: SlotDescriptor, control: zmq.Socket, tasks: list[StreamTask]) -> None:
+    last_heard = time.monotonic()
+    next_heartbeat = 0.0
+    while any(t.thread.is_alive() for t in tasks):
+        now = time.monotonic()
+        if now >= next_heartbeat:
+            control.send(msg.encode(msg.SlotHeartbeat(slot.attempt, slot.slot)))
+            next_heartbeat = now + HEARTBEAT_INTERVAL_S
+        if control.poll(100):
+            message = msg.decode(control.recv())
+            last_heard = time.monotonic()
+            if isinstance(message, msg.CancelAttempt) and message.attempt == slot.attempt:
+                return
+        elif time.monotonic() - last_heard > slot.heartbeat_timeout_s:
+            return  # the JobMaster is gone: stop rather than run as a ghost
+        if any(t.error is not None for t in tasks):
+            return
+
+
+def _join_or_exit(tasks: list[StreamTask], grace_s: float) -> None:
+    deadline = time.monotonic() + grace_s
+    for task in tasks:
+        task.thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.thread.is_alive() for t in tasks):
+        # A subtask stuck in user code cannot be interrupted; the process must go.
+        os._exit(70)

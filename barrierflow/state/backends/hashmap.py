@@ -1,0 +1,245 @@
+"""The ``hashmap`` keyed state backend: state in Python dicts, full snapshots per key group.
+
+Snapshots are copy-on-write: the synchronous phase copies each state table (a shallow dict
+copy) and bumps the backend's version; list and map values created before that version are
+copied before their first mutation, so the asynchronous phase reads a frozen view.
+
+Snapshot file: one pickled section per key group, ``{state name: (kind, [(key, value), ...])}``;
+the handle records each section's offset, so a restore reads only its own key groups. Values
+are pickled (PyFlink's default for untyped state); the bytes are checksum-verified before they
+are unpickled (docs/adr/0002-record-and-state-serialization.md).
+
+**Threading:** task thread, except the returned ``AsyncSnapshot`` (background, frozen data).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from barrierflow.checkpoint.metadata import KeyGroupsHandle
+from barrierflow.state.backend import AsyncSnapshot, KeyContext, StreamReader, StreamWriter
+from barrierflow.state.descriptors import StateDescriptor, StateKind
+from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
+
+
+class _VersionedList(list):
+    __slots__ = ("version",)
+
+
+class _VersionedDict(dict):
+    __slots__ = ("version",)
+
+
+class _Table:
+    __slots__ = ("data", "kind")
+
+    def __init__(self, kind: StateKind) -> None:
+        self.kind = kind
+        self.data: dict[Any, Any] = {}
+
+
+class HeapValueState:
+    __slots__ = ("_data", "_kc")
+
+    def __init__(self, table: _Table, kc: KeyContext) -> None:
+        self._data = table.data
+        self._kc = kc
+
+    def value(self) -> Any:
+        return self._data.get(self._kc.key)
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self._data.pop(self._kc.key, None)
+        else:
+            self._data[self._kc.key] = value
+
+    def clear(self) -> None:
+        self._data.pop(self._kc.key, None)
+
+
+class HeapListState:
+    __slots__ = ("_backend", "_data", "_kc")
+
+    def __init__(self, table: _Table, kc: KeyContext, backend: HashMapStateBackend) -> None:
+        self._data = table.data
+        self._kc = kc
+        self._backend = backend
+
+    def get(self) -> list[Any]:
+        return list(self._data.get(self._kc.key, ()))
+
+    def add(self, value: Any) -> None:
+        current = self._data.get(self._kc.key)
+        if current is None or current.version != self._backend.version:
+            current = self._fresh(current or ())
+        current.append(value)
+
+    def update(self, values: Iterable[Any]) -> None:
+        values = list(values)
+        if values:
+            self._fresh(values)
+        else:
+            self.clear()
+
+    def clear(self) -> None:
+        self._data.pop(self._kc.key, None)
+
+    def _fresh(self, values: Iterable[Any]) -> _VersionedList:
+        fresh = _VersionedList(values)
+        fresh.version = self._backend.version
+        self._data[self._kc.key] = fresh
+        return fresh
+
+
+class HeapMapState:
+    __slots__ = ("_backend", "_data", "_kc")
+
+    def __init__(self, table: _Table, kc: KeyContext, backend: HashMapStateBackend) -> None:
+        self._data = table.data
+        self._kc = kc
+        self._backend = backend
+
+    def _current(self) -> dict:
+        return self._data.get(self._kc.key) or {}
+
+    def _writable(self) -> _VersionedDict:
+        current = self._data.get(self._kc.key)
+        if current is None or current.version != self._backend.version:
+            current = _VersionedDict(current or {})
+            current.version = self._backend.version
+            self._data[self._kc.key] = current
+        return current
+
+    def get(self, key: Any) -> Any:
+        return self._current().get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        self._writable()[key] = value
+
+    def put_all(self, mapping: dict) -> None:
+        self._writable().update(mapping)
+
+    def remove(self, key: Any) -> None:
+        if key in self._current():
+            writable = self._writable()
+            del writable[key]
+            if not writable:
+                self.clear()
+
+    def contains(self, key: Any) -> bool:
+        return key in self._current()
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        return iter(list(self._current().items()))
+
+    def keys(self) -> Iterator[Any]:
+        return iter(list(self._current()))
+
+    def values(self) -> Iterator[Any]:
+        return iter(list(self._current().values()))
+
+    def is_empty(self) -> bool:
+        return not self._current()
+
+    def clear(self) -> None:
+        self._data.pop(self._kc.key, None)
+
+
+class HashMapStateBackend:
+    """Keyed state of one operator subtask, for the key groups in ``key_group_range``."""
+
+    def __init__(self, max_parallelism: int, key_group_range: KeyGroupRange) -> None:
+        self.key_context = KeyContext()
+        self.version = 0
+        self._range = key_group_range
+        self._key_groups = KeyGroupCache(max_parallelism)
+        self._tables: dict[str, _Table] = {}
+        self._states: dict[str, Any] = {}
+
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        state = self._states.get(descriptor.name)
+        table = self._tables.get(descriptor.name)
+        if table is not None and table.kind is not descriptor.kind:
+            raise ValueError(
+                f"state {descriptor.name!r} was declared as {table.kind.value} state and is now "
+                f"requested as {descriptor.kind.value} state; use another name"
+            )
+        if state is not None:
+            return state
+        if table is None:
+            table = self._tables[descriptor.name] = _Table(descriptor.kind)
+        if descriptor.kind is StateKind.VALUE:
+            state = HeapValueState(table, self.key_context)
+        elif descriptor.kind is StateKind.LIST:
+            state = HeapListState(table, self.key_context, self)
+        else:
+            state = HeapMapState(table, self.key_context, self)
+        self._states[descriptor.name] = state
+        return state
+
+    def snapshot(self) -> AsyncSnapshot:
+        frozen = {name: (t.kind, dict(t.data)) for name, t in self._tables.items() if t.data}
+        self.version += 1
+        key_group_of = self._key_groups.key_group
+        kg_range = self._range
+
+        def write(write_stream: StreamWriter) -> list[KeyGroupsHandle]:
+            sections: dict[int, dict[str, tuple[str, list]]] = {}
+            for name, (kind, data) in frozen.items():
+                plain = kind is StateKind.VALUE
+                for key, value in data.items():
+                    by_name = sections.setdefault(key_group_of(key), {})
+                    entry = by_name.get(name)
+                    if entry is None:
+                        entry = by_name[name] = (kind.value, [])
+                    entry[1].append((key, value if plain else _plain(value)))
+            if not sections:
+                return []
+            chunks, offsets, position = [], [], 0
+            for kg in sorted(sections):
+                chunk = pickle.dumps(sections[kg], protocol=5)
+                offsets.append((kg, position, len(chunk)))
+                chunks.append(chunk)
+                position += len(chunk)
+            handle = write_stream(b"".join(chunks), "keyed")
+            return [KeyGroupsHandle(kg_range.start, kg_range.end, offsets, handle)]
+
+        return write
+
+    def restore(self, handles: list[KeyGroupsHandle], read: StreamReader) -> None:
+        for handle in handles:
+            wanted = [o for o in handle.offsets if o[0] in self._range]
+            if not wanted:
+                continue
+            data = read(handle.stream)
+            for _kg, offset, length in wanted:
+                section = pickle.loads(data[offset : offset + length])
+                for name, (kind_value, entries) in section.items():
+                    kind = StateKind(kind_value)
+                    table = self._tables.setdefault(name, _Table(kind))
+                    table.data.update(self._revive(kind, entries))
+
+    def _revive(self, kind: StateKind, entries: list) -> Iterator[tuple[Any, Any]]:
+        if kind is StateKind.VALUE:
+            yield from entries
+            return
+        container = _VersionedList if kind is StateKind.LIST else _VersionedDict
+        for key, value in entries:
+            revived = container(value)
+            revived.version = self.version
+            yield key, revived
+
+    def dispose(self) -> None:
+        self._tables.clear()
+        self._states.clear()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _VersionedList):
+        return list(value)
+    if isinstance(value, _VersionedDict):
+        return dict(value)
+    return value

@@ -1,0 +1,127 @@
+"""Key groups: the unit in which keyed state is assigned to subtasks and rescaled.
+
+A key hashes (stably, the same in every process) to one of ``max_parallelism`` key groups; a
+subtask owns a contiguous range of them, as in Flink's ``KeyGroupRangeAssignment``.
+
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+DEFAULT_MAX_PARALLELISM = 128
+UPPER_BOUND_MAX_PARALLELISM = 1 << 15
+
+_MASK64 = (1 << 64) - 1
+
+
+class UnhashableKeyError(TypeError):
+    """A key of a type that has no stable hash across processes."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyGroupRange:
+    """An inclusive range of key groups ``[start, end]``; empty when ``end < start``."""
+
+    start: int
+    end: int
+
+    def __contains__(self, key_group: object) -> bool:
+        return isinstance(key_group, int) and self.start <= key_group <= self.end
+
+    def __iter__(self):
+        return iter(range(self.start, self.end + 1))
+
+    def __len__(self) -> int:
+        return max(0, self.end - self.start + 1)
+
+    def intersection(self, other: KeyGroupRange) -> KeyGroupRange:
+        return KeyGroupRange(max(self.start, other.start), min(self.end, other.end))
+
+
+def _fmix64(h: int) -> int:
+    """MurmurHash3's 64-bit finalizer: spreads the bits of an integer hash."""
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _MASK64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _MASK64
+    h ^= h >> 33
+    return h
+
+
+def stable_hash(key: object) -> int:
+    """A hash of ``key`` that is the same in every Python process.
+
+    Python's built-in ``hash()`` is randomized per process for str and bytes, so routing with it
+    would send one key to different subtasks from different producers. Supported: None, bool,
+    int, float, str, bytes, and tuples of these.
+    """
+    if key is None:
+        return 0x9E3779B97F4A7C15
+    if isinstance(key, bool | int):
+        return _fmix64(int(key) & _MASK64 ^ (int(key) >> 64) & _MASK64)
+    if isinstance(key, str):
+        return _fmix64(zlib.crc32(key.encode("utf-8", "surrogatepass")) | len(key) << 32)
+    if isinstance(key, bytes):
+        return _fmix64(zlib.crc32(key) | len(key) << 32)
+    if isinstance(key, float):
+        if key.is_integer():
+            return stable_hash(int(key))
+        return _fmix64(struct.unpack("<Q", struct.pack("<d", key))[0])
+    if isinstance(key, tuple):
+        h = 0x27D4EB2F165667C5 ^ len(key)
+        for item in key:
+            h = _fmix64((h * 31 + stable_hash(item)) & _MASK64)
+        return h
+    raise UnhashableKeyError(
+        f"key {key!r:.200} of type {type(key).__name__} has no stable hash; key_by must return "
+        "None, bool, int, float, str, bytes or a tuple of these"
+    )
+
+
+def assign_to_key_group(key: object, max_parallelism: int) -> int:
+    return stable_hash(key) % max_parallelism
+
+
+def key_group_range_for_subtask(
+    max_parallelism: int, parallelism: int, subtask_index: int
+) -> KeyGroupRange:
+    """The contiguous key groups owned by one subtask (Flink's computation)."""
+    start = (subtask_index * max_parallelism + parallelism - 1) // parallelism
+    end = ((subtask_index + 1) * max_parallelism - 1) // parallelism
+    return KeyGroupRange(start, end)
+
+
+def subtask_for_key_group(max_parallelism: int, parallelism: int, key_group: int) -> int:
+    return key_group * parallelism // max_parallelism
+
+
+class KeyGroupCache:
+    """Memoizes ``key -> key group`` for the per-record path; keys repeat, hashing is slow.
+
+    Bounded: cleared when it reaches ``capacity`` entries.
+    """
+
+    __slots__ = ("_cache", "_capacity", "_max_parallelism")
+
+    def __init__(self, max_parallelism: int, capacity: int = 1 << 20) -> None:
+        self._max_parallelism = max_parallelism
+        self._capacity = capacity
+        self._cache: dict[object, int] = {}
+
+    def key_group(self, key: object) -> int:
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        except TypeError:
+            raise UnhashableKeyError(
+                f"key {key!r:.200} of type {type(key).__name__} is not hashable"
+            ) from None
+        if len(self._cache) >= self._capacity:
+            self._cache.clear()
+        kg = self._cache[key] = stable_hash(key) % self._max_parallelism
+        return kg
