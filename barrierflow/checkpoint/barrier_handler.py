@@ -28,6 +28,7 @@ class DeclineReason(enum.Enum):
 class CheckpointBarrier:
     checkpoint_id: int
     timestamp_ms: int
+    is_final: bool = False  # taken after every source ended: tasks may finish once complete
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,7 @@ class CheckpointCoordinator:
         self._last_completion_s: float | None = None
         self._consecutive_failures = 0
         self._sources_finished = False
+        self._final_due = False
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -95,14 +96,17 @@ class CheckpointCoordinator:
         self._tasks = tasks
         self._sources = sources
         self._sources_finished = False
+        self._final_due = False
 
     def all_tasks_running(self) -> None:
         """The first checkpoint of an attempt comes one interval after all tasks run."""
         self._last_trigger_s = self._clock()
 
     def sources_finished(self) -> None:
-        """Every source read all of its input: the final checkpoint is due now."""
+        """Every source read all of its input: a final checkpoint is due now, and every later
+        one is final too (in case the first is aborted)."""
         self._sources_finished = True
+        self._final_due = True
 
     # --- triggering -----------------------------------------------------------------------------
 
@@ -117,10 +121,10 @@ class CheckpointCoordinator:
             self._last_trigger_s,
             self._last_completion_s,
             len(self._pending),
-            urgent=self._sources_finished,
+            urgent=self._final_due,
         )
         if isinstance(decision, TriggerNow):
-            self._sources_finished = False  # one final checkpoint is enough
+            self._final_due = False
             self._trigger(now)
             return now + min(self._config.interval_s, 0.5)
         if isinstance(decision, WaitUntil):
@@ -135,7 +139,10 @@ class CheckpointCoordinator:
         self._started[cid] = now
         self._last_trigger_s = now
         for source in self._sources:
-            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms))
+            self._send(
+                source,
+                msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, self._sources_finished),
+            )
 
     # --- acknowledgements -----------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ class TaskFailed(Message, frozen=True):
 class TriggerCheckpoint(Message, frozen=True):
     checkpoint_id: int
     timestamp_ms: int
+    is_final: bool = False
 
 
 class NotifyCheckpointComplete(Message, frozen=True):

@@ -6,8 +6,10 @@ source batch or a network buffer of an unblocked channel) and run it through the
 Checkpoints therefore happen between buffers, never inside a record.
 
 Lifecycle: open operators (restoring state) -> process -> end of input: ``finish()`` the chain,
-send END_OF_DATA -> with checkpointing, wait for the first checkpoint taken after finishing to
-complete (so 2PC sinks commit their last data) -> END_OF_PARTITION downstream -> close.
+send END_OF_DATA -> with checkpointing, wait until a *final* checkpoint completes (one triggered
+after every source of the job ended, so every task has finished and 2PC sinks commit their last
+data; all tasks stay until then, so every checkpoint sees every task) -> END_OF_PARTITION
+downstream -> close.
 
 **Threading:** ``run`` on the task's own thread; ``cancel`` from any thread (it puts a mail).
 The asynchronous phase of snapshots runs on the slot's pool and reports back through mails.
@@ -121,7 +123,7 @@ class StreamTask:
         )
         self._end_of_data_channels: set[int] = set()
         self._finished = False  # finish() was called: no more records
-        self._final_checkpoint_id: int | None = None  # first checkpoint taken after finishing
+        self._final_checkpoint_id: int | None = None  # first checkpoint after all sources ended
         self._final_checkpoint_done = False
         self._done = False
         self._storage = CheckpointStorage(config.storage_uri) if config.storage_uri else None
@@ -318,8 +320,7 @@ class StreamTask:
         if kind == Kind.BUFFER:
             self._process(pickle.loads(payload))
         elif kind == Kind.BARRIER:
-            cid, ts = BARRIER.unpack(payload)
-            barrier = CheckpointBarrier(cid, ts)
+            barrier = CheckpointBarrier(*BARRIER.unpack(payload))
             self._execute(self._barriers.on_barrier(channel, barrier, time.perf_counter_ns()))
         elif kind == Kind.CANCEL_MARKER:
             (cid,) = CHECKPOINT_ID.unpack(payload)
@@ -379,7 +380,10 @@ class StreamTask:
         if isinstance(message, msg.TriggerCheckpoint):
             if self._source is None:
                 return
-            self._checkpoint(CheckpointBarrier(message.checkpoint_id, message.timestamp_ms), 0.0)
+            barrier = CheckpointBarrier(
+                message.checkpoint_id, message.timestamp_ms, message.is_final
+            )
+            self._checkpoint(barrier, 0.0)
         elif isinstance(message, msg.NotifyCheckpointComplete):
             for op in self._operators:
                 op.notify_checkpoint_complete(message.checkpoint_id)
@@ -395,8 +399,8 @@ class StreamTask:
         started = time.perf_counter()
         cid = barrier.checkpoint_id
         snapshots = [(op.uid, op.snapshot_state(cid)) for op in self._operators]
-        self._emit_all(Kind.BARRIER, BARRIER.pack(cid, barrier.timestamp_ms))
-        if self._finished and self._final_checkpoint_id is None:
+        self._emit_all(Kind.BARRIER, BARRIER.pack(cid, barrier.timestamp_ms, barrier.is_final))
+        if barrier.is_final and self._final_checkpoint_id is None:
             self._final_checkpoint_id = cid
         sync_ms = (time.perf_counter() - started) * 1000
         self._pool.submit(self._async_snapshot, cid, snapshots, sync_ms, alignment_ms)

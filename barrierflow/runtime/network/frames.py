@@ -12,7 +12,7 @@ import enum
 import struct
 
 HEADER = struct.Struct("<QBI")
-BARRIER = struct.Struct("<qq")  # checkpoint id, timestamp ms
+BARRIER = struct.Struct("<qq?")  # checkpoint id, timestamp ms, final
 CHECKPOINT_ID = struct.Struct("<q")
 CREDIT = struct.Struct("<I")
 

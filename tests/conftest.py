@@ -1,0 +1,18 @@
+"""One SparkSession for the whole test session (starting Spark takes seconds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from barrierflow.cluster.spark.session import get_or_create_session
+
+    session = get_or_create_session(4)
+    yield session
+    session.stop()

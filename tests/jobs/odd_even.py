@@ -1,0 +1,135 @@
+"""The seed documents' odd/even running-sum job, with optional injected faults, and checks.
+
+Shipped to Spark workers by value (cloudpickle), since ``tests`` is not installed there.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import cloudpickle
+
+from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.state import ValueStateDescriptor
+
+
+class RunningSum(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
+
+    def process_element(self, value, ctx):
+        t = (self.total.value() or 0) + value
+        self.total.update(t)
+        yield [ctx.get_current_key(), value, t]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Fail once, at the first record >= ``at_value`` seen after a checkpoint completed."""
+
+    kind: str  # "kill" (SIGKILL of the worker process) or "raise"
+    at_value: int
+    marker: str  # created when the fault fires, so it fires once across attempts
+    checkpoint_dir: str
+
+
+class Throttle(MapFunction):
+    """Slows the source so that checkpoints complete while the job runs; injects the fault."""
+
+    def __init__(self, delay_s: float, fault: Fault | None) -> None:
+        self.delay_s = delay_s
+        self.fault = fault
+
+    def map(self, value):
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        fault = self.fault
+        if (
+            fault is not None
+            and value >= fault.at_value
+            and value % 50 == 0
+            and not os.path.exists(fault.marker)
+            and glob.glob(os.path.join(fault.checkpoint_dir, "*", "chk-*", "_metadata"))
+        ):
+            with open(fault.marker, "w") as f:
+                f.write(f"{value} pid {os.getpid()}\n")
+            if fault.kind == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"injected failure at {value}")
+        return value
+
+
+cloudpickle.register_pickle_by_value(__import__(__name__, fromlist=["_"]))
+
+
+def build(
+    env: StreamExecutionEnvironment,
+    n: int,
+    out_dir: str,
+    checkpoint_dir: str | None,
+    interval_ms: int = 100,
+    delay_s: float = 0.0,
+    fault: Fault | None = None,
+    source_parallelism: int | None = None,
+) -> StreamExecutionEnvironment:
+    if checkpoint_dir is not None:
+        env.enable_checkpointing(interval_ms)
+        env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
+    source = env.from_source(SequenceSource(1, n), "numbers")
+    if source_parallelism:
+        source.set_parallelism(source_parallelism)
+    (
+        source.map(Throttle(delay_s, fault))
+        .uid("throttle")
+        .key_by(lambda x: x % 2)
+        .process(RunningSum())
+        .uid("running-sum")
+        .sink_to(FileSink(out_dir))
+        .uid("sink")
+    )
+    return env
+
+
+def read_committed(out_dir: str) -> list[list[int]]:
+    """Every record of the visible (committed) part files."""
+    records = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "part-*"))):
+        with open(path) as f:
+            records += [json.loads(line) for line in f]
+    return records
+
+
+def check_exactly_once(records: list[list[int]], n: int) -> None:
+    """The output a failure-free run could have committed: every input value exactly once,
+    each key's sums consistent (each the previous plus the value), the final sums right."""
+    values = sorted(r[1] for r in records)
+    assert values == list(range(1, n + 1)), _diff(values, n)
+    by_key = defaultdict(list)
+    for key, value, total in records:
+        assert key == value % 2, f"record {[key, value, total]} has the wrong key"
+        by_key[key].append((total, value))
+    for key, seq in by_key.items():
+        seq.sort()
+        previous = 0
+        for total, value in seq:
+            assert total == previous + value, f"key {key}: sum {total} != {previous} + {value}"
+            previous = total
+        assert previous == sum(v for v in range(1, n + 1) if v % 2 == key)
+
+
+def _diff(values: list[int], n: int) -> str:
+    seen = defaultdict(int)
+    for v in values:
+        seen[v] += 1
+    missing = [v for v in range(1, n + 1) if v not in seen][:10]
+    duplicated = [v for v, c in seen.items() if c > 1][:10]
+    return f"{len(values)} values for {n} inputs; missing {missing}, duplicated {duplicated}"
