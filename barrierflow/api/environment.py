@@ -58,6 +58,7 @@ def _ensure_progress_visible() -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 class StreamExecutionEnvironment:
@@ -265,7 +266,7 @@ class JobClient:
     def _run(self) -> None:
         try:
             self._result = self._job_master.run()
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001 - re-raised by get_job_execution_result
             self._error = e
 
     def get_job_id(self) -> str:

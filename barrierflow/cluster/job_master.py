@@ -26,6 +26,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
+import msgspec
 import zmq
 
 from barrierflow.checkpoint import storage_layout as layout
@@ -303,7 +304,7 @@ class JobMaster:
             identity, data = self._router.recv_multipart()
             try:
                 message = msg.decode(data)
-            except Exception:
+            except msgspec.DecodeError:
                 log.warning("Dropped an undecodable control message from %r", identity)
                 continue
             if message.attempt != attempt.number:
@@ -417,7 +418,7 @@ class JobMaster:
             _identity, data = self._router.recv_multipart()
             try:
                 m = msg.decode(data)
-            except Exception:
+            except msgspec.DecodeError:
                 continue
             if m.attempt == attempt.number:
                 if isinstance(m, msg.SlotStopped):

@@ -71,11 +71,14 @@ def build_stream_graph(
                 f"operator {t.uid or t.name!r} has parallelism {parallelism}, above the max "
                 f"parallelism {max_parallelism}; lower it or raise set_max_parallelism()"
             )
+        # Without uid(), an operator is named by its position in the program, which is stable
+        # across runs of the same program (needed to restore its state).
+        position = transformations.index(t)
         node = StreamNode(
             t.id,
             t.kind,
             t.name,
-            t.uid or f"{t.kind.value}-{t.id}",
+            t.uid or f"{t.kind.value}-{position}",
             parallelism,
             t.function,
             t.key_selector,

@@ -155,7 +155,7 @@ class StreamTask:
             self._send(msg.TaskFinished(d.attempt, d.vertex, d.subtask))
         except TaskCancelled:
             pass
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001 - reported to the JobMaster, slot re-raises
             self.error = e
             self._send(
                 msg.TaskFailed(
@@ -430,7 +430,7 @@ class StreamTask:
             )
             ack = msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
             self.mailbox.put(lambda: self._send(ack))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
             reason = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
             self.mailbox.put(lambda: self._decline(cid, reason, downstream=False))
 

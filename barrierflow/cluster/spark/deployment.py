@@ -55,7 +55,7 @@ def submit(
             sc.setJobGroup(group, description, interruptOnCancel=True)
             rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
             rdd.mapPartitions(functools.partial(_run_partition, slots)).collect()
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001 - handed to the JobMaster, which decides
             on_done(e)
         else:
             on_done(None)
