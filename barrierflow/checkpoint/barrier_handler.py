@@ -93,10 +93,20 @@ class ExactlyOnceBarrierHandler:
         return [*actions, BlockChannel(channel)]
 
     def on_cancel_marker(self, checkpoint_id: int) -> list[Action]:
-        if self._alignment is not None and self._alignment.barrier.checkpoint_id == checkpoint_id:
-            return self._abort(DeclineReason.CANCELED)
-        self._latest_seen = max(self._latest_seen, checkpoint_id)
-        return []
+        """Aborts the alignment of ``checkpoint_id`` or an older one; a first marker of a newer
+        checkpoint declines it here too, so the task forwards the marker downstream."""
+        actions: list[Action] = []
+        aligning = self.aligning_checkpoint_id
+        if aligning is not None and aligning <= checkpoint_id:
+            actions += self._abort(
+                DeclineReason.CANCELED if aligning == checkpoint_id else DeclineReason.SUBSUMED
+            )
+            if aligning == checkpoint_id:
+                return actions
+        if checkpoint_id > self._latest_seen:
+            self._latest_seen = checkpoint_id
+            actions.append(Decline(checkpoint_id, DeclineReason.CANCELED))
+        return actions
 
     def on_end_of_partition(self, channel: int) -> list[Action]:
         """A finished channel sends no more barriers: stop waiting for it."""
@@ -127,6 +137,7 @@ class AtLeastOnceBarrierHandler:
         self._open = set(range(num_channels))
         self._pending: dict[int, _Alignment] = {}
         self._latest_completed = -1
+        self._aborted: set[int] = set()  # canceled here: their late barriers are ignored
 
     @property
     def aligning_checkpoint_id(self) -> int | None:
@@ -134,7 +145,7 @@ class AtLeastOnceBarrierHandler:
 
     def on_barrier(self, channel: int, barrier: CheckpointBarrier, now_ns: int) -> list[Action]:
         cid = barrier.checkpoint_id
-        if cid <= self._latest_completed:
+        if cid <= self._latest_completed or cid in self._aborted:
             return []
         pending = self._pending.setdefault(cid, _Alignment(barrier, now_ns))
         pending.arrived.add(channel)
@@ -143,9 +154,11 @@ class AtLeastOnceBarrierHandler:
         return []
 
     def on_cancel_marker(self, checkpoint_id: int) -> list[Action]:
-        if self._pending.pop(checkpoint_id, None) is not None:
-            return [Decline(checkpoint_id, DeclineReason.CANCELED)]
-        return []
+        if checkpoint_id <= self._latest_completed or checkpoint_id in self._aborted:
+            return []
+        self._pending.pop(checkpoint_id, None)
+        self._aborted.add(checkpoint_id)
+        return [Decline(checkpoint_id, DeclineReason.CANCELED)]
 
     def on_end_of_partition(self, channel: int) -> list[Action]:
         self._open.discard(channel)
@@ -162,6 +175,7 @@ class AtLeastOnceBarrierHandler:
         pending = self._pending.pop(cid)
         self._pending = {k: v for k, v in self._pending.items() if k > cid}
         self._latest_completed = cid
+        self._aborted = {a for a in self._aborted if a > cid}
         return [*actions, SnapshotNow(pending.barrier, pending.started_ns)]
 
 

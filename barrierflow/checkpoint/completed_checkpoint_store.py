@@ -23,9 +23,9 @@ class CompletedCheckpointStore:
                 f"{self.latest().checkpoint_id}"
             )
         self._checkpoints.append(checkpoint)
-        excess = len(self._checkpoints) - self._max_retained
+        excess = max(0, len(self._checkpoints) - self._max_retained)
         subsumed, self._checkpoints = self._checkpoints[:excess], self._checkpoints[excess:]
-        return subsumed if excess > 0 else []
+        return subsumed
 
     def latest(self) -> CheckpointMetadata | None:
         return self._checkpoints[-1] if self._checkpoints else None

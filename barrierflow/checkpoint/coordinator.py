@@ -85,6 +85,8 @@ class CheckpointCoordinator:
         self._consecutive_failures = 0
         self._sources_finished = False
         self._final_due = False
+        self.num_completed = 0
+        self.num_failed = 0
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -183,6 +185,7 @@ class CheckpointCoordinator:
         now = self._clock()
         self._last_completion_s = now
         self._consecutive_failures = 0
+        self.num_completed += 1
         # Older pending checkpoints can never complete usefully once a newer one did.
         for older in [c for c in self._pending if c < cid]:
             self._abort(older, f"subsumed by checkpoint {cid}", failure=False)
@@ -246,6 +249,7 @@ class CheckpointCoordinator:
             self._count_failure(cid, reason)
 
     def _count_failure(self, cid: int, reason: str) -> None:
+        self.num_failed += 1
         self._consecutive_failures += 1
         if self._consecutive_failures > self._config.tolerable_failures:
             raise CheckpointFailuresExceeded(

@@ -48,8 +48,9 @@ class TriggerPolicy:
         deadline = now_s
         if last_trigger_s is not None and not urgent:
             deadline = max(deadline, last_trigger_s + self.interval_s)
-        if last_completion_s is not None and self.min_pause_s > 0:
+        if self.min_pause_s > 0:
             if num_pending > 0:
                 return None  # min pause means one checkpoint at a time
-            deadline = max(deadline, last_completion_s + self.min_pause_s)
+            if last_completion_s is not None:
+                deadline = max(deadline, last_completion_s + self.min_pause_s)
         return TriggerNow() if deadline <= now_s else WaitUntil(deadline)

@@ -81,7 +81,9 @@ class JobExecutionResult:
     attempts: int
     net_runtime_ms: int
     final_checkpoint: str | None  # path of the last completed checkpoint's _metadata
-    checkpoint_ids: tuple[int, ...] = ()
+    checkpoint_ids: tuple[int, ...] = ()  # the retained ones
+    num_completed_checkpoints: int = 0
+    num_failed_checkpoints: int = 0
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -456,17 +458,21 @@ class JobMaster:
     def _result(self, attempts: int, started: float) -> JobExecutionResult:
         final = None
         ids: tuple[int, ...] = ()
+        completed = failed = 0
         if self._coordinator is not None:
             ids = tuple(c.checkpoint_id for c in self._coordinator.store.all())
+            completed, failed = self._coordinator.num_completed, self._coordinator.num_failed
             if ids:
                 final = self._storage.absolute(layout.metadata_path(ids[-1]))
         return JobExecutionResult(
-            self.plan.job_id,
-            self.plan.job_name,
-            attempts,
-            int((time.monotonic() - started) * 1000),
-            final,
-            ids,
+            job_id=self.plan.job_id,
+            job_name=self.plan.job_name,
+            attempts=attempts,
+            net_runtime_ms=int((time.monotonic() - started) * 1000),
+            final_checkpoint=final,
+            checkpoint_ids=ids,
+            num_completed_checkpoints=completed,
+            num_failed_checkpoints=failed,
         )
 
 

@@ -21,6 +21,7 @@ import msgspec
 from barrierflow.connectors.sink import SinkWriter
 
 _json_lines = msgspec.json.Encoder()
+_ENCODING_ERRORS = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
 
 
 class RecordEncodingError(ValueError):
@@ -53,7 +54,7 @@ class FileSinkWriter:
             return
         try:
             data = _json_lines.encode_lines(records)
-        except (TypeError, msgspec.EncodeError):
+        except _ENCODING_ERRORS:
             data = b"".join(self._encode_one(r) for r in records)
         if self._file is None:
             self._name = f".part-{self._subtask}-{uuid.uuid4().hex}"
@@ -65,7 +66,7 @@ class FileSinkWriter:
     def _encode_one(record: Any) -> bytes:
         try:
             return _json_lines.encode_lines([record])
-        except (TypeError, msgspec.EncodeError) as e:
+        except _ENCODING_ERRORS as e:
             raise RecordEncodingError(
                 f"FileSink cannot write record {record!r:.200} as JSON: {e}"
             ) from e
@@ -91,12 +92,16 @@ class FileSinkWriter:
             try:
                 os.replace(pending, final)
             except FileNotFoundError:
+                if os.path.exists(final):
+                    continue  # committed concurrently by another subtask after a rescale
                 raise RuntimeError(
                     f"FileSink cannot commit {c['final']}: neither it nor its pending file "
                     f"{c['pending']} exists in {self._dir}; files were removed by hand?"
                 ) from None
 
     def recover(self, committables: list[dict], parallelism: int) -> None:
+        """``committables``: those of *every* subtask of the restored checkpoint (union state),
+        so that each is committed before any subtask deletes leftovers by file name."""
         self.commit(committables)
         for name in os.listdir(self._dir):
             if not name.startswith(".part-"):

@@ -232,7 +232,8 @@ class SourceOperator(Operator):
 
 class SinkOperator(Operator):
     """Writes through a two-phase-commit writer; its operator state is the uncommitted
-    committables of every checkpoint not yet known to be complete."""
+    committables of every checkpoint not yet known to be complete. Union state: on restore
+    every subtask sees (and idempotently commits) all of them, whatever the new parallelism."""
 
     PENDING = "pending-committables"
 
@@ -244,7 +245,7 @@ class SinkOperator(Operator):
         restored: list[dict] = []
         if ctx.restore is not None:
             _restore_operator_state(self.state, ctx)
-            restored = self.state.get_list_state(self.PENDING).get()
+            restored = self.state.get_union_list_state(self.PENDING).get()
         self.writer.recover(
             [c for entry in restored for c in entry["committables"]], ctx.parallelism
         )
@@ -268,7 +269,7 @@ class SinkOperator(Operator):
         committables = self.writer.prepare_commit(checkpoint_id)
         if committables:
             self._pending.append({"checkpoint_id": checkpoint_id, "committables": committables})
-        self.state.get_list_state(self.PENDING).update(self._pending)
+        self.state.get_union_list_state(self.PENDING).update(self._pending)
         return OperatorSnapshot(self.state.snapshot(), None)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:

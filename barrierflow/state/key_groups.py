@@ -8,6 +8,7 @@ Performs no I/O.
 
 from __future__ import annotations
 
+import numbers
 import struct
 import zlib
 from dataclasses import dataclass
@@ -71,6 +72,13 @@ def stable_hash(key: object) -> int:
         if key.is_integer():
             return stable_hash(int(key))
         return _fmix64(struct.unpack("<Q", struct.pack("<d", key))[0])
+    if isinstance(key, numbers.Number) and not isinstance(key, complex):
+        # Decimal, Fraction, numpy scalars: equal numbers are equal dict keys, so they must
+        # land in the same key group as the int or float they equal.
+        if key == int(key):
+            return stable_hash(int(key))
+        if key == float(key):
+            return stable_hash(float(key))
     if isinstance(key, tuple):
         h = 0x27D4EB2F165667C5 ^ len(key)
         for item in key:

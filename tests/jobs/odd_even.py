@@ -84,12 +84,12 @@ def build(
         env.enable_checkpointing(interval_ms)
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
-    source = env.from_source(SequenceSource(1, n), "numbers")
-    if source_parallelism:
-        source.set_parallelism(source_parallelism)
+    throttled = env.from_source(SequenceSource(1, n), "numbers").map(Throttle(delay_s, fault))
+    if source_parallelism:  # the throttle stays chained to the source
+        throttled.set_parallelism(source_parallelism)
+        throttled._env._transformations[-2].parallelism = source_parallelism
     (
-        source.map(Throttle(delay_s, fault))
-        .uid("throttle")
+        throttled.uid("throttle")
         .key_by(lambda x: x % 2)
         .process(RunningSum())
         .uid("running-sum")

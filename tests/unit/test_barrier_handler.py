@@ -1,0 +1,326 @@
+"""The barrier handlers of an input gate: aligned (exactly once) and counting (at least once)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from barrierflow.checkpoint.barrier_handler import (
+    AtLeastOnceBarrierHandler,
+    BlockChannel,
+    CheckpointBarrier,
+    Decline,
+    DeclineReason,
+    ExactlyOnceBarrierHandler,
+    SnapshotNow,
+    UnblockAll,
+)
+
+
+def barrier(cid: int) -> CheckpointBarrier:
+    return CheckpointBarrier(cid, 1_000 + cid)
+
+
+# --- exactly once (aligned) ----------------------------------------------------------------
+
+
+def test_aligner_blocks_each_channel_that_delivered_the_barrier_until_all_open_channels_did():
+    h = ExactlyOnceBarrierHandler(3)
+    assert h.on_barrier(0, barrier(1), now_ns=100) == [BlockChannel(0)]
+    assert h.aligning_checkpoint_id == 1
+    assert h.on_barrier(2, barrier(1), now_ns=200) == [BlockChannel(2)]
+    assert h.on_barrier(1, barrier(1), now_ns=300) == [SnapshotNow(barrier(1), 100), UnblockAll()]
+    assert h.aligning_checkpoint_id is None
+
+
+def test_aligner_with_a_single_channel_snapshots_at_once():
+    h = ExactlyOnceBarrierHandler(1)
+    assert h.on_barrier(0, barrier(4), now_ns=7) == [SnapshotNow(barrier(4), 7), UnblockAll()]
+    assert h.on_barrier(0, barrier(5), now_ns=9) == [SnapshotNow(barrier(5), 9), UnblockAll()]
+
+
+def test_aligner_newer_barrier_declines_pending_as_subsumed_and_aligns_the_newer_one():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=100)
+    actions = h.on_barrier(1, barrier(2), now_ns=200)
+    assert actions == [Decline(1, DeclineReason.SUBSUMED), UnblockAll(), BlockChannel(1)]
+    assert h.aligning_checkpoint_id == 2
+    assert h.on_barrier(0, barrier(2), now_ns=300) == [BlockChannel(0)]
+    # the alignment of 2 started when its first barrier arrived, not when 1 started
+    assert h.on_barrier(2, barrier(2), now_ns=400) == [SnapshotNow(barrier(2), 200), UnblockAll()]
+
+
+def test_aligner_ignores_late_barriers_of_a_subsumed_checkpoint():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    h.on_barrier(1, barrier(2), now_ns=2)
+    assert h.on_barrier(2, barrier(1), now_ns=3) == []
+    assert h.aligning_checkpoint_id == 2
+    h.on_barrier(0, barrier(2), now_ns=4)
+    assert h.on_barrier(2, barrier(2), now_ns=5)[0] == SnapshotNow(barrier(2), 2)
+
+
+def test_aligner_ignores_a_repeated_barrier_of_a_completed_checkpoint():
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(3), now_ns=1)
+    h.on_barrier(1, barrier(3), now_ns=2)
+    assert h.on_barrier(0, barrier(3), now_ns=3) == []
+    assert h.on_barrier(1, barrier(2), now_ns=4) == []
+    assert h.aligning_checkpoint_id is None
+
+
+def test_aligner_cancel_marker_aborts_the_current_alignment_and_unblocks():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    h.on_barrier(1, barrier(1), now_ns=2)
+    assert h.on_cancel_marker(1) == [Decline(1, DeclineReason.CANCELED), UnblockAll()]
+    assert h.aligning_checkpoint_id is None
+    # the remaining barrier of the canceled checkpoint is not a new alignment
+    assert h.on_barrier(2, barrier(1), now_ns=3) == []
+    # the next checkpoint aligns normally
+    assert h.on_barrier(0, barrier(2), now_ns=4) == [BlockChannel(0)]
+
+
+def test_aligner_cancel_marker_of_an_older_checkpoint_leaves_the_alignment_alone():
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(5), now_ns=1)
+    assert h.on_cancel_marker(4) == []
+    assert h.aligning_checkpoint_id == 5
+    assert h.on_barrier(1, barrier(5), now_ns=2) == [SnapshotNow(barrier(5), 1), UnblockAll()]
+
+
+def test_aligner_end_of_partition_removes_the_channel_and_can_complete_the_alignment():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=10)
+    h.on_barrier(1, barrier(1), now_ns=20)
+    assert h.on_end_of_partition(2) == [SnapshotNow(barrier(1), 10), UnblockAll()]
+    # channel 2 is no longer required for the next checkpoint either
+    assert h.on_barrier(0, barrier(2), now_ns=30) == [BlockChannel(0)]
+    assert h.on_barrier(1, barrier(2), now_ns=40) == [SnapshotNow(barrier(2), 30), UnblockAll()]
+
+
+def test_aligner_end_of_partition_without_alignment_does_nothing():
+    h = ExactlyOnceBarrierHandler(2)
+    assert h.on_end_of_partition(1) == []
+    assert h.on_barrier(0, barrier(1), now_ns=5) == [SnapshotNow(barrier(1), 5), UnblockAll()]
+
+
+def test_aligner_end_of_partition_of_a_missing_channel_while_others_are_missing_keeps_waiting():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=10)
+    assert h.on_end_of_partition(2) == []
+    assert h.aligning_checkpoint_id == 1
+
+
+def test_aligner_cancel_marker_of_a_newer_checkpoint_aborts_the_older_alignment():
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(1), now_ns=1)  # channel 0 is blocked, aligning 1
+    actions = h.on_cancel_marker(2)
+    assert UnblockAll() in actions
+    # 1 is aborted; 2 is declined here too, so the task forwards the marker downstream
+    assert [a.checkpoint_id for a in actions if isinstance(a, Decline)] == [1, 2]
+    assert h.aligning_checkpoint_id is None
+    # channel 1 now delivers barrier 1 (ignored, 1 is over), records, and ends:
+    h.on_barrier(1, barrier(1), now_ns=2)
+    assert not any(isinstance(a, SnapshotNow) for a in h.on_end_of_partition(1))
+
+
+# --- cancel marker of a checkpoint this task has not seen yet (both handlers) --------------
+
+
+@pytest.mark.parametrize("handler_type", [ExactlyOnceBarrierHandler, AtLeastOnceBarrierHandler])
+def test_first_cancel_marker_of_an_unseen_checkpoint_declines_it(handler_type):
+    h = handler_type(2)
+    actions = h.on_cancel_marker(1)
+    assert Decline(1, DeclineReason.CANCELED) in actions
+    # and the barrier still coming on the other channel does not revive it
+    assert h.on_barrier(1, barrier(1), now_ns=1) == []
+
+
+# --- at least once ---------------------------------------------------------------------------
+
+
+def test_counting_handler_never_blocks_and_snapshots_on_the_last_barrier():
+    h = AtLeastOnceBarrierHandler(3)
+    assert h.on_barrier(0, barrier(1), now_ns=10) == []
+    assert h.aligning_checkpoint_id == 1
+    assert h.on_barrier(2, barrier(1), now_ns=20) == []
+    assert h.on_barrier(1, barrier(1), now_ns=30) == [SnapshotNow(barrier(1), 10)]
+    assert h.aligning_checkpoint_id is None
+
+
+def test_counting_handler_with_a_single_channel_snapshots_at_once():
+    h = AtLeastOnceBarrierHandler(1)
+    assert h.on_barrier(0, barrier(2), now_ns=4) == [SnapshotNow(barrier(2), 4)]
+
+
+def test_counting_handler_tracks_several_checkpoints_in_flight():
+    h = AtLeastOnceBarrierHandler(2)
+    assert h.on_barrier(0, barrier(1), now_ns=1) == []
+    assert h.on_barrier(0, barrier(2), now_ns=2) == []
+    assert h.on_barrier(1, barrier(1), now_ns=3) == [SnapshotNow(barrier(1), 1)]
+    assert h.aligning_checkpoint_id == 2
+    assert h.on_barrier(1, barrier(2), now_ns=4) == [SnapshotNow(barrier(2), 2)]
+
+
+def test_counting_handler_completing_a_checkpoint_declines_older_pending_ones_as_subsumed():
+    h = AtLeastOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    h.on_barrier(0, barrier(2), now_ns=2)
+    h.on_barrier(0, barrier(3), now_ns=3)
+    assert h.on_barrier(1, barrier(3), now_ns=4) == [
+        Decline(1, DeclineReason.SUBSUMED),
+        Decline(2, DeclineReason.SUBSUMED),
+        SnapshotNow(barrier(3), 3),
+    ]
+    assert h.aligning_checkpoint_id is None
+    assert h.on_barrier(1, barrier(2), now_ns=5) == []  # late
+
+
+def test_counting_handler_completing_a_checkpoint_keeps_newer_pending_ones():
+    h = AtLeastOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    h.on_barrier(0, barrier(2), now_ns=2)
+    assert h.on_barrier(1, barrier(1), now_ns=3) == [SnapshotNow(barrier(1), 1)]
+    assert h.aligning_checkpoint_id == 2
+
+
+def test_counting_handler_cancel_marker_declines_a_pending_checkpoint():
+    h = AtLeastOnceBarrierHandler(2)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    assert h.on_cancel_marker(1) == [Decline(1, DeclineReason.CANCELED)]
+    assert h.aligning_checkpoint_id is None
+    assert h.on_cancel_marker(1) == []
+
+
+def test_counting_handler_end_of_partition_completes_pending_checkpoints_in_order():
+    h = AtLeastOnceBarrierHandler(3)
+    h.on_barrier(0, barrier(1), now_ns=1)
+    h.on_barrier(1, barrier(1), now_ns=2)
+    h.on_barrier(0, barrier(2), now_ns=3)
+    h.on_barrier(1, barrier(2), now_ns=4)
+    assert h.on_end_of_partition(2) == [SnapshotNow(barrier(1), 1), SnapshotNow(barrier(2), 3)]
+    assert h.on_barrier(0, barrier(3), now_ns=5) == []
+    assert h.on_barrier(1, barrier(3), now_ns=6) == [SnapshotNow(barrier(3), 5)]
+
+
+def test_counting_handler_never_revives_a_canceled_checkpoint():
+    h = AtLeastOnceBarrierHandler(3)
+    actions = h.on_barrier(0, barrier(1), now_ns=1)
+    actions += h.on_cancel_marker(1)  # channel 1's upstream declined 1
+    actions += h.on_barrier(2, barrier(1), now_ns=2)
+    for channel in range(3):
+        actions += h.on_barrier(channel, barrier(2), now_ns=3 + channel)
+    declines_of_1 = [a for a in actions if isinstance(a, Decline) and a.checkpoint_id == 1]
+    assert declines_of_1 == [Decline(1, DeclineReason.CANCELED)]
+    assert [a.barrier.checkpoint_id for a in actions if isinstance(a, SnapshotNow)] == [2]
+
+
+# --- random arrival orders --------------------------------------------------------------------
+
+
+@st.composite
+def channel_streams(draw, allow_cancel: bool = False):
+    """Per channel, in order: records and, per checkpoint 1..m, its barrier (or a cancel marker,
+    when the upstream declined it); a channel that stops before the last checkpoint ends."""
+    num_channels = draw(st.integers(1, 4))
+    num_checkpoints = draw(st.integers(1, 4))
+    streams = []
+    for _ in range(num_channels):
+        delivered = draw(st.integers(0, num_checkpoints))
+        events: list[tuple] = []
+        for cid in range(1, delivered + 1):
+            events += [("record",)] * draw(st.integers(0, 2))
+            canceled = allow_cancel and draw(st.integers(0, 3)) == 0
+            events.append(("cancel", cid) if canceled else ("barrier", cid))
+        events += [("record",)] * draw(st.integers(0, 2))
+        if delivered < num_checkpoints or draw(st.booleans()):
+            events.append(("eop",))
+        streams.append(events)
+    return streams
+
+
+def run_gate(handler, streams, data):
+    """Feeds the streams in a random order that respects blocking; returns what happened."""
+    n = len(streams)
+    pos = [0] * n
+    blocked: set[int] = set()
+    clock = 0
+    first_barrier_ns: dict[int, int] = {}
+    snapshots: list[int] = []
+    declines: list[int] = []
+    blocking_actions = 0
+    while True:
+        ready = [c for c in range(n) if c not in blocked and pos[c] < len(streams[c])]
+        if not ready:
+            break
+        channel = data.draw(st.sampled_from(ready))
+        event = streams[channel][pos[channel]]
+        pos[channel] += 1
+        clock += 1
+        if event[0] == "barrier":
+            first_barrier_ns.setdefault(event[1], clock)
+            actions = handler.on_barrier(channel, barrier(event[1]), clock)
+        elif event[0] == "cancel":
+            actions = handler.on_cancel_marker(event[1])
+        elif event[0] == "eop":
+            actions = handler.on_end_of_partition(channel)
+        else:
+            actions = []
+        for action in actions:
+            if isinstance(action, BlockChannel | UnblockAll):
+                blocking_actions += 1
+            if isinstance(action, BlockChannel):
+                blocked.add(action.channel)
+            elif isinstance(action, UnblockAll):
+                blocked.clear()
+            elif isinstance(action, Decline):
+                declines.append(action.checkpoint_id)
+            else:
+                assert isinstance(action, SnapshotNow)
+                cid = action.barrier.checkpoint_id
+                assert action.barrier == barrier(cid)
+                assert action.alignment_started_ns == first_barrier_ns[cid]
+                for c, stream in enumerate(streams):
+                    done = stream[: pos[c]]
+                    if ("eop",) not in done:  # open channel: delivered this barrier
+                        assert ("barrier", cid) in done, (c, cid)
+                        if isinstance(handler, ExactlyOnceBarrierHandler):
+                            # ... and nothing after it: aligned
+                            assert done[-1] == ("barrier", cid), (c, cid)
+                snapshots.append(cid)
+    assert pos == [len(s) for s in streams], "the gate stalled with input left"
+    return snapshots, declines, blocking_actions
+
+
+def delivered_barriers(streams) -> set[int]:
+    return {e[1] for s in streams for e in s if e[0] == "barrier"}
+
+
+@given(streams=channel_streams(), data=st.data())
+def test_aligner_snapshots_every_checkpoint_exactly_once_after_all_open_channels_delivered_it(
+    streams, data
+):
+    snapshots, declines, _ = run_gate(ExactlyOnceBarrierHandler(len(streams)), streams, data)
+    assert snapshots == sorted(delivered_barriers(streams))
+    assert declines == []
+
+
+@given(streams=channel_streams(allow_cancel=True), data=st.data())
+def test_aligner_never_snapshots_a_canceled_checkpoint_nor_acts_twice_on_one(streams, data):
+    snapshots, declines, _ = run_gate(ExactlyOnceBarrierHandler(len(streams)), streams, data)
+    canceled = {e[1] for s in streams for e in s if e[0] == "cancel"}
+    assert snapshots == sorted(delivered_barriers(streams) - canceled)
+    assert len(declines) == len(set(declines))
+    assert set(declines) <= canceled
+
+
+@given(streams=channel_streams(), data=st.data())
+def test_counting_handler_snapshots_every_checkpoint_exactly_once_without_blocking(streams, data):
+    snapshots, declines, blocking_actions = run_gate(
+        AtLeastOnceBarrierHandler(len(streams)), streams, data
+    )
+    assert snapshots == sorted(delivered_barriers(streams))
+    assert declines == []
+    assert blocking_actions == 0

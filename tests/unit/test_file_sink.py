@@ -1,0 +1,182 @@
+"""FileSink: JSON Lines part files committed by two-phase commit (real files in tmp_path)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from barrierflow.connectors.file_sink import FileSink, RecordEncodingError
+from barrierflow.state.operator_state import OperatorStateStore
+
+
+def visible(directory) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if not n.startswith((".", "_")))
+
+
+def hidden(directory) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if n.startswith("."))
+
+
+def read_lines(path) -> list:
+    with open(path, "rb") as f:
+        return [json.loads(line) for line in f]
+
+
+def writer(directory, subtask: int = 0):
+    return FileSink(str(directory)).create_writer(subtask, attempt=0)
+
+
+def test_prepare_commit_makes_a_hidden_pending_file_and_nothing_visible(tmp_path):
+    w = writer(tmp_path, subtask=3)
+    w.write([1, "two", {"three": [3]}])
+    w.write([None])
+    assert visible(tmp_path) == []
+    (committable,) = w.prepare_commit(7)
+    assert hidden(tmp_path) == [committable["pending"]]
+    assert committable["pending"].startswith(".part-3-")
+    assert committable["pending"].endswith(".pending")
+    assert committable["final"].startswith("part-3-000007-")
+    assert committable["final"].endswith(".jsonl")
+    assert visible(tmp_path) == []
+    assert read_lines(tmp_path / committable["pending"]) == [1, "two", {"three": [3]}, None]
+
+
+def test_prepare_commit_without_records_has_nothing_to_commit(tmp_path):
+    w = writer(tmp_path)
+    w.write([])
+    assert w.prepare_commit(1) == []
+    assert os.listdir(tmp_path) == []
+
+
+def test_each_checkpoint_gets_its_own_part_file(tmp_path):
+    w = writer(tmp_path)
+    w.write(["a"])
+    first = w.prepare_commit(1)
+    w.write(["b"])
+    second = w.prepare_commit(2)
+    w.commit(first + second)
+    assert visible(tmp_path) == sorted([first[0]["final"], second[0]["final"]])
+    assert read_lines(tmp_path / second[0]["final"]) == ["b"]
+
+
+def test_commit_makes_the_part_file_visible(tmp_path):
+    w = writer(tmp_path)
+    w.write([{"k": 1}, {"k": 2}])
+    committables = w.prepare_commit(4)
+    w.commit(committables)
+    assert visible(tmp_path) == [committables[0]["final"]]
+    assert hidden(tmp_path) == []
+    assert read_lines(tmp_path / committables[0]["final"]) == [{"k": 1}, {"k": 2}]
+
+
+def test_commit_is_idempotent(tmp_path):
+    w = writer(tmp_path)
+    w.write(["x"])
+    committables = w.prepare_commit(4)
+    w.commit(committables)
+    w.commit(committables)
+    writer(tmp_path).commit(committables)  # e.g. again after a failover
+    assert visible(tmp_path) == [committables[0]["final"]]
+    assert read_lines(tmp_path / committables[0]["final"]) == ["x"]
+
+
+def test_commit_of_a_vanished_pending_file_names_it(tmp_path):
+    w = writer(tmp_path)
+    w.write(["x"])
+    committables = w.prepare_commit(4)
+    os.remove(tmp_path / committables[0]["pending"])
+    with pytest.raises(RuntimeError, match=committables[0]["pending"]):
+        w.commit(committables)
+
+
+def test_recover_commits_the_given_committables_and_deletes_only_this_subtasks_leftovers(tmp_path):
+    old = writer(tmp_path, subtask=1)
+    old.write(["in checkpoint"])
+    restored = old.prepare_commit(5)
+    old.write(["after checkpoint"])
+    old.prepare_commit(6)  # pending, but checkpoint 6 never completed
+    old.write(["in progress"])
+    old.close()  # the task died here: an .inprogress file is left
+    other = writer(tmp_path, subtask=2)
+    other.write(["other subtask"])
+    others_pending = other.prepare_commit(6)[0]["pending"]
+    other.write(["other in progress"])
+    other.close()
+    others_files = [n for n in hidden(tmp_path) if n.startswith(".part-2-")]
+    assert len(hidden(tmp_path)) == 5
+
+    writer(tmp_path, subtask=1).recover(restored, parallelism=3)
+
+    assert visible(tmp_path) == [restored[0]["final"]]
+    assert read_lines(tmp_path / restored[0]["final"]) == ["in checkpoint"]
+    assert hidden(tmp_path) == others_files
+    assert others_pending in others_files
+
+
+def test_recover_after_a_commit_already_happened_is_a_no_op_for_those_files(tmp_path):
+    w = writer(tmp_path, subtask=0)
+    w.write(["done"])
+    committables = w.prepare_commit(2)
+    w.commit(committables)
+    writer(tmp_path, subtask=0).recover(committables, parallelism=1)
+    assert visible(tmp_path) == [committables[0]["final"]]
+
+
+def test_recover_after_scaling_in_commits_every_committable_of_the_checkpoint(tmp_path):
+    # four old subtasks each prepared a part file for checkpoint 9, which completed
+    snapshots, expected = [], {}
+    for subtask in range(4):
+        w = writer(tmp_path, subtask)
+        w.write([f"from {subtask}"])
+        committables = w.prepare_commit(9)
+        expected[committables[0]["final"]] = [f"from {subtask}"]
+        store = OperatorStateStore()  # as SinkOperator keeps them: union list state
+        store.get_union_list_state("pending-committables").add(
+            {"checkpoint_id": 9, "committables": committables}
+        )
+        snapshots.append(store.snapshot())
+    # the job restarts with parallelism 2; each new subtask recovers its share
+    for subtask in range(2):
+        store = OperatorStateStore()
+        store.restore(snapshots, subtask, parallelism=2)
+        entries = store.get_union_list_state("pending-committables").get()
+        writer(tmp_path, subtask).recover(
+            [c for entry in entries for c in entry["committables"]], parallelism=2
+        )
+    assert visible(tmp_path) == sorted(expected)
+    for final, lines in expected.items():
+        assert read_lines(tmp_path / final) == lines
+
+
+def test_a_record_that_cannot_be_json_encoded_raises_record_encoding_error_naming_it(tmp_path):
+    w = writer(tmp_path)
+    w.write(["before"])
+    with pytest.raises(RecordEncodingError, match=r"record \{'bad': <object object at"):
+        w.write(["fine", {"bad": object()}, "also fine"])
+    # the batch with the bad record wrote nothing
+    (committable,) = w.prepare_commit(1)
+    assert read_lines(tmp_path / committable["pending"]) == ["before"]
+
+
+def _cyclic() -> list:
+    record: list = []
+    record.append(record)
+    return record
+
+
+@pytest.mark.parametrize("record", ["caf\udce9", _cyclic()], ids=["lone-surrogate", "cyclic"])
+def test_an_unencodable_string_or_cyclic_record_raises_record_encoding_error(tmp_path, record):
+    with pytest.raises(RecordEncodingError, match="cannot write record"):
+        writer(tmp_path).write([record])
+
+
+def test_file_sink_needs_a_directory_and_accepts_a_file_uri(tmp_path):
+    with pytest.raises(ValueError, match="needs a directory"):
+        FileSink("")
+    sink = FileSink(f"file://{tmp_path}/out")
+    w = sink.create_writer(0, 0)
+    w.write([1])
+    w.commit(w.prepare_commit(1))
+    assert len(visible(tmp_path / "out")) == 1

@@ -1,0 +1,346 @@
+"""Keyed state in the hashmap backend (per-key semantics, copy-on-write snapshots, restore by
+key-group range) and operator list state (split and union redistribution)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from barrierflow.checkpoint.metadata import InlineHandle
+from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.state.backends.hashmap import HashMapStateBackend
+from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
+from barrierflow.state.operator_state import OperatorStateStore
+
+MAX_PARALLELISM = 128
+FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)
+
+
+class Writer:
+    """The task's stream writer, recording what the asynchronous phase wrote."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[bytes, str]] = []
+
+    def __call__(self, data: bytes, kind: str) -> InlineHandle:
+        self.written.append((bytes(data), kind))
+        return InlineHandle(bytes(data))
+
+
+class Reader:
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __call__(self, handle: InlineHandle) -> bytes:
+        self.reads += 1
+        return handle.data
+
+
+class Keyed:
+    """A backend with its three states, addressed per key."""
+
+    def __init__(self, key_group_range: KeyGroupRange = FULL) -> None:
+        self.backend = HashMapStateBackend(MAX_PARALLELISM, key_group_range)
+        self.value = self.backend.get_state(ValueStateDescriptor("count"))
+        self.list = self.backend.get_state(ListStateDescriptor("seen"))
+        self.map = self.backend.get_state(MapStateDescriptor("by-name"))
+
+    def at(self, key) -> Keyed:
+        self.backend.key_context.key = key
+        return self
+
+    def view(self, key) -> tuple:
+        self.at(key)
+        return (self.value.value(), self.list.get(), dict(self.map.items()))
+
+
+def snapshot_and_restore(source: Keyed, *ranges: KeyGroupRange) -> list[Keyed]:
+    handles = source.backend.snapshot()(Writer())
+    restored = []
+    for r in ranges:
+        target = Keyed(r)
+        target.backend.restore(handles, Reader())
+        restored.append(target)
+    return restored
+
+
+# --- per-key semantics -----------------------------------------------------------------------
+
+
+def test_value_state_is_per_key_and_none_clears():
+    s = Keyed()
+    s.at("a").value.update(1)
+    assert s.at("b").value.value() is None
+    s.value.update(2)
+    assert s.at("a").value.value() == 1
+    s.value.update(None)
+    assert s.value.value() is None
+    assert s.at("b").value.value() == 2
+    s.value.clear()
+    assert s.value.value() is None
+
+
+def test_list_state_is_per_key_and_get_returns_a_copy():
+    s = Keyed()
+    s.at("a").list.add(1)
+    s.list.add(2)
+    s.at("b").list.update([7, 8])
+    got = s.at("a").list.get()
+    got.append(99)
+    assert s.list.get() == [1, 2]
+    assert s.at("b").list.get() == [7, 8]
+    s.list.update([])
+    assert s.list.get() == []
+    s.at("a").list.clear()
+    assert s.list.get() == []
+
+
+def test_map_state_is_per_key():
+    s = Keyed()
+    s.at("a").map.put("x", 1)
+    s.map.put("y", 2)
+    assert s.at("b").map.is_empty() and s.map.get("x") is None and not s.map.contains("x")
+    s.map.put_all({"z": 3})
+    assert s.at("a").map.contains("x") and s.map.get("y") == 2
+    assert sorted(s.map.keys()) == ["x", "y"] and sorted(s.map.values()) == [1, 2]
+    s.map.remove("x")
+    s.map.remove("missing")
+    assert dict(s.map.items()) == {"y": 2}
+    s.map.remove("y")
+    assert s.map.is_empty()
+    assert dict(s.at("b").map.items()) == {"z": 3}
+
+
+def test_get_state_returns_the_same_object_and_rejects_another_kind_under_a_name():
+    s = Keyed()
+    assert s.backend.get_state(ValueStateDescriptor("count")) is s.value
+    with pytest.raises(ValueError, match="'count' was declared as value state"):
+        s.backend.get_state(ListStateDescriptor("count"))
+
+
+# --- copy-on-write snapshots -----------------------------------------------------------------
+
+
+def test_snapshot_is_not_changed_by_updates_after_the_synchronous_phase():
+    s = Keyed()
+    s.at("a").value.update(1)
+    s.list.update([1, 2])
+    s.map.put_all({"x": 1, "y": 2})
+    s.at("b").list.add("only")
+    snap = s.backend.snapshot()
+    s.at("a").value.update(100)
+    s.list.add(3)
+    s.map.put("z", 3)
+    s.map.remove("x")
+    s.at("b").list.update(["replaced"])
+    s.at("c").value.update("new key")
+    writer = Writer()
+    handles = snap(writer)
+    assert [kind for _, kind in writer.written] == ["keyed"]
+    (restored,) = (Keyed(FULL),)
+    restored.backend.restore(handles, Reader())
+    assert restored.view("a") == (1, [1, 2], {"x": 1, "y": 2})
+    assert restored.view("b") == (None, ["only"], {})
+    assert restored.view("c") == (None, [], {})
+    # and the live state has every update
+    assert s.view("a") == (100, [1, 2, 3], {"y": 2, "z": 3})
+
+
+def test_snapshot_writes_the_same_bytes_whether_it_runs_before_or_after_later_updates():
+    def build() -> Keyed:
+        s = Keyed()
+        for i in range(20):
+            s.at(i).value.update(i)
+            s.list.add(i)
+            s.map.put(i, str(i))
+        return s
+
+    early, late = build(), build()
+    early_bytes, late_bytes = Writer(), Writer()
+    early.backend.snapshot()(early_bytes)
+    snap = late.backend.snapshot()
+    for i in range(20):
+        late.at(i).list.add("after")
+        late.map.put("after", i)
+        late.map.remove(i)
+        late.value.clear()
+    snap(late_bytes)
+    assert late_bytes.written == early_bytes.written
+
+
+def test_empty_backend_writes_nothing():
+    writer = Writer()
+    assert Keyed().backend.snapshot()(writer) == []
+    assert writer.written == []
+
+
+keys = st.sampled_from(["a", "b", "c", 1, 2, ("t", 1)])
+small = st.integers(0, 5)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("value"), keys, st.none() | small),
+        st.tuples(st.just("add"), keys, small),
+        st.tuples(st.just("update_list"), keys, st.lists(small, max_size=3)),
+        st.tuples(st.just("put"), keys, small, small),
+        st.tuples(st.just("remove"), keys, small),
+        st.tuples(st.just("clear"), keys),
+    ),
+    max_size=25,
+)
+
+
+def apply(s: Keyed, model: dict, op: tuple) -> None:
+    kind, key = op[0], op[1]
+    s.at(key)
+    value, items, mapping = model.get(key, (None, [], {}))
+    if kind == "value":
+        s.value.update(op[2])
+        value = op[2]
+    elif kind == "add":
+        s.list.add(op[2])
+        items = [*items, op[2]]
+    elif kind == "update_list":
+        s.list.update(op[2])
+        items = list(op[2])
+    elif kind == "put":
+        s.map.put(op[2], op[3])
+        mapping = {**mapping, op[2]: op[3]}
+    elif kind == "remove":
+        s.map.remove(op[2])
+        mapping = {k: v for k, v in mapping.items() if k != op[2]}
+    else:
+        s.value.clear()
+        s.list.clear()
+        s.map.clear()
+        value, items, mapping = None, [], {}
+    model[key] = (value, items, mapping)
+
+
+@given(first=operations, second=operations, third=operations)
+def test_every_snapshot_restores_exactly_the_state_at_its_synchronous_phase(first, second, third):
+    s, model = Keyed(), {}
+    for op in first:
+        apply(s, model, op)
+    snap1, model1 = s.backend.snapshot(), copy.deepcopy(model)
+    for op in second:
+        apply(s, model, op)
+    snap2, model2 = s.backend.snapshot(), copy.deepcopy(model)
+    for op in third:
+        apply(s, model, op)
+    for snap, expected in ((snap2, model2), (snap1, model1)):
+        restored = Keyed()
+        restored.backend.restore(snap(Writer()), Reader())
+        for key in ["a", "b", "c", 1, 2, ("t", 1)]:
+            assert restored.view(key) == expected.get(key, (None, [], {})), key
+    for key, expected in model.items():
+        assert s.view(key) == expected
+
+
+# --- restore by key-group range --------------------------------------------------------------
+
+
+def test_restore_into_two_halves_gets_exactly_the_keys_of_each_range():
+    s = Keyed()
+    all_keys = [f"user-{i}" for i in range(300)]
+    for i, key in enumerate(all_keys):
+        s.at(key).value.update(i)
+        s.list.add(i)
+        s.map.put("i", i)
+    low, high = KeyGroupRange(0, 63), KeyGroupRange(64, 127)
+    restored_low, restored_high = snapshot_and_restore(s, low, high)
+    for i, key in enumerate(all_keys):
+        owner, other = (
+            (restored_low, restored_high)
+            if assign_to_key_group(key, MAX_PARALLELISM) in low
+            else (restored_high, restored_low)
+        )
+        assert owner.view(key) == (i, [i], {"i": i})
+        assert other.view(key) == (None, [], {})
+
+
+def test_restore_from_two_halves_into_one_backend_gets_all_keys():
+    low, high = Keyed(KeyGroupRange(0, 63)), Keyed(KeyGroupRange(64, 127))
+    all_keys = list(range(200))
+    for key in all_keys:
+        half = low if assign_to_key_group(key, MAX_PARALLELISM) < 64 else high
+        half.at(key).value.update(-key)
+    handles = low.backend.snapshot()(Writer()) + high.backend.snapshot()(Writer())
+    merged = Keyed()
+    merged.backend.restore(handles, Reader())
+    assert [merged.at(k).value.value() for k in all_keys] == [-k for k in all_keys]
+
+
+def test_restore_does_not_read_a_stream_without_key_groups_of_its_range():
+    s = Keyed()
+    key = next(k for k in range(1000) if assign_to_key_group(k, MAX_PARALLELISM) < 64)
+    s.at(key).value.update("low")
+    handles = s.backend.snapshot()(Writer())
+    reader = Reader()
+    Keyed(KeyGroupRange(64, 127)).backend.restore(handles, reader)
+    assert reader.reads == 0
+
+
+# --- operator state --------------------------------------------------------------------------
+
+
+def operator_snapshots(entries_per_subtask: list[list], union: bool = False) -> list[bytes]:
+    snapshots = []
+    for entries in entries_per_subtask:
+        store = OperatorStateStore()
+        state = store.get_union_list_state("s") if union else store.get_list_state("s")
+        for entry in entries:
+            state.add(entry)
+        snapshots.append(store.snapshot())
+    return snapshots
+
+
+def restored_entries(snapshots, subtask: int, parallelism: int, union: bool = False) -> list:
+    store = OperatorStateStore()
+    store.restore(snapshots, subtask, parallelism)
+    return (store.get_union_list_state("s") if union else store.get_list_state("s")).get()
+
+
+OLD = [[{"split": 0, "offset": 5}, "a0"], ["b0", "b1", "b2"], [], [7]]
+
+
+def test_split_state_with_the_same_parallelism_restores_each_subtask_its_own_entries():
+    snapshots = operator_snapshots(OLD)
+    for subtask, entries in enumerate(OLD):
+        assert restored_entries(snapshots, subtask, len(OLD)) == entries
+
+
+def test_union_state_restores_every_entry_to_every_subtask():
+    snapshots = operator_snapshots(OLD, union=True)
+    everything = [e for entries in OLD for e in entries]
+    for parallelism in (1, 4, 6):
+        for subtask in range(parallelism):
+            assert restored_entries(snapshots, subtask, parallelism, union=True) == everything
+
+
+@given(
+    old=st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=5), min_size=1, max_size=5),
+    parallelism=st.integers(1, 7),
+)
+def test_split_state_is_partitioned_among_the_new_subtasks_at_any_parallelism(old, parallelism):
+    snapshots = [
+        None if not entries else s for entries, s in zip(old, operator_snapshots(old), strict=True)
+    ]
+    shares = [restored_entries(snapshots, i, parallelism) for i in range(parallelism)]
+    assert sorted(e for share in shares for e in share) == sorted(e for es in old for e in es)
+    if parallelism == len(old):
+        assert shares == old
+
+
+def test_operator_state_rejects_another_mode_under_the_same_name_and_tracks_emptiness():
+    store = OperatorStateStore()
+    state = store.get_list_state("offsets")
+    assert store.is_empty()
+    state.add(1)
+    assert not store.is_empty()
+    with pytest.raises(ValueError, match="'offsets' is split list state"):
+        store.get_union_list_state("offsets")
+    state.update([])
+    assert store.is_empty()
