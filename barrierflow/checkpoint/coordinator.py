@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +44,17 @@ log = logging.getLogger("barrierflow.checkpoint")
 
 class CheckpointFailuresExceeded(Exception):
     """More consecutive checkpoint failures than ``tolerable-failed-checkpoints``."""
+
+
+@dataclass(frozen=True)
+class CompletedCheckpointStats:
+    checkpoint_id: int
+    duration_ms: float
+    state_size: int
+    num_tasks: int
+
+
+HISTORY_LENGTH = 1000
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,7 @@ class CheckpointCoordinator:
         self._final_due = False
         self.num_completed = 0
         self.num_failed = 0
+        self.history: deque[CompletedCheckpointStats] = deque(maxlen=HISTORY_LENGTH)
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -189,12 +202,16 @@ class CheckpointCoordinator:
         # Older pending checkpoints can never complete usefully once a newer one did.
         for older in [c for c in self._pending if c < cid]:
             self._abort(older, f"subsumed by checkpoint {cid}", failure=False)
+        stats = CompletedCheckpointStats(
+            cid, (now - started) * 1000, metadata.state_size(), len(pending.acknowledged)
+        )
+        self.history.append(stats)
         log.info(
             "Completed checkpoint %d in %.0f ms: %s, %d tasks",
             cid,
-            (now - started) * 1000,
-            _human_bytes(metadata.state_size()),
-            len(pending.acknowledged),
+            stats.duration_ms,
+            _human_bytes(stats.state_size),
+            stats.num_tasks,
         )
         # 4. notify: sinks commit
         for task in self._tasks:

@@ -33,6 +33,7 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
+    CompletedCheckpointStats,
     CoordinatorConfig,
 )
 from barrierflow.checkpoint.metadata import CheckpointMetadata
@@ -84,6 +85,8 @@ class JobExecutionResult:
     checkpoint_ids: tuple[int, ...] = ()  # the retained ones
     num_completed_checkpoints: int = 0
     num_failed_checkpoints: int = 0
+    checkpoint_history: tuple[CompletedCheckpointStats, ...] = ()
+    processing_ms: int = 0  # last attempt: all tasks running -> all tasks finished
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -123,6 +126,8 @@ class _Attempt:
     running_tasks: set[tuple[str, int]] = field(default_factory=set)
     finished_tasks: set[tuple[str, int]] = field(default_factory=set)
     ended_inputs: set[tuple[str, int]] = field(default_factory=set)
+    all_running_at: float | None = None
+    all_finished_at: float | None = None
     spark_done: bool = False
     spark_error: BaseException | None = None
     failure: _Failure | None = None
@@ -333,8 +338,10 @@ class JobMaster:
             attempt.stopped_slots.add(m.slot)
         elif isinstance(m, msg.TaskRunning):
             attempt.running_tasks.add((m.vertex, m.subtask))
-            if attempt.running_tasks == attempt.tasks and self._coordinator is not None:
-                self._coordinator.all_tasks_running()
+            if attempt.running_tasks == attempt.tasks:
+                attempt.all_running_at = now
+                if self._coordinator is not None:
+                    self._coordinator.all_tasks_running()
         elif isinstance(m, msg.AcknowledgeCheckpoint):
             if self._coordinator is not None:
                 self._coordinator.on_acknowledge(m)
@@ -348,6 +355,8 @@ class JobMaster:
                 self._coordinator.sources_finished()
         elif isinstance(m, msg.TaskFinished):
             attempt.finished_tasks.add((m.vertex, m.subtask))
+            if attempt.finished_tasks == attempt.tasks:
+                attempt.all_finished_at = now
         elif isinstance(m, msg.TaskFailed) and attempt.failure is None:
             attempt.failure = _Failure(m.error, m.traceback)
 
@@ -459,7 +468,13 @@ class JobMaster:
         final = None
         ids: tuple[int, ...] = ()
         completed = failed = 0
+        history: tuple[CompletedCheckpointStats, ...] = ()
+        attempt = self._attempt
+        processing_ms = 0
+        if attempt and attempt.all_running_at and attempt.all_finished_at:
+            processing_ms = int((attempt.all_finished_at - attempt.all_running_at) * 1000)
         if self._coordinator is not None:
+            history = tuple(self._coordinator.history)
             ids = tuple(c.checkpoint_id for c in self._coordinator.store.all())
             completed, failed = self._coordinator.num_completed, self._coordinator.num_failed
             if ids:
@@ -473,6 +488,8 @@ class JobMaster:
             checkpoint_ids=ids,
             num_completed_checkpoints=completed,
             num_failed_checkpoints=failed,
+            checkpoint_history=history,
+            processing_ms=processing_ms,
         )
 
 

@@ -166,3 +166,25 @@ def test_a_job_that_keeps_failing_gives_up_after_the_configured_restarts(spark, 
     env.from_source(SequenceSource(1, 10), "numbers").map(lambda x: x / 0).sink_to(DiscardingSink())
     with pytest.raises(JobExecutionError, match=r"after 3 attempt\(s\).*ZeroDivisionError"):
         env.execute("always-failing")
+
+
+def test_execute_async_reports_running_and_cancel_stops_the_job_within_seconds(spark, tmp_path):
+    import time
+
+    from barrierflow import JobCanceledError, JobStatus
+
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    odd_even.build(env, 10_000_000, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.001)
+    client = env.execute_async("to-cancel")
+    deadline = time.monotonic() + 60
+    while not glob.glob(str(tmp_path / "ckpt" / "*" / "chk-*" / "_metadata")):
+        assert time.monotonic() < deadline, "no checkpoint completed within 60 s"
+        time.sleep(0.1)
+    assert client.get_job_status() is JobStatus.RUNNING
+
+    canceled_at = time.monotonic()
+    client.cancel()
+    with pytest.raises(JobCanceledError):
+        client.get_job_execution_result(timeout_s=30)
+    assert client.get_job_status() is JobStatus.CANCELED
+    assert time.monotonic() - canceled_at < 15

@@ -35,10 +35,11 @@ class RunningSum(KeyedProcessFunction):
 class Fault:
     """Fail once, at the first record >= ``at_value`` seen after a checkpoint completed."""
 
-    kind: str  # "kill" (SIGKILL of the worker process) or "raise"
+    kind: str  # "kill" (SIGKILL of the process), "raise", or "corrupt" (newest _metadata, raise)
     at_value: int
     marker: str  # created when the fault fires, so it fires once across attempts
     checkpoint_dir: str
+    min_checkpoints: int = 1
 
 
 class Throttle(MapFunction):
@@ -57,13 +58,18 @@ class Throttle(MapFunction):
             and value >= fault.at_value
             and value % 50 == 0
             and not os.path.exists(fault.marker)
-            and glob.glob(os.path.join(fault.checkpoint_dir, "*", "chk-*", "_metadata"))
         ):
-            with open(fault.marker, "w") as f:
-                f.write(f"{value} pid {os.getpid()}\n")
-            if fault.kind == "kill":
-                os.kill(os.getpid(), signal.SIGKILL)
-            raise RuntimeError(f"injected failure at {value}")
+            completed = glob.glob(os.path.join(fault.checkpoint_dir, "*", "chk-*", "_metadata"))
+            if len(completed) >= fault.min_checkpoints:
+                with open(fault.marker, "w") as f:
+                    f.write(f"{value} pid {os.getpid()}\n")
+                if fault.kind == "kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if fault.kind == "corrupt":
+                    newest = max(completed, key=lambda p: int(p.split("chk-")[1].split("/")[0]))
+                    with open(newest, "r+b") as f:
+                        f.truncate(20)
+                raise RuntimeError(f"injected failure at {value}")
         return value
 
 
@@ -79,15 +85,18 @@ def build(
     delay_s: float = 0.0,
     fault: Fault | None = None,
     source_parallelism: int | None = None,
+    num_retained: int = 1,
 ) -> StreamExecutionEnvironment:
     if checkpoint_dir is not None:
         env.enable_checkpointing(interval_ms)
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
+        env.get_checkpoint_config().set_num_retained_checkpoints(num_retained)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
-    throttled = env.from_source(SequenceSource(1, n), "numbers").map(Throttle(delay_s, fault))
+    source = env.from_source(SequenceSource(1, n), "numbers")
+    throttled = source.map(Throttle(delay_s, fault))
     if source_parallelism:  # the throttle stays chained to the source
+        source.set_parallelism(source_parallelism)
         throttled.set_parallelism(source_parallelism)
-        throttled._env._transformations[-2].parallelism = source_parallelism
     (
         throttled.uid("throttle")
         .key_by(lambda x: x % 2)

@@ -1,0 +1,79 @@
+"""A slow operator back-pressures the source: the source never runs further ahead of it than
+the credits of its input channel allow, instead of reading all of its input at once."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import cloudpickle
+import pytest
+
+from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.functions import KeyedProcessFunction, MapFunction
+
+pytestmark = pytest.mark.spark
+
+N = 40_000
+BUFFER = 1024
+CREDITS = 4
+
+
+class ReportProgress(MapFunction):
+    """At the source: publishes how far the source has read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def map(self, value):
+        if value % 100 == 0:
+            tmp = f"{self.path}.tmp"
+            with open(tmp, "w") as f:
+                f.write(str(value))
+            os.replace(tmp, self.path)
+        return value
+
+
+class SlowCount(KeyedProcessFunction):
+    """Slow on purpose; emits how far ahead of it the source is, every 100 records."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.processed = 0
+
+    def process_element(self, value, ctx):
+        time.sleep(0.00005)
+        self.processed += 1
+        if self.processed % 100 == 0:
+            with open(self.path) as f:
+                read = int(f.read() or 0)
+            yield [self.processed, read - self.processed]
+
+
+cloudpickle.register_pickle_by_value(__import__(__name__, fromlist=["_"]))
+
+
+def test_a_slow_consumer_bounds_how_far_the_source_reads_ahead(spark, tmp_path):
+    progress = str(tmp_path / "progress")
+    with open(progress, "w") as f:
+        f.write("0")
+    env = StreamExecutionEnvironment().set_parallelism(1)
+    (
+        env.from_source(SequenceSource(1, N), "numbers")
+        .map(ReportProgress(progress))
+        .key_by(lambda x: x % 7)
+        .process(SlowCount(progress))
+        .sink_to(FileSink(str(tmp_path / "out")))
+    )
+    env.execute("back-pressure")
+
+    from tests.jobs.odd_even import read_committed
+
+    lags = [lag for _, lag in read_committed(str(tmp_path / "out"))]
+    assert len(lags) == N // 100
+    # In flight at most: the credited buffers, the one being filled, the one being processed,
+    # plus the staleness of the progress file. Without back-pressure the lag would reach ~N.
+    bound = (CREDITS + 2) * BUFFER + 200
+    assert max(lags) <= bound, f"the source ran {max(lags)} records ahead (bound {bound})"
+    assert max(lags) > BUFFER, "no lag at all: the consumer was not slower than the source"

@@ -1,0 +1,84 @@
+"""Invalid configuration fails in execute() before any Spark session or job starts, with a
+message that says what to change."""
+
+from __future__ import annotations
+
+import pytest
+
+from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.cluster.spark import session
+from barrierflow.connectors import DiscardingSink, SequenceSource
+
+
+@pytest.fixture(autouse=True)
+def no_spark(monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("Spark was started for an invalid job")
+
+    monkeypatch.setattr(session, "get_or_create_session", refuse)
+
+
+def _job(env: StreamExecutionEnvironment) -> StreamExecutionEnvironment:
+    env.from_source(SequenceSource(1, 10), "numbers").sink_to(DiscardingSink())
+    return env
+
+
+@pytest.mark.parametrize("interval", [-1, 0, 5, 1.5, "100"])
+def test_a_bad_checkpoint_interval_is_refused_with_the_rule(interval):
+    with pytest.raises(ConfigurationError, match="checkpoint interval must be an integer"):
+        StreamExecutionEnvironment().enable_checkpointing(interval)
+
+
+@pytest.mark.parametrize("parallelism", [0, -2, 2.0])
+def test_a_bad_parallelism_is_refused(parallelism):
+    with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+        StreamExecutionEnvironment().set_parallelism(parallelism)
+    env = StreamExecutionEnvironment()
+    with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+        env.from_source(SequenceSource(1, 2), "s").set_parallelism(parallelism)
+
+
+def test_parallelism_above_max_parallelism_is_refused_before_spark():
+    env = _job(StreamExecutionEnvironment().set_parallelism(8).set_max_parallelism(4))
+    with pytest.raises(ConfigurationError, match="above the max parallelism 4"):
+        env.execute("too-wide")
+
+
+def test_an_unknown_storage_scheme_is_refused_before_spark():
+    env = _job(StreamExecutionEnvironment())
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().set_checkpoint_storage("nosuchscheme://bucket/ckpt")
+    with pytest.raises(ConfigurationError, match=r"nosuchscheme.*cannot be used.*file:///path"):
+        env.execute("bad-scheme")
+
+
+def test_an_unwritable_checkpoint_directory_is_refused_before_spark(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    env = _job(StreamExecutionEnvironment())
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().set_checkpoint_storage(str(blocker / "ckpt"))
+    with pytest.raises(ConfigurationError, match="is not writable"):
+        env.execute("unwritable")
+
+
+def test_checkpointing_without_storage_says_how_to_set_it():
+    env = _job(StreamExecutionEnvironment())
+    env.enable_checkpointing(100)
+    with pytest.raises(ConfigurationError, match="set_checkpoint_storage"):
+        env.execute("no-storage")
+
+
+def test_restoring_from_a_path_that_is_not_a_checkpoint_names_the_path(tmp_path):
+    env = _job(StreamExecutionEnvironment()).set_restore_path(str(tmp_path / "nothing"))
+    with pytest.raises(ConfigurationError, match=r"cannot restore from .*nothing"):
+        env.execute("restore-nothing")
+
+
+def test_a_corrupt_metadata_file_to_restore_from_is_named(tmp_path):
+    chk = tmp_path / "job" / "chk-3"
+    chk.mkdir(parents=True)
+    (chk / "_metadata").write_bytes(b"BFLWMETA garbage")
+    env = _job(StreamExecutionEnvironment()).set_restore_path(str(chk))
+    with pytest.raises(ConfigurationError, match=r"chk-3/_metadata is unusable: truncated"):
+        env.execute("restore-corrupt")
