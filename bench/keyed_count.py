@@ -79,7 +79,9 @@ def main() -> None:
                 "wall_s": round(wall_s, 2),
                 "completed_checkpoints": result.num_completed_checkpoints,
                 "failed_checkpoints": result.num_failed_checkpoints,
-                "checkpoint_ms_median": round(statistics.median(durations), 1) if durations else None,
+                "checkpoint_ms_median": round(statistics.median(durations), 1)
+                if durations
+                else None,
                 "checkpoint_ms_max": round(max(durations), 1) if durations else None,
                 "checkpointed_bytes_last": (
                     result.checkpoint_history[-1].state_size if durations else 0
