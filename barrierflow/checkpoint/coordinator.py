@@ -55,6 +55,7 @@ class CompletedCheckpointStats:
 
 
 HISTORY_LENGTH = 1000
+SLOW_REPORT_AFTER_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class CheckpointCoordinator:
         self.store = CompletedCheckpointStore(config.num_retained)
         self._pending: dict[int, PendingCheckpoint] = {}
         self._started: dict[int, float] = {}
+        self._next_slow_report: dict[int, float] = {}
         self._next_id = first_checkpoint_id
         self._attempt = 0
         self._tasks: frozenset[TaskKey] = frozenset()
@@ -131,6 +133,17 @@ class CheckpointCoordinator:
         for cid, started in list(self._started.items()):
             if now - started > self._config.timeout_s:
                 self._abort(cid, f"timed out after {self._config.timeout_s:g} s", failure=True)
+            elif now - started > self._next_slow_report.get(cid, SLOW_REPORT_AFTER_S):
+                self._next_slow_report[cid] = now - started + SLOW_REPORT_AFTER_S
+                waiting = sorted(self._pending[cid].not_yet_acknowledged)
+                log.warning(
+                    "Checkpoint %d has been running for %.0f s; waiting for %d of %d tasks: %s",
+                    cid,
+                    now - started,
+                    len(waiting),
+                    len(self._tasks),
+                    ", ".join(f"{v}[{i}]" for v, i in waiting[:10]),
+                )
         decision = self._policy.decide(
             now,
             self._last_trigger_s,
