@@ -32,6 +32,30 @@ class Count(KeyedProcessFunction):
         return ((key, count),)
 
 
+def verify(metadata_path: str | None, events: int, keys: int) -> None:
+    """Restores the final checkpoint's keyed state into one backend and checks the counts."""
+    from barrierflow.checkpoint.metadata import InlineHandle
+    from barrierflow.checkpoint.storage import CheckpointStorage, locate_checkpoint
+    from barrierflow.state.backends.hashmap import HashMapStateBackend
+    from barrierflow.state.key_groups import KeyGroupRange
+
+    if metadata_path is None:
+        raise SystemExit("--verify needs checkpointing")
+    root, cid = locate_checkpoint(metadata_path)
+    storage = CheckpointStorage(root)
+    metadata = storage.read_metadata(cid)
+    (op,) = [o for o in metadata.operators if any(s.keyed_state for s in o.subtasks)]
+    backend = HashMapStateBackend(op.max_parallelism, KeyGroupRange(0, op.max_parallelism - 1))
+    handles = [h for s in op.subtasks for h in s.keyed_state]
+    backend.restore(
+        handles,
+        lambda h: h.data if isinstance(h, InlineHandle) else storage.read_state_file(h),
+    )
+    counts = backend._tables["count"].data
+    assert len(counts) == keys, f"{len(counts)} keys in the final checkpoint, expected {keys}"
+    assert sum(counts.values()) == events, f"counts add up to {sum(counts.values())}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2_000_000)
@@ -41,6 +65,11 @@ def main() -> None:
     parser.add_argument("--mode", choices=["exactly-once", "at-least-once"], default="exactly-once")
     parser.add_argument("--no-checkpointing", action="store_true")
     parser.add_argument("--checkpoint-dir", default=None)
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="check that the final checkpoint's counts add up to --events over --keys keys",
+    )
     args = parser.parse_args()
 
     keys = args.keys
@@ -65,6 +94,8 @@ def main() -> None:
     result = env.execute("keyed-count")
     wall_s = time.monotonic() - started
     durations = [c.duration_ms for c in result.checkpoint_history]
+    if args.verify:
+        verify(result.final_checkpoint, args.events, keys)
     print(
         json.dumps(
             {

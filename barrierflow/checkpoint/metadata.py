@@ -147,8 +147,3 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
 
 def content_checksum(data: bytes | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def metadata_to_builtins(metadata: CheckpointMetadata) -> dict:
-    """Plain JSON-able form for ``checkpoints show --json``."""
-    return msgspec.to_builtins(metadata, enc_hook=None)

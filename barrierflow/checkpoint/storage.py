@@ -61,10 +61,6 @@ class CheckpointStorage:
         self.job_root_uri = job_root_uri
         self._fs, self.job_root = resolve_filesystem(job_root_uri)
 
-    @property
-    def filesystem(self) -> pafs.FileSystem:
-        return self._fs
-
     def absolute(self, rel_path: str) -> str:
         return posixpath.join(self.job_root, rel_path)
 
@@ -125,10 +121,6 @@ class CheckpointStorage:
         path = self.absolute(layout.checkpoint_dir(checkpoint_id))
         with contextlib.suppress(FileNotFoundError):
             self._fs.delete_dir(path)
-
-    def discard_job_dir(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._fs.delete_dir(self.job_root)
 
     def check_writable(self) -> None:
         """Fails early, with the path, where the job could not write its checkpoints."""

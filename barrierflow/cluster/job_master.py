@@ -105,7 +105,8 @@ class JobPlan:
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
     restore_root_uri: str | None = None
-    bind_host: str = "127.0.0.1"
+    bind_host: str = "127.0.0.1"  # where the JobMaster listens
+    slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
 
 
@@ -159,6 +160,7 @@ class JobMaster:
                 first_checkpoint_id=first_id,
             )
         self._attempt: _Attempt | None = None
+        self._next_tick = 0.0
 
     # --- public -------------------------------------------------------------------------------
 
@@ -262,7 +264,7 @@ class JobMaster:
                     slot,
                     number,
                     self.endpoint,
-                    plan.bind_host,
+                    plan.slot_bind_host,
                     tuple(tasks),
                     heartbeat_timeout_s=plan.heartbeat_timeout_s,
                 )
@@ -285,7 +287,7 @@ class JobMaster:
         poller = zmq.Poller()
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._mailbox.socket, zmq.POLLIN)
-        next_tick = time.monotonic()
+        self._next_tick = time.monotonic()
         next_heartbeat = time.monotonic()
         while attempt.failure is None and not self._canceled:
             if attempt.spark_done and attempt.finished_tasks == attempt.tasks:
@@ -293,16 +295,17 @@ class JobMaster:
             now = time.monotonic()
             # Trigger only once every task runs: a trigger to a task not yet connected is lost.
             all_running = attempt.running_tasks == attempt.tasks
-            if self._coordinator is not None and all_running and now >= next_tick:
+            if self._coordinator is not None and all_running and now >= self._next_tick:
                 try:
-                    next_tick = self._coordinator.tick()
+                    self._next_tick = self._coordinator.tick()
                 except CheckpointFailuresExceeded as e:
                     attempt.failure = _Failure(str(e))
                     return
             if now >= next_heartbeat:
                 self._heartbeat(attempt, now)
                 next_heartbeat = now + 0.5
-            timeout_ms = max(1, int((min(next_tick, next_heartbeat) - time.monotonic()) * 1000))
+            wake = min(self._next_tick, next_heartbeat)
+            timeout_ms = max(1, int((wake - time.monotonic()) * 1000))
             poller.poll(min(timeout_ms, 500))
             self._drain(attempt)
 
@@ -353,6 +356,7 @@ class JobMaster:
             sources = set(self.plan.graph.source_subtasks)
             if sources <= attempt.ended_inputs and self._coordinator is not None:
                 self._coordinator.sources_finished()
+                self._next_tick = now  # the final checkpoint is due at once
         elif isinstance(m, msg.TaskFinished):
             attempt.finished_tasks.add((m.vertex, m.subtask))
             if attempt.finished_tasks == attempt.tasks:

@@ -44,10 +44,6 @@ class StreamGraph:
     nodes: list[StreamNode]
     max_parallelism: int
 
-    @property
-    def sources(self) -> list[StreamNode]:
-        return [n for n in self.nodes if n.kind is TransformationKind.SOURCE]
-
 
 def build_stream_graph(
     job_name: str,

@@ -37,7 +37,7 @@ class SlotDescriptor:
     slot: int
     attempt: int
     jobmaster_endpoint: str
-    bind_host: str
+    bind_host: str | None  # None: this host's address (executors of a cluster)
     tasks: tuple[TaskDescriptor, ...]
     heartbeat_timeout_s: float = 10.0
     cancel_grace_s: float = 5.0
@@ -52,6 +52,7 @@ def _gate_name(attempt: int, token: int, vertex: str, subtask: int) -> str:
 
 
 def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> str:
+    bind_host = slot.bind_host or socket.gethostbyname(socket.gethostname())
     context = zmq.Context()
     control = context.socket(zmq.DEALER)
     control.setsockopt(zmq.IDENTITY, msg.slot_identity(slot.attempt, slot.slot))
@@ -72,9 +73,7 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
             if d.num_input_channels == 0:
                 continue
             gate = InputGate(context, d.num_input_channels, d.token, initial_credit=4)
-            tcp, in_proc = gate.bind(
-                slot.bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask)
-            )
+            tcp, in_proc = gate.bind(bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask))
             gates[(d.vertex, d.subtask)] = gate
             local[f"{d.vertex}/{d.subtask}"] = tcp
             inproc[(d.vertex, d.subtask)] = in_proc

@@ -48,3 +48,14 @@ def _check_slots(session, num_slots: int) -> None:
                 f"Spark session {master} has {available}; start it with local[{num_slots}] or "
                 "lower the parallelism"
             )
+
+
+def network_hosts(session) -> tuple[str, str | None]:
+    """(address the JobMaster binds, address slots bind or None for their own host's).
+
+    Local masters keep everything on the loopback interface.
+    """
+    sc = session.sparkContext
+    if sc.master.startswith("local"):
+        return "127.0.0.1", "127.0.0.1"
+    return sc.getConf().get("spark.driver.host"), None

@@ -34,7 +34,6 @@ class InputGate:
         self._blocked: set[int] = set()
         self._finished: set[int] = set()
         self._next = 0
-        self.bytes_received = 0
 
     @property
     def num_channels(self) -> int:
@@ -71,8 +70,6 @@ class InputGate:
                 )
                 continue
             payload = frames[2] if len(frames) > 2 else None
-            if payload is not None:
-                self.bytes_received += len(payload)
             self._queues[channel].append((Kind(kind), payload))
 
     def poll_next(self) -> tuple[int, Kind, bytes | None] | None:

@@ -28,7 +28,7 @@ class RecordRoutingError(Exception):
 
 
 class OutputChannel:
-    __slots__ = ("_backlog", "_credit", "_headers", "_token", "bytes_sent", "socket")
+    __slots__ = ("_backlog", "_credit", "_headers", "_token", "socket")
 
     def __init__(
         self, context: zmq.Context, endpoint: str, identity: bytes, token: int, channel: int
@@ -41,7 +41,6 @@ class OutputChannel:
         self._headers = {k: header(token, k, channel) for k in Kind}
         self._credit = 0
         self._backlog: deque[tuple[Kind, bytes | None]] = deque()
-        self.bytes_sent = 0
         self.socket.send(self._headers[Kind.HELLO])
 
     @property
@@ -66,7 +65,6 @@ class OutputChannel:
             self.socket.send(self._headers[kind])
         else:
             self.socket.send_multipart((self._headers[kind], payload), copy=len(payload) < 4096)
-            self.bytes_sent += len(payload)
 
     def receive_credits(self) -> None:
         """Takes the credits that arrived and sends what the backlog may now send."""
@@ -176,10 +174,6 @@ class ResultPartition:
     @property
     def backlogged(self) -> bool:
         return any(c.backlogged for c in self.channels)
-
-    @property
-    def bytes_sent(self) -> int:
-        return sum(c.bytes_sent for c in self.channels)
 
     def receive_credits(self) -> None:
         for channel in self.channels:
