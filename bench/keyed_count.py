@@ -93,7 +93,8 @@ def main() -> None:
     started = time.monotonic()
     result = env.execute("keyed-count")
     wall_s = time.monotonic() - started
-    durations = [c.duration_ms for c in result.checkpoint_history]
+    completed = [c for c in result.checkpoint_history if c.status.value == "COMPLETED"]
+    durations = [c.duration_ms for c in completed]
     if args.verify:
         verify(result.final_checkpoint, args.events, keys)
     print(
@@ -114,9 +115,7 @@ def main() -> None:
                 if durations
                 else None,
                 "checkpoint_ms_max": round(max(durations), 1) if durations else None,
-                "checkpointed_bytes_last": (
-                    result.checkpoint_history[-1].state_size if durations else 0
-                ),
+                "checkpointed_bytes_last": (completed[-1].state_size if completed else 0),
             }
         )
     )

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class CheckpointingMode(enum.Enum):
     EXACTLY_ONCE = "EXACTLY_ONCE"
     AT_LEAST_ONCE = "AT_LEAST_ONCE"
+
+
+class ExternalizedCheckpointRetention(enum.Enum):
+    """What happens to the retained checkpoints when the job is canceled. On failure they are
+    always kept; when a bounded job finishes, its final checkpoint is kept (docs/adr/0003)."""
+
+    NO_EXTERNALIZED_CHECKPOINTS = "NO_EXTERNALIZED_CHECKPOINTS"  # deleted on cancel
+    DELETE_ON_CANCELLATION = "DELETE_ON_CANCELLATION"
+    RETAIN_ON_CANCELLATION = "RETAIN_ON_CANCELLATION"
 
 
 class ConfigurationError(ValueError):
@@ -31,7 +40,12 @@ class CheckpointConfig:
     num_retained: int = 1
     storage: str | None = None
     data_inline_threshold_bytes: int = 20 * 1024
-    extra: dict = field(default_factory=dict)
+    write_buffer_size: int = 4096
+    externalized_retention: ExternalizedCheckpointRetention = (
+        ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    )
+    checkpoints_after_tasks_finish: bool = True
+    savepoint_dir: str | None = None
 
     # --- PyFlink names ----------------------------------------------------------------------
 
@@ -127,4 +141,31 @@ class CheckpointConfig:
             f"data-inline-threshold must be between 0 and 1 MB, got {size_bytes!r}",
         )
         self.data_inline_threshold_bytes = size_bytes
+        return self
+
+    def set_externalized_checkpoint_retention(
+        self, retention: ExternalizedCheckpointRetention
+    ) -> CheckpointConfig:
+        _require(
+            isinstance(retention, ExternalizedCheckpointRetention),
+            f"retention must be an ExternalizedCheckpointRetention, got {retention!r}",
+        )
+        self.externalized_retention = retention
+        return self
+
+    def get_externalized_checkpoint_retention(self) -> ExternalizedCheckpointRetention:
+        return self.externalized_retention
+
+    def is_externalized_checkpoints_enabled(self) -> bool:
+        return (
+            self.externalized_retention
+            is not ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+        )
+
+    def set_checkpoints_after_tasks_finish(self, enabled: bool) -> CheckpointConfig:
+        self.checkpoints_after_tasks_finish = bool(enabled)
+        return self
+
+    def set_savepoint_dir(self, uri: str) -> CheckpointConfig:
+        self.savepoint_dir = uri
         return self

@@ -17,7 +17,9 @@ from barrierflow.api.checkpoint_config import (
     CheckpointConfig,
     CheckpointingMode,
     ConfigurationError,
+    ExternalizedCheckpointRetention,
 )
+from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream, Transformation, TransformationKind
 from barrierflow.checkpoint.coordinator import CoordinatorConfig
 from barrierflow.checkpoint.storage import (
@@ -32,11 +34,8 @@ from barrierflow.cluster.job_master import (
     JobPlan,
     JobStatus,
 )
-from barrierflow.cluster.restart_strategy import (
-    FixedDelayRestart,
-    NoRestart,
-    RestartStrategy,
-)
+from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -72,10 +71,56 @@ class StreamExecutionEnvironment:
         self._buffer_size = 1024
         self._restore_path: str | None = None
         self._spark = None
+        self._configuration = Configuration()
+        cli_conf = _cli_overrides.get("configuration")
+        self.configure(Configuration.from_environment().merge(cli_conf or Configuration()))
 
     @staticmethod
-    def get_execution_environment() -> StreamExecutionEnvironment:
-        return StreamExecutionEnvironment()
+    def get_execution_environment(
+        configuration: Configuration | None = None,
+    ) -> StreamExecutionEnvironment:
+        env = StreamExecutionEnvironment()
+        if configuration is not None:
+            env.configure(configuration)
+        return env
+
+    def configure(self, configuration: Configuration | dict) -> StreamExecutionEnvironment:
+        """Applies every option set in ``configuration`` (Flink keys; see config_options)."""
+        conf = (
+            configuration
+            if isinstance(configuration, Configuration)
+            else Configuration(configuration)
+        )
+        self._configuration = self._configuration.merge(conf)
+        cc = self._checkpoint_config
+        cp = "execution.checkpointing."
+        appliers = {
+            cp + "interval": lambda v: cc.set_checkpoint_interval(v),
+            cp + "mode": lambda v: cc.set_checkpointing_mode(CheckpointingMode(v)),
+            cp + "timeout": cc.set_checkpoint_timeout,
+            cp + "min-pause": cc.set_min_pause_between_checkpoints,
+            cp + "max-concurrent-checkpoints": cc.set_max_concurrent_checkpoints,
+            cp + "tolerable-failed-checkpoints": cc.set_tolerable_checkpoint_failure_number,
+            cp + "externalized-checkpoint-retention": lambda v: (
+                cc.set_externalized_checkpoint_retention(ExternalizedCheckpointRetention(v))
+            ),
+            cp + "checkpoints-after-tasks-finish": cc.set_checkpoints_after_tasks_finish,
+            cp + "dir": cc.set_checkpoint_storage,
+            cp + "savepoint-dir": cc.set_savepoint_dir,
+            cp + "num-retained": cc.set_num_retained_checkpoints,
+            cp + "data-inline-threshold": cc.set_data_inline_threshold,
+            cp + "write-buffer-size": lambda v: setattr(cc, "write_buffer_size", v),
+            "parallelism.default": self.set_parallelism,
+            "pipeline.max-parallelism": self.set_max_parallelism,
+            "execution.buffer-timeout": self.set_buffer_timeout,
+        }
+        for key in conf:
+            if key in appliers:
+                appliers[key](conf.get(key))
+        return self
+
+    def get_configuration(self) -> Configuration:
+        return self._configuration
 
     # --- configuration --------------------------------------------------------------------
 
@@ -202,9 +247,9 @@ class StreamExecutionEnvironment:
         restore_from = restore_root = None
         if self._restore_path:
             restore_from, restore_root = _read_restore_point(self._restore_path)
-        strategy = self._restart_strategy
-        if strategy is None:
-            strategy = FixedDelayRestart(2**31 - 1, 1.0) if checkpointing else NoRestart()
+        strategy = self._restart_strategy or restart_from_configuration(
+            self._configuration, checkpointing
+        )
         task_config = TaskConfig(
             buffer_size=self._buffer_size,
             buffer_timeout_s=self._buffer_timeout_ms / 1000,
@@ -224,6 +269,7 @@ class StreamExecutionEnvironment:
             restart_strategy=strategy,
             restore_from=restore_from,
             restore_root_uri=restore_root,
+            retention=cc.externalized_retention,
         )
 
     def _job_master(self, job_name: str) -> JobMaster:

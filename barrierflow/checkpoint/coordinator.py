@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
@@ -46,15 +46,6 @@ class CheckpointFailuresExceeded(Exception):
     """More consecutive checkpoint failures than ``tolerable-failed-checkpoints``."""
 
 
-@dataclass(frozen=True)
-class CompletedCheckpointStats:
-    checkpoint_id: int
-    duration_ms: float
-    state_size: int
-    num_tasks: int
-
-
-HISTORY_LENGTH = 1000
 SLOW_REPORT_AFTER_S = 30.0
 
 
@@ -101,7 +92,7 @@ class CheckpointCoordinator:
         self._final_due = False
         self.num_completed = 0
         self.num_failed = 0
-        self.history: deque[CompletedCheckpointStats] = deque(maxlen=HISTORY_LENGTH)
+        self.history = CheckpointHistory(job_id, job_graph.job_name)
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -215,20 +206,48 @@ class CheckpointCoordinator:
         # Older pending checkpoints can never complete usefully once a newer one did.
         for older in [c for c in self._pending if c < cid]:
             self._abort(older, f"subsumed by checkpoint {cid}", failure=False)
-        stats = CompletedCheckpointStats(
-            cid, (now - started) * 1000, metadata.state_size(), len(pending.acknowledged)
-        )
-        self.history.append(stats)
+        record = self._record(pending, CheckpointStatus.COMPLETED, (now - started) * 1000)
+        self._add_to_history(record)
         log.info(
             "Completed checkpoint %d in %.0f ms: %s, %d tasks",
             cid,
-            stats.duration_ms,
-            _human_bytes(stats.state_size),
-            stats.num_tasks,
+            record.duration_ms,
+            _human_bytes(record.state_size),
+            record.num_tasks,
         )
         # 4. notify: sinks commit
         for task in self._tasks:
             self._send(task, msg.NotifyCheckpointComplete(self._attempt, cid))
+
+    def _record(
+        self,
+        pending: PendingCheckpoint,
+        status: CheckpointStatus,
+        duration_ms: float,
+        reason: str | None = None,
+    ) -> CheckpointRecord:
+        acks = list(pending.acknowledged.values())
+        size = sum(s.state_size() for a in acks for s in a.operator_states.values())
+        return CheckpointRecord(
+            checkpoint_id=pending.checkpoint_id,
+            status=status,
+            trigger_timestamp_ms=pending.trigger_timestamp_ms,
+            end_timestamp_ms=int(time.time() * 1000),
+            duration_ms=duration_ms,
+            state_size=size,
+            checkpointed_size=size,  # full snapshots: everything is written each time
+            num_tasks=len(pending.tasks_to_ack),
+            num_acknowledged=len(acks),
+            failure_reason=reason,
+            subtasks=[a.stats for a in acks],
+        )
+
+    def _add_to_history(self, record: CheckpointRecord) -> None:
+        self.history.add(record)
+        try:
+            self._storage.write_history(self.history)
+        except OSError as e:
+            log.warning("Could not write the checkpoint history: %s", e)
 
     def _build_metadata(self, pending: PendingCheckpoint) -> CheckpointMetadata:
         operators = []
@@ -267,10 +286,12 @@ class CheckpointCoordinator:
 
     def _abort(self, cid: int, reason: str, failure: bool) -> None:
         pending = self._pending.pop(cid, None)
-        self._started.pop(cid, None)
+        started = self._started.pop(cid, None)
         if pending is None:
             return
         pending.discarded = True
+        elapsed_ms = (self._clock() - started) * 1000 if started is not None else 0.0
+        self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, reason))
         self._discard(cid)
         for task in self._tasks:
             self._send(task, msg.NotifyCheckpointAborted(self._attempt, cid))

@@ -94,6 +94,7 @@ class SubtaskCheckpointStats(msgspec.Struct, frozen=True):
     async_ms: float
     alignment_ms: float
     state_size: int
+    alignment_bytes: int = 0  # bytes of buffers processed between first and last barrier
 
 
 class CheckpointMetadata(msgspec.Struct, frozen=True):

@@ -14,9 +14,16 @@ import posixpath
 import uuid
 from dataclasses import dataclass
 
+import msgspec
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.history import (
+    HISTORY_FILE,
+    CheckpointHistory,
+    decode_history,
+    encode_history,
+)
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
@@ -73,6 +80,10 @@ class CheckpointStorage:
             out.write(data)
         return FileHandle(rel_path, len(data), content_checksum(data))
 
+    def delete_state_file(self, handle: FileHandle) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_file(self.absolute(handle.path))
+
     def read_state_file(self, handle: FileHandle) -> bytes:
         path = self.absolute(handle.path)
         try:
@@ -97,6 +108,37 @@ class CheckpointStorage:
             out.write(encode_metadata(metadata))
         self._fs.move(tmp, final)
         return final
+
+    def write_history(self, history: CheckpointHistory) -> None:
+        """Replaces ``_history.json`` atomically (a temporary file, then a rename)."""
+        self.write_small_file(HISTORY_FILE, encode_history(history))
+
+    def write_small_file(self, name: str, data: bytes) -> None:
+        final = self.absolute(name)
+        tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
+        self._fs.create_dir(self.job_root, recursive=True)
+        with self._fs.open_output_stream(tmp) as out:
+            out.write(data)
+        self._fs.move(tmp, final)
+
+    def read_small_file(self, name: str) -> bytes | None:
+        try:
+            with self._fs.open_input_stream(self.absolute(name)) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def delete_small_file(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_file(self.absolute(name))
+
+    def read_history(self) -> CheckpointHistory | None:
+        """None when the job has none (or it is unreadable: it is informational only)."""
+        data = self.read_small_file(HISTORY_FILE)
+        try:
+            return decode_history(data) if data is not None else None
+        except msgspec.DecodeError:
+            return None
 
     def read_metadata(self, checkpoint_id: int) -> CheckpointMetadata:
         return read_metadata_file(self._fs, self.absolute(layout.metadata_path(checkpoint_id)))

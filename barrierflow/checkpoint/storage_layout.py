@@ -37,5 +37,6 @@ def exclusive_state_file(
     return f"{checkpoint_dir(checkpoint_id)}/{safe_uid}-{subtask}-a{attempt}.{kind}"
 
 
+JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"

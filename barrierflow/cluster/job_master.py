@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import hmac
+import json
 import logging
 import os
 import random
+import secrets
 import socket
 import time
 from dataclasses import dataclass, field
@@ -29,13 +32,14 @@ from dataclasses import dataclass, field
 import msgspec
 import zmq
 
+from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
-    CompletedCheckpointStats,
     CoordinatorConfig,
 )
+from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.state_assignment import assign_state
 from barrierflow.checkpoint.storage import CheckpointStorage
@@ -85,7 +89,7 @@ class JobExecutionResult:
     checkpoint_ids: tuple[int, ...] = ()  # the retained ones
     num_completed_checkpoints: int = 0
     num_failed_checkpoints: int = 0
-    checkpoint_history: tuple[CompletedCheckpointStats, ...] = ()
+    checkpoint_history: tuple[CheckpointRecord, ...] = ()  # completed and failed, oldest first
     processing_ms: int = 0  # last attempt: all tasks running -> all tasks finished
 
     def get_job_id(self) -> str:
@@ -105,6 +109,9 @@ class JobPlan:
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
     restore_root_uri: str | None = None
+    retention: ExternalizedCheckpointRetention = (
+        ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+    )
     bind_host: str = "127.0.0.1"  # where the JobMaster listens
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
@@ -161,6 +168,7 @@ class JobMaster:
             )
         self._attempt: _Attempt | None = None
         self._next_tick = 0.0
+        self._secret = secrets.token_hex(16)
 
     # --- public -------------------------------------------------------------------------------
 
@@ -170,6 +178,7 @@ class JobMaster:
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
         number = 0
+        self._publish_address()
         try:
             while True:
                 number += 1
@@ -182,6 +191,7 @@ class JobMaster:
                 self._stop_attempt(attempt)
                 if self._canceled:
                     self.status = JobStatus.CANCELED
+                    self._apply_retention_on_cancel()
                     raise JobCanceledError(
                         f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
                     )
@@ -206,9 +216,63 @@ class JobMaster:
                 )
                 self._wait(delay)
         finally:
+            if self._coordinator is not None:
+                self._storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE)
             self._router.close()
             self._mailbox.close()
             self._context.term()
+
+    def _publish_address(self) -> None:
+        """Lets ``barrierflow cancel`` reach this job: the address file under the job's
+        checkpoint directory; only who can read it (and so the secret) may cancel."""
+        if self._coordinator is None:
+            log.info("Job %s runs; its JobMaster listens at %s", self.plan.job_id, self.endpoint)
+            return
+        self._storage.write_small_file(
+            layout.JOBMASTER_ADDRESS_FILE,
+            json.dumps(
+                {
+                    "job_id": self.plan.job_id,
+                    "job_name": self.plan.job_name,
+                    "endpoint": self.endpoint,
+                    "secret": self._secret,
+                    "pid": os.getpid(),
+                }
+            ).encode(),
+        )
+
+    def _apply_retention_on_cancel(self) -> None:
+        if self._coordinator is None:
+            return
+        retained = self._coordinator.store.all()
+        if self.plan.retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION:
+            for c in retained:
+                log.info(
+                    "Retained checkpoint %s",
+                    self._storage.absolute(layout.checkpoint_dir(c.checkpoint_id)),
+                )
+            return
+        for c in retained:
+            self._storage.discard_checkpoint_dir(c.checkpoint_id)
+        log.info(
+            "Deleted %d retained checkpoint(s) on cancel (%s)",
+            len(retained),
+            self.plan.retention.value,
+        )
+
+    def _handle_request(self, identity: bytes, message: msg.AnyMessage) -> bool:
+        """Requests from the command line, in any state of the job. True when handled."""
+        if not isinstance(message, msg.CancelJob):
+            return False
+        ok = message.job_id == self.plan.job_id and hmac.compare_digest(
+            message.secret, self._secret
+        )
+        reply = msg.CancelJobReply(0, ok, "" if ok else "wrong job id or secret")
+        self._router.send_multipart((identity, msg.encode(reply)))
+        if ok:
+            log.warning("Job %s: cancel requested from the command line", self.plan.job_id)
+            self._canceled = True
+        return True
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -316,6 +380,8 @@ class JobMaster:
                 message = msg.decode(data)
             except msgspec.DecodeError:
                 log.warning("Dropped an undecodable control message from %r", identity)
+                continue
+            if self._handle_request(identity, message):
                 continue
             if message.attempt != attempt.number:
                 if message.attempt < attempt.number:
@@ -430,10 +496,12 @@ class JobMaster:
     def _drain_stale(self, attempt: _Attempt) -> None:
         """While stopping: only note which slots stopped or still live."""
         while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            _identity, data = self._router.recv_multipart()
+            identity, data = self._router.recv_multipart()
             try:
                 m = msg.decode(data)
             except msgspec.DecodeError:
+                continue
+            if self._handle_request(identity, m):
                 continue
             if m.attempt == attempt.number:
                 if isinstance(m, msg.SlotStopped):
@@ -451,9 +519,14 @@ class JobMaster:
             mail()
 
     def _wait(self, delay_s: float) -> None:
+        """Sleeps before a restart, still answering cancel requests."""
         deadline = time.monotonic() + delay_s
         while not self._canceled and time.monotonic() < deadline:
-            self._mailbox.socket.poll(max(1, int((deadline - time.monotonic()) * 1000)))
+            self._router.poll(max(1, min(100, int((deadline - time.monotonic()) * 1000))))
+            while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                identity, data = self._router.recv_multipart()
+                with contextlib.suppress(msgspec.DecodeError):
+                    self._handle_request(identity, msg.decode(data))
             for mail in self._mailbox.drain():
                 mail()
 
@@ -472,13 +545,13 @@ class JobMaster:
         final = None
         ids: tuple[int, ...] = ()
         completed = failed = 0
-        history: tuple[CompletedCheckpointStats, ...] = ()
+        history: tuple[CheckpointRecord, ...] = ()
         attempt = self._attempt
         processing_ms = 0
         if attempt and attempt.all_running_at and attempt.all_finished_at:
             processing_ms = int((attempt.all_finished_at - attempt.all_running_at) * 1000)
         if self._coordinator is not None:
-            history = tuple(self._coordinator.history)
+            history = tuple(self._coordinator.history.records)
             ids = tuple(c.checkpoint_id for c in self._coordinator.store.all())
             completed, failed = self._coordinator.num_completed, self._coordinator.num_failed
             if ids:

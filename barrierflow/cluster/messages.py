@@ -97,6 +97,19 @@ class CancelAttempt(Message, frozen=True):
     reason: str
 
 
+# --- command line -> JobMaster (attempt 0: not bound to an attempt) -------------------------------
+
+
+class CancelJob(Message, frozen=True):
+    job_id: str
+    secret: str  # from the JobMaster's address file: only who can read it may cancel
+
+
+class CancelJobReply(Message, frozen=True):
+    accepted: bool
+    reason: str = ""
+
+
 AnyMessage = (
     SlotRegistered
     | SlotHeartbeat
@@ -112,6 +125,8 @@ AnyMessage = (
     | NotifyCheckpointAborted
     | Heartbeat
     | CancelAttempt
+    | CancelJob
+    | CancelJobReply
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -131,3 +131,43 @@ class RestartStrategies:
         return FailureRateRestart(
             failure_rate, failure_interval_ms / 1000, delay_interval_ms / 1000
         )
+
+
+_TYPE_ALIASES = {
+    "disable": "none",
+    "off": "none",
+    "fixeddelay": "fixed-delay",
+    "exponentialdelay": "exponential-delay",
+    "failurerate": "failure-rate",
+}
+
+
+def from_configuration(conf, checkpointing: bool) -> RestartStrategy:
+    """``restart-strategy.*`` options; Flink's default: exponential-delay with checkpointing,
+    no restarts without."""
+    kind = conf.get("restart-strategy.type")
+    if kind is None:
+        kind = "exponential-delay" if checkpointing else "none"
+    kind = _TYPE_ALIASES.get(kind, kind)
+    if kind == "none":
+        return NoRestart()
+    if kind == "fixed-delay":
+        return FixedDelayRestart(
+            conf.get("restart-strategy.fixed-delay.attempts"),
+            conf.get("restart-strategy.fixed-delay.delay") / 1000,
+        )
+    if kind == "failure-rate":
+        return FailureRateRestart(
+            conf.get("restart-strategy.failure-rate.max-failures-per-interval"),
+            conf.get("restart-strategy.failure-rate.failure-rate-interval") / 1000,
+            conf.get("restart-strategy.failure-rate.delay") / 1000,
+        )
+    p = "restart-strategy.exponential-delay."
+    return ExponentialDelayRestart(
+        initial_backoff_s=conf.get(p + "initial-backoff") / 1000,
+        max_backoff_s=conf.get(p + "max-backoff") / 1000,
+        multiplier=conf.get(p + "backoff-multiplier"),
+        reset_backoff_threshold_s=conf.get(p + "reset-backoff-threshold") / 1000,
+        jitter_factor=conf.get(p + "jitter-factor"),
+        attempts_before_reset=conf.get(p + "attempts-before-reset-backoff"),
+    )

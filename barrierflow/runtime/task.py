@@ -96,6 +96,10 @@ class TaskCancelled(Exception):
     pass
 
 
+class CheckpointAbortedError(Exception):
+    """The coordinator aborted a checkpoint whose asynchronous phase was still running."""
+
+
 class StreamTask:
     def __init__(
         self,
@@ -126,6 +130,8 @@ class StreamTask:
         self._final_checkpoint_id: int | None = None  # first checkpoint after all sources ended
         self._final_checkpoint_done = False
         self._done = False
+        self._alignment_bytes = 0
+        self._aborted_checkpoints: set[int] = set()  # written by the task thread only
         self._storage = CheckpointStorage(config.storage_uri) if config.storage_uri else None
 
     # --- thread entry -----------------------------------------------------------------------
@@ -318,6 +324,8 @@ class StreamTask:
 
     def _on_input(self, channel: int, kind: Kind, payload: bytes | None) -> None:
         if kind == Kind.BUFFER:
+            if self._barriers.aligning_checkpoint_id is not None:
+                self._alignment_bytes += len(payload)
             self._process(pickle.loads(payload))
         elif kind == Kind.BARRIER:
             barrier = CheckpointBarrier(*BARRIER.unpack(payload))
@@ -338,10 +346,12 @@ class StreamTask:
                 self._gate.block(action.channel)
             elif isinstance(action, SnapshotNow):
                 alignment_ms = (time.perf_counter_ns() - action.alignment_started_ns) / 1e6
-                self._checkpoint(action.barrier, alignment_ms)
+                self._checkpoint(action.barrier, alignment_ms, self._alignment_bytes)
+                self._alignment_bytes = 0
             elif isinstance(action, UnblockAll):
                 self._gate.unblock_all()
             elif isinstance(action, Decline):
+                self._alignment_bytes = 0
                 self._decline(action.checkpoint_id, action.reason.value)
 
     # --- end of input ---------------------------------------------------------------------------
@@ -391,10 +401,14 @@ class StreamTask:
             if final is not None and message.checkpoint_id >= final:
                 self._final_checkpoint_done = True
                 self._maybe_terminate()
+        elif isinstance(message, msg.NotifyCheckpointAborted):
+            self._aborted_checkpoints.add(message.checkpoint_id)
         elif isinstance(message, msg.CancelAttempt):
             raise TaskCancelled()
 
-    def _checkpoint(self, barrier: CheckpointBarrier, alignment_ms: float) -> None:
+    def _checkpoint(
+        self, barrier: CheckpointBarrier, alignment_ms: float, alignment_bytes: int = 0
+    ) -> None:
         """Synchronous phase here; the writing runs on the snapshot pool, then acks by mail."""
         started = time.perf_counter()
         cid = barrier.checkpoint_id
@@ -403,11 +417,19 @@ class StreamTask:
         if barrier.is_final and self._final_checkpoint_id is None:
             self._final_checkpoint_id = cid
         sync_ms = (time.perf_counter() - started) * 1000
-        self._pool.submit(self._async_snapshot, cid, snapshots, sync_ms, alignment_ms)
+        self._pool.submit(
+            self._async_snapshot, cid, snapshots, sync_ms, alignment_ms, alignment_bytes
+        )
 
-    def _async_snapshot(self, cid: int, snapshots: list, sync_ms: float, alignment_ms: float):
+    def _async_snapshot(
+        self, cid: int, snapshots: list, sync_ms: float, alignment_ms: float, alignment_bytes: int
+    ) -> None:
+        """Writes the state streams and mails the acknowledgement. If the coordinator aborts the
+        checkpoint meanwhile, stops writing and deletes what it wrote (the coordinator deletes
+        the checkpoint's directory too, but may do so before this thread's last write)."""
         d = self.d
         started = time.perf_counter()
+        written: list[FileHandle] = []
         try:
             states: dict[str, OperatorSubtaskState] = {}
             for uid, snap in snapshots:
@@ -415,7 +437,12 @@ class StreamTask:
                     continue
 
                 def write(data: bytes, kind: str, uid: str = uid) -> StreamHandle:
-                    return self._write_stream(cid, uid, kind, data)
+                    if cid in self._aborted_checkpoints:
+                        raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
+                    handle = self._write_stream(cid, uid, kind, data)
+                    if isinstance(handle, FileHandle):
+                        written.append(handle)
+                    return handle
 
                 operator_state = write(snap.operator_state, "op") if snap.operator_state else None
                 keyed = snap.keyed(write) if snap.keyed else []
@@ -427,9 +454,15 @@ class StreamTask:
                 (time.perf_counter() - started) * 1000,
                 alignment_ms,
                 sum(s.state_size() for s in states.values()),
+                alignment_bytes,
             )
+            if cid in self._aborted_checkpoints:
+                raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
             ack = msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
             self.mailbox.put(lambda: self._send(ack))
+        except CheckpointAbortedError:
+            for handle in written:
+                self._storage.delete_state_file(handle)
         except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
             reason = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
             self.mailbox.put(lambda: self._decline(cid, reason, downstream=False))

@@ -60,10 +60,19 @@ def test_checkpoints_list_shows_the_completed_checkpoints(spark, tmp_path):
 
     assert listed.exit_code == 0, listed.output
     rows = json.loads(listed.output)
-    assert [r["id"] for r in rows] == list(result.checkpoint_ids)
-    assert rows[0]["job"] == result.job_id and rows[0]["tasks"] == 4
+    # every checkpoint of the run, subsumed ones included; only the retained one restorable
+    assert [r["id"] for r in rows] == [c.checkpoint_id for c in result.checkpoint_history]
+    assert len(rows) == result.num_completed_checkpoints >= 2
+    assert {r["job"] for r in rows} == {result.job_id}
+    assert all(r["status"] == "COMPLETED" and r["tasks"] == "4/4" for r in rows)
+    assert [r["id"] for r in rows if r["restorable"]] == list(result.checkpoint_ids)
     table = CliRunner().invoke(app, ["checkpoints", "list", str(tmp_path / "ckpt")])
     assert "listed" in table.output and str(result.checkpoint_ids[-1]) in table.output
+    shown = CliRunner().invoke(
+        app, ["checkpoints", "show", str(tmp_path / "ckpt"), str(rows[0]["id"]), "--json"]
+    )
+    doc = json.loads(shown.output)
+    assert doc["record"]["status"] == "COMPLETED" and doc["metadata"] is None  # subsumed
 
 
 class CountWords(KeyedProcessFunction):

@@ -1,0 +1,210 @@
+"""Every configuration option barrierflow reads: Flink 2.x key, type, default, 1.x aliases.
+
+Values arrive as strings (YAML scalars, ``-D key=value``) or as Python values; each option parses
+and validates its own, and an error names the key and what it accepts.
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from barrierflow.api.checkpoint_config import ConfigurationError, ExternalizedCheckpointRetention
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
+_DURATION_UNITS = {
+    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000, "m": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}  # fmt: skip
+_MEMORY = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
+_MEMORY_UNITS = {
+    "": 1, "b": 1, "bytes": 1, "k": 1024, "kb": 1024, "kib": 1024,
+    "m": 1024**2, "mb": 1024**2, "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3,
+}  # fmt: skip
+
+
+def parse_duration_ms(value: Any) -> int:
+    """Flink's duration syntax: ``500 ms``, ``10 s``, ``1 min``, ``2 h``; a bare number is ms."""
+    if isinstance(value, bool):
+        raise ValueError("a duration, not a boolean")
+    if isinstance(value, int | float):
+        return int(value)
+    m = _DURATION.match(str(value).lower())
+    if not m or m.group(2) not in _DURATION_UNITS:
+        raise ValueError("a duration such as '500 ms', '10 s', '1 min' or '2 h'")
+    return int(float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+
+
+def parse_memory_bytes(value: Any) -> int:
+    """Flink's memory size syntax: ``20kb``, ``1 mb``; a bare number is bytes."""
+    if isinstance(value, bool):
+        raise ValueError("a memory size, not a boolean")
+    if isinstance(value, int):
+        return value
+    m = _MEMORY.match(str(value).lower())
+    if not m or m.group(2) not in _MEMORY_UNITS:
+        raise ValueError("a memory size such as '4096', '20 kb' or '1 mb'")
+    return int(m.group(1)) * _MEMORY_UNITS[m.group(2)]
+
+
+def _parse_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("an integer, not a boolean")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ValueError("an integer") from None
+
+
+def _parse_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("a number, not a boolean")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError("a number") from None
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError("true or false")
+
+
+def _parse_str(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("a non-empty string")
+    return value.strip()
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        text = str(value).strip()
+        for choice in choices:
+            if text.lower() == choice.lower():
+                return choice
+        raise ValueError("one of " + ", ".join(choices))
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    description: str
+    deprecated_keys: tuple[str, ...] = ()
+    check: Callable[[Any], bool] | None = None
+    check_text: str = ""
+
+    def value_of(self, raw: Any, given_as: str) -> Any:
+        try:
+            value = self.parse(raw)
+        except ValueError as e:
+            raise ConfigurationError(f"{given_as}: {raw!r} is not valid; expected {e}") from None
+        if self.check is not None and not self.check(value):
+            raise ConfigurationError(f"{given_as}: {raw!r} is not valid; {self.check_text}")
+        return value
+
+
+_CP = "execution.checkpointing."
+_RS = "restart-strategy."
+
+OPTIONS: tuple[Option, ...] = (
+    Option(_CP + "interval", parse_duration_ms, None, "checkpoint interval; unset: disabled",
+           check=lambda v: v >= 10, check_text="the interval must be at least 10 ms"),
+    Option(_CP + "mode", _choice("EXACTLY_ONCE", "AT_LEAST_ONCE"), "EXACTLY_ONCE",
+           "aligned (exactly-once) or unaligned counting (at-least-once) barriers"),
+    Option(_CP + "timeout", parse_duration_ms, 600_000, "abort a checkpoint running longer",
+           check=lambda v: v > 0, check_text="the timeout must be positive"),
+    Option(_CP + "min-pause", parse_duration_ms, 0, "minimum time from a completion to the "
+           "next trigger", check=lambda v: v >= 0, check_text="must not be negative"),
+    Option(_CP + "max-concurrent-checkpoints", _parse_int, 1, "checkpoints in flight at once",
+           check=lambda v: v >= 1, check_text="must be at least 1"),
+    Option(_CP + "tolerable-failed-checkpoints", _parse_int, 0, "consecutive checkpoint "
+           "failures tolerated before the job fails", check=lambda v: v >= 0,
+           check_text="must not be negative"),
+    Option(_CP + "externalized-checkpoint-retention",
+           _choice(*(r.value for r in ExternalizedCheckpointRetention)),
+           ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS.value,
+           "what happens to retained checkpoints when the job is canceled"),
+    Option(_CP + "checkpoints-after-tasks-finish", _parse_bool, True,
+           "keep checkpointing after some tasks finished"),
+    Option(_CP + "dir", _parse_str, None, "checkpoint storage (path or URI)",
+           deprecated_keys=("state.checkpoints.dir",)),
+    Option(_CP + "savepoint-dir", _parse_str, None, "default savepoint directory",
+           deprecated_keys=("state.savepoints.dir",)),
+    Option(_CP + "num-retained", _parse_int, 1, "completed checkpoints kept",
+           deprecated_keys=("state.checkpoints.num-retained",), check=lambda v: v >= 1,
+           check_text="must be at least 1"),
+    Option(_CP + "data-inline-threshold", parse_memory_bytes, 20 * 1024,
+           "state smaller than this goes into _metadata instead of a file",
+           deprecated_keys=("state.storage.fs.memory-threshold",),
+           check=lambda v: 0 <= v <= 1024 * 1024, check_text="must be between 0 and 1 mb"),
+    Option(_CP + "write-buffer-size", parse_memory_bytes, 4096, "write buffer of state files",
+           deprecated_keys=("state.storage.fs.write-buffer-size",), check=lambda v: v > 0,
+           check_text="must be positive"),
+    Option(_CP + "incremental", _parse_bool, False, "incremental checkpoints (rocksdb)",
+           deprecated_keys=("state.backend.incremental",)),
+    Option("execution.state-recovery.from-local", _parse_bool, False,
+           "restore from the task's local copy when possible",
+           deprecated_keys=("state.backend.local-recovery",)),
+    Option("state.backend.type", _choice("hashmap"), "hashmap", "keyed state backend"),
+    Option(_RS + "type",
+           _choice("disable", "none", "off", "fixed-delay", "fixeddelay", "exponential-delay",
+                   "exponentialdelay", "failure-rate", "failurerate"),
+           None, "restart strategy; default exponential-delay with checkpointing, else none"),
+    Option(_RS + "fixed-delay.attempts", _parse_int, 1, "restarts before giving up",
+           check=lambda v: v >= 0, check_text="must not be negative"),
+    Option(_RS + "fixed-delay.delay", parse_duration_ms, 1000, "delay between restarts"),
+    Option(_RS + "exponential-delay.initial-backoff", parse_duration_ms, 1000, "first delay"),
+    Option(_RS + "exponential-delay.max-backoff", parse_duration_ms, 60_000, "largest delay"),
+    Option(_RS + "exponential-delay.backoff-multiplier", _parse_float, 1.5, "growth factor",
+           check=lambda v: v >= 1, check_text="must be at least 1"),
+    Option(_RS + "exponential-delay.reset-backoff-threshold", parse_duration_ms, 3_600_000,
+           "quiet time after which the delay starts over"),
+    Option(_RS + "exponential-delay.jitter-factor", _parse_float, 0.1, "random +- share",
+           check=lambda v: 0 <= v <= 1, check_text="must be between 0 and 1"),
+    Option(_RS + "exponential-delay.attempts-before-reset-backoff", _parse_int, 2**31 - 1,
+           "restarts before giving up", check=lambda v: v >= 1, check_text="must be >= 1"),
+    Option(_RS + "failure-rate.max-failures-per-interval", _parse_int, 1,
+           "failures tolerated within the interval", check=lambda v: v >= 1,
+           check_text="must be at least 1"),
+    Option(_RS + "failure-rate.failure-rate-interval", parse_duration_ms, 60_000, "interval"),
+    Option(_RS + "failure-rate.delay", parse_duration_ms, 1000, "delay between restarts"),
+    Option("parallelism.default", _parse_int, 1, "default parallelism",
+           check=lambda v: v >= 1, check_text="must be at least 1"),
+    Option("pipeline.max-parallelism", _parse_int, 128, "number of key groups",
+           check=lambda v: 1 <= v <= 32768, check_text="must be between 1 and 32768"),
+    Option("execution.buffer-timeout", parse_duration_ms, 100,
+           "longest wait of a partly filled buffer",
+           deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,
+           check_text="must be at least 1 ms"),
+)  # fmt: skip
+
+_BY_KEY = {o.key: o for o in OPTIONS}
+_BY_DEPRECATED = {d: o for o in OPTIONS for d in o.deprecated_keys}
+
+
+def lookup(key: str) -> tuple[Option, bool]:
+    """The option of ``key`` and whether ``key`` is a deprecated alias."""
+    if key in _BY_KEY:
+        return _BY_KEY[key], False
+    if key in _BY_DEPRECATED:
+        return _BY_DEPRECATED[key], True
+    close = difflib.get_close_matches(key, [*_BY_KEY, *_BY_DEPRECATED], n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ConfigurationError(f"unknown configuration key {key!r}{hint}")

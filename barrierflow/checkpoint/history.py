@@ -1,0 +1,57 @@
+"""The checkpoint history of a job: what each checkpoint did, completed or failed.
+
+Kept as ``<checkpoint-dir>/<job-id>/_history.json`` (bounded to the last ``HISTORY_LENGTH``
+checkpoints), so that ``barrierflow checkpoints list`` can show a job's checkpoints after they
+were subsumed or the job ended. JSON decoded only into these types. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
+
+HISTORY_FILE = "_history.json"
+HISTORY_LENGTH = 100
+
+
+class CheckpointStatus(enum.Enum):
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+
+class CheckpointRecord(msgspec.Struct, frozen=True):
+    checkpoint_id: int
+    status: CheckpointStatus
+    trigger_timestamp_ms: int
+    end_timestamp_ms: int
+    duration_ms: float
+    state_size: int  # the whole state the checkpoint references
+    checkpointed_size: int  # what this checkpoint wrote (smaller for incremental checkpoints)
+    num_tasks: int
+    num_acknowledged: int
+    failure_reason: str | None = None
+    subtasks: list[SubtaskCheckpointStats] = []
+
+
+class CheckpointHistory(msgspec.Struct):
+    job_id: str
+    job_name: str
+    records: list[CheckpointRecord] = []
+
+    def add(self, record: CheckpointRecord) -> None:
+        self.records.append(record)
+        del self.records[:-HISTORY_LENGTH]
+
+
+_decoder = msgspec.json.Decoder(CheckpointHistory)
+
+
+def encode_history(history: CheckpointHistory) -> bytes:
+    return msgspec.json.encode(history)
+
+
+def decode_history(data: bytes) -> CheckpointHistory:
+    return _decoder.decode(data)
