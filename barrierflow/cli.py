@@ -23,6 +23,7 @@ from barrierflow.api import environment
 from barrierflow.api.checkpoint_config import ConfigurationError
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.history import HISTORY_FILE
 from barrierflow.checkpoint.metadata import CorruptCheckpointError
 from barrierflow.checkpoint.storage import (
     CheckpointStorage,
@@ -116,10 +117,27 @@ def _job_roots(uri: str) -> list[str]:
     except (StorageConfigError, FileNotFoundError, OSError) as e:
         errors.print(f"[red]Cannot read {uri}: {e}[/red]")
         raise typer.Exit(2) from e
-    dirs = [i for i in infos if i.type == pafs.FileType.Directory]
-    if any(layout.parse_checkpoint_dir(i.base_name) is not None for i in dirs):
+    if _is_job_root(infos):
         return [uri.rstrip("/")]
-    return [f"{uri.rstrip('/')}/{i.base_name}" for i in sorted(dirs, key=lambda i: i.mtime)]
+    roots = []
+    for info in sorted(infos, key=lambda i: i.mtime):
+        if info.type == pafs.FileType.Directory:
+            inside = fs.get_file_info(pafs.FileSelector(info.path))
+            if _is_job_root(inside):
+                roots.append(f"{uri.rstrip('/')}/{info.base_name}")
+    return roots
+
+
+def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
+    """A job's directory holds its history, or at least one ``chk-N`` directory."""
+    return any(
+        i.base_name == HISTORY_FILE
+        or (
+            i.type == pafs.FileType.Directory
+            and layout.parse_checkpoint_dir(i.base_name) is not None
+        )
+        for i in infos
+    )
 
 
 def _size(n: int) -> str:
