@@ -243,6 +243,7 @@ class StreamExecutionEnvironment:
                 max_concurrent=cc.max_concurrent,
                 tolerable_failures=cc.tolerable_failures,
                 num_retained=cc.num_retained,
+                checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
             )
         restore_from = restore_root = None
         if self._restore_path:

@@ -57,6 +57,7 @@ class CoordinatorConfig:
     max_concurrent: int
     tolerable_failures: int
     num_retained: int
+    checkpoints_after_tasks_finish: bool = True
 
 
 class CheckpointCoordinator:
@@ -90,6 +91,7 @@ class CheckpointCoordinator:
         self._consecutive_failures = 0
         self._sources_finished = False
         self._final_due = False
+        self._some_source_ended = False
         self.num_completed = 0
         self.num_failed = 0
         self.history = CheckpointHistory(job_id, job_graph.job_name)
@@ -105,10 +107,15 @@ class CheckpointCoordinator:
         self._sources = sources
         self._sources_finished = False
         self._final_due = False
+        self._some_source_ended = False
 
     def all_tasks_running(self) -> None:
         """The first checkpoint of an attempt comes one interval after all tasks run."""
         self._last_trigger_s = self._clock()
+
+    def source_ended(self) -> None:
+        """One source subtask read all of its input."""
+        self._some_source_ended = True
 
     def sources_finished(self) -> None:
         """Every source read all of its input: a final checkpoint is due now, and every later
@@ -135,6 +142,12 @@ class CheckpointCoordinator:
                     len(self._tasks),
                     ", ".join(f"{v}[{i}]" for v, i in waiting[:10]),
                 )
+        if (
+            not self._config.checkpoints_after_tasks_finish
+            and self._some_source_ended
+            and not self._sources_finished
+        ):
+            return now + 0.1  # no checkpoints while only some sources have finished
         decision = self._policy.decide(
             now,
             self._last_trigger_s,

@@ -419,6 +419,8 @@ class JobMaster:
                 self._coordinator.on_decline(m)
         elif isinstance(m, msg.EndOfInput):
             attempt.ended_inputs.add((m.vertex, m.subtask))
+            if self._coordinator is not None:
+                self._coordinator.source_ended()
             sources = set(self.plan.graph.source_subtasks)
             if sources <= attempt.ended_inputs and self._coordinator is not None:
                 self._coordinator.sources_finished()

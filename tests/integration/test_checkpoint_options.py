@@ -62,9 +62,7 @@ def test_min_pause_separates_a_completion_from_the_next_trigger(spark, tmp_path)
 
 
 def test_max_concurrent_checkpoints_overlap_and_complete_in_order(spark, tmp_path):
-    env = probe.build(
-        _env(), str(tmp_path), N, probe.Behavior("slow", 1000, 0.4), interval_ms=100
-    )
+    env = probe.build(_env(), str(tmp_path), N, probe.Behavior("slow", 1000, 0.4), interval_ms=100)
     env.get_checkpoint_config().set_max_concurrent_checkpoints(3)
 
     result = env.execute("concurrent")
@@ -156,3 +154,27 @@ def test_the_command_line_cancels_a_running_job(spark, tmp_path):
     assert "canceled" in canceled.output
     with pytest.raises(JobCanceledError):
         client.get_job_execution_result(timeout_s=30)
+
+
+@pytest.mark.parametrize("after_finish", [True, False])
+def test_checkpoints_after_tasks_finish_decides_whether_checkpoints_go_on(
+    spark, tmp_path, after_finish
+):
+    from barrierflow.connectors import FileSink, SequenceSource
+
+    env = _env()
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    env.get_checkpoint_config().set_checkpoints_after_tasks_finish(after_finish)
+    short = env.from_source(SequenceSource(1, 10), "short")  # ends at once
+    long = env.from_source(SequenceSource(11, 20_000), "long").map(odd_even.Throttle(0.0001, None))
+    short.union(long).sink_to(FileSink(str(tmp_path / "out")))
+
+    result = env.execute("after-finish")
+
+    values = sorted(odd_even.read_committed(str(tmp_path / "out")))
+    assert values == list(range(1, 20_001))  # the final checkpoint committed everything
+    if after_finish:
+        assert result.num_completed_checkpoints >= 3
+    else:
+        assert result.num_completed_checkpoints == 1  # the final one only

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
@@ -86,9 +86,10 @@ def build(
     fault: Fault | None = None,
     source_parallelism: int | None = None,
     num_retained: int = 1,
+    mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE,
 ) -> StreamExecutionEnvironment:
     if checkpoint_dir is not None:
-        env.enable_checkpointing(interval_ms)
+        env.enable_checkpointing(interval_ms, mode)
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
         env.get_checkpoint_config().set_num_retained_checkpoints(num_retained)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
