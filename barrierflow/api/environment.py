@@ -259,6 +259,7 @@ class StreamExecutionEnvironment:
             exactly_once=cc.mode is CheckpointingMode.EXACTLY_ONCE,
             storage_uri=storage_uri,
             inline_threshold=cc.data_inline_threshold_bytes,
+            write_buffer_size=cc.write_buffer_size,
             max_parallelism=self._max_parallelism,
         )
         return JobPlan(

@@ -64,9 +64,10 @@ def job_root_uri(base_uri: str, job_id: str) -> str:
 class CheckpointStorage:
     """The files of one job's checkpoints, under its job root ``<checkpoint-dir>/<job-id>``."""
 
-    def __init__(self, job_root_uri: str) -> None:
+    def __init__(self, job_root_uri: str, write_buffer_size: int = 4096) -> None:
         self.job_root_uri = job_root_uri
         self._fs, self.job_root = resolve_filesystem(job_root_uri)
+        self._write_buffer_size = write_buffer_size
 
     def absolute(self, rel_path: str) -> str:
         return posixpath.join(self.job_root, rel_path)
@@ -76,7 +77,7 @@ class CheckpointStorage:
     def write_state_file(self, rel_path: str, data: bytes | memoryview) -> FileHandle:
         path = self.absolute(rel_path)
         self._fs.create_dir(posixpath.dirname(path), recursive=True)
-        with self._fs.open_output_stream(path) as out:
+        with self._fs.open_output_stream(path, buffer_size=self._write_buffer_size) as out:
             out.write(data)
         return FileHandle(rel_path, len(data), content_checksum(data))
 

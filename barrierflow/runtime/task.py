@@ -70,6 +70,7 @@ class TaskConfig:
     exactly_once: bool
     storage_uri: str | None  # this job's root: <checkpoint-dir>/<job-id>
     inline_threshold: int
+    write_buffer_size: int
     max_parallelism: int
 
 
@@ -132,7 +133,11 @@ class StreamTask:
         self._done = False
         self._alignment_bytes = 0
         self._aborted_checkpoints: set[int] = set()  # written by the task thread only
-        self._storage = CheckpointStorage(config.storage_uri) if config.storage_uri else None
+        self._storage = (
+            CheckpointStorage(config.storage_uri, config.write_buffer_size)
+            if config.storage_uri
+            else None
+        )
 
     # --- thread entry -----------------------------------------------------------------------
 

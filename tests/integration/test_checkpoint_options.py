@@ -178,3 +178,37 @@ def test_checkpoints_after_tasks_finish_decides_whether_checkpoints_go_on(
         assert result.num_completed_checkpoints >= 3
     else:
         assert result.num_completed_checkpoints == 1  # the final one only
+
+
+@pytest.mark.parametrize(("threshold", "kind"), [(0, "file"), (20 * 1024, "inline")])
+def test_state_below_the_inline_threshold_travels_inside_the_metadata(
+    spark, tmp_path, threshold, kind
+):
+    env = _env()
+    odd_even.build(env, 2000, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.0)
+    env.get_checkpoint_config().set_data_inline_threshold(threshold)
+    result = env.execute("inline")
+
+    shown = CliRunner().invoke(
+        app,
+        ["checkpoints", "show", str(tmp_path / "ckpt"), str(result.checkpoint_ids[-1]), "--json"],
+    )
+    operators = json.loads(shown.output)["metadata"]["operators"]
+    (keyed,) = [op for op in operators if op["uid"] == "running-sum"]
+    handles = [h["stream"]["type"] for s in keyed["subtasks"] for h in s["keyed_state"]]
+    assert handles and set(handles) == {kind}
+    files = glob.glob(str(tmp_path / "ckpt" / result.job_id / "chk-*" / "running-sum-*"))
+    assert bool(files) == (kind == "file")
+
+
+def test_num_retained_keeps_that_many_completed_checkpoints(spark, tmp_path):
+    env = _env()
+    odd_even.build(env, 20_000, str(tmp_path / "out"), str(tmp_path / "ckpt"), 50, 0.0002)
+    env.get_checkpoint_config().set_num_retained_checkpoints(3)
+    result = env.execute("retained")
+
+    assert result.num_completed_checkpoints > 3
+    kept = sorted(glob.glob(str(tmp_path / "ckpt" / result.job_id / "chk-*" / "_metadata")))
+    assert len(kept) == 3 == len(result.checkpoint_ids)
+    ids = sorted(int(p.split("chk-")[1].split("/")[0]) for p in kept)
+    assert ids == list(result.checkpoint_ids)  # the newest three
