@@ -27,6 +27,7 @@ import random
 import secrets
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import msgspec
@@ -373,7 +374,9 @@ class JobMaster:
             poller.poll(min(timeout_ms, 500))
             self._drain(attempt)
 
-    def _drain(self, attempt: _Attempt) -> None:
+    def _incoming(self) -> Iterator[tuple[bytes, msg.AnyMessage]]:
+        """The control messages waiting on the socket, decoded; command-line requests are
+        answered here, whatever the job is doing, and not yielded."""
         while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             identity, data = self._router.recv_multipart()
             try:
@@ -381,8 +384,13 @@ class JobMaster:
             except msgspec.DecodeError:
                 log.warning("Dropped an undecodable control message from %r", identity)
                 continue
-            if self._handle_request(identity, message):
-                continue
+            if not self._handle_request(identity, message):
+                yield identity, message
+        for mail in self._mailbox.drain():
+            mail()
+
+    def _drain(self, attempt: _Attempt) -> None:
+        for identity, message in self._incoming():
             if message.attempt != attempt.number:
                 if message.attempt < attempt.number:
                     self._router.send_multipart(
@@ -393,8 +401,6 @@ class JobMaster:
                 self._on_message(attempt, message)
             except CheckpointFailuresExceeded as e:
                 attempt.failure = _Failure(str(e))
-        for mail in self._mailbox.drain():
-            mail()
 
     def _on_message(self, attempt: _Attempt, m: msg.AnyMessage) -> None:
         now = time.monotonic()
@@ -497,14 +503,7 @@ class JobMaster:
 
     def _drain_stale(self, attempt: _Attempt) -> None:
         """While stopping: only note which slots stopped or still live."""
-        while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            identity, data = self._router.recv_multipart()
-            try:
-                m = msg.decode(data)
-            except msgspec.DecodeError:
-                continue
-            if self._handle_request(identity, m):
-                continue
+        for _identity, m in self._incoming():
             if m.attempt == attempt.number:
                 if isinstance(m, msg.SlotStopped):
                     attempt.stopped_slots.add(m.slot)
@@ -517,20 +516,14 @@ class JobMaster:
                         msg.slot_identity(m.attempt, m.slot),
                         msg.CancelAttempt(m.attempt, "stopping"),
                     )
-        for mail in self._mailbox.drain():
-            mail()
 
     def _wait(self, delay_s: float) -> None:
         """Sleeps before a restart, still answering cancel requests."""
         deadline = time.monotonic() + delay_s
         while not self._canceled and time.monotonic() < deadline:
             self._router.poll(max(1, min(100, int((deadline - time.monotonic()) * 1000))))
-            while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                identity, data = self._router.recv_multipart()
-                with contextlib.suppress(msgspec.DecodeError):
-                    self._handle_request(identity, msg.decode(data))
-            for mail in self._mailbox.drain():
-                mail()
+            for _ in self._incoming():
+                pass  # messages of the failed attempt; requests were answered
 
     # --- messaging ------------------------------------------------------------------------------
 
