@@ -36,7 +36,7 @@ def verify(metadata_path: str | None, events: int, keys: int) -> None:
     """Restores the final checkpoint's keyed state into one backend and checks the counts."""
     from barrierflow.checkpoint.metadata import InlineHandle
     from barrierflow.checkpoint.storage import CheckpointStorage, locate_checkpoint
-    from barrierflow.state.backends.hashmap import HashMapStateBackend
+    from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
     from barrierflow.state.key_groups import KeyGroupRange
 
     if metadata_path is None:
@@ -45,7 +45,7 @@ def verify(metadata_path: str | None, events: int, keys: int) -> None:
     storage = CheckpointStorage(root)
     metadata = storage.read_metadata(cid)
     (op,) = [o for o in metadata.operators if any(s.keyed_state for s in o.subtasks)]
-    backend = HashMapStateBackend(op.max_parallelism, KeyGroupRange(0, op.max_parallelism - 1))
+    backend = HeapKeyedStateBackend(op.max_parallelism, KeyGroupRange(0, op.max_parallelism - 1))
     handles = [h for s in op.subtasks for h in s.keyed_state]
     backend.restore(
         handles,

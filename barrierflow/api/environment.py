@@ -40,7 +40,13 @@ from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.runtime.task import TaskConfig
+from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
+from barrierflow.state_backend import (
+    EmbeddedRocksDBStateBackend,
+    HashMapStateBackend,
+    StateBackend,
+)
 
 log = logging.getLogger("barrierflow")
 
@@ -71,6 +77,7 @@ class StreamExecutionEnvironment:
         self._buffer_size = 1024
         self._restore_path: str | None = None
         self._spark = None
+        self._state_backend: StateBackend = HashMapStateBackend()
         self._configuration = Configuration()
         cli_conf = _cli_overrides.get("configuration")
         self.configure(Configuration.from_environment().merge(cli_conf or Configuration()))
@@ -113,6 +120,15 @@ class StreamExecutionEnvironment:
             "parallelism.default": self.set_parallelism,
             "pipeline.max-parallelism": self.set_max_parallelism,
             "execution.buffer-timeout": self.set_buffer_timeout,
+            "state.backend.type": lambda v: self.set_state_backend(
+                EmbeddedRocksDBStateBackend() if v == "rocksdb" else HashMapStateBackend()
+            ),
+            cp + "incremental": lambda v: (
+                v
+                and self.set_state_backend(
+                    EmbeddedRocksDBStateBackend(enable_incremental_checkpointing=True)
+                )
+            ),
         }
         for key in conf:
             if key in appliers:
@@ -167,6 +183,24 @@ class StreamExecutionEnvironment:
             )
         self._restart_strategy = strategy
         return self
+
+    def set_state_backend(self, backend: StateBackend) -> StreamExecutionEnvironment:
+        """``HashMapStateBackend()`` (the default) or ``EmbeddedRocksDBStateBackend()``."""
+        if not isinstance(backend, HashMapStateBackend | EmbeddedRocksDBStateBackend):
+            raise ConfigurationError(
+                "set_state_backend() takes HashMapStateBackend() or EmbeddedRocksDBStateBackend() "
+                f"from barrierflow.state_backend, got {backend!r}"
+            )
+        if getattr(backend, "enable_incremental_checkpointing", False):
+            raise ConfigurationError(
+                "incremental checkpoints are not available yet: use "
+                "EmbeddedRocksDBStateBackend() (full snapshots) for now"
+            )
+        self._state_backend = backend
+        return self
+
+    def get_state_backend(self) -> StateBackend:
+        return self._state_backend
 
     def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:
         if not isinstance(timeout_ms, int) or timeout_ms < 1:
@@ -261,6 +295,14 @@ class StreamExecutionEnvironment:
             inline_threshold=cc.data_inline_threshold_bytes,
             write_buffer_size=cc.write_buffer_size,
             max_parallelism=self._max_parallelism,
+            state_backend=StateBackendConfig(
+                kind=self._state_backend.name,
+                local_root=self._configuration.get("taskmanager.state.local.root-dirs"),
+                block_cache_bytes=self._configuration.get("state.backend.rocksdb.block.cache-size"),
+                write_buffer_bytes=self._configuration.get(
+                    "state.backend.rocksdb.writebuffer.size"
+                ),
+            ),
         )
         return JobPlan(
             job_id=job_id,

@@ -25,6 +25,7 @@ import logging
 import os
 import random
 import secrets
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -52,6 +53,7 @@ from barrierflow.runtime.mailbox import Mailbox
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task import TaskConfig, TaskDescriptor
 from barrierflow.runtime.task_executor import SlotDescriptor
+from barrierflow.state.backends import local_job_dir
 
 log = logging.getLogger("barrierflow.jobmaster")
 
@@ -219,6 +221,9 @@ class JobMaster:
         finally:
             if self._coordinator is not None:
                 self._storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE)
+            if self.plan.slot_bind_host == "127.0.0.1":  # local master: the slots' disk is ours
+                local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
+                shutil.rmtree(local, ignore_errors=True)
             self._router.close()
             self._mailbox.close()
             self._context.term()
@@ -306,6 +311,7 @@ class JobMaster:
                 v = sub.vertex
                 tasks.append(
                     TaskDescriptor(
+                        job_id=plan.job_id,
                         job_name=plan.job_name,
                         attempt=number,
                         token=token,

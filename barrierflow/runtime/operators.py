@@ -11,7 +11,7 @@ original exception chained.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from barrierflow.api.datastream import TransformationKind
@@ -19,7 +19,7 @@ from barrierflow.api.functions import Function, KeyedProcessFunction, RuntimeCon
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
 from barrierflow.connectors.source import SourceReader
 from barrierflow.state.backend import AsyncSnapshot, StreamReader
-from barrierflow.state.backends.hashmap import HashMapStateBackend
+from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.operator_state import OperatorStateStore
 
@@ -58,6 +58,8 @@ class OperatorContext:
     checkpointing: bool
     restore: OperatorRestore | None
     read_stream: StreamReader
+    state_backend: StateBackendConfig = field(default_factory=StateBackendConfig)
+    local_dir: str = ""  # this subtask's directory for local state (RocksDB)
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,9 @@ class KeyedProcessOperator(Operator):
     def open(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         kg_range = key_group_range_for_subtask(ctx.max_parallelism, ctx.parallelism, ctx.subtask)
-        self.backend = HashMapStateBackend(ctx.max_parallelism, kg_range)
+        self.backend = create_keyed_state_backend(
+            ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir
+        )
         if ctx.restore is not None:
             self.backend.restore(ctx.restore.keyed_state, ctx.read_stream)
         fn: KeyedProcessFunction = self.spec.function

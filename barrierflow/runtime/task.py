@@ -59,6 +59,7 @@ from barrierflow.runtime.operators import (
     SourceOperator,
     create_operator,
 )
+from barrierflow.state.backends import StateBackendConfig, local_subtask_dir
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,14 @@ class TaskConfig:
     inline_threshold: int
     write_buffer_size: int
     max_parallelism: int
+    state_backend: StateBackendConfig
 
 
 @dataclass(frozen=True)
 class TaskDescriptor:
     """Everything one subtask needs; built by the JobMaster, shipped in the Spark closure."""
 
+    job_id: str
     job_name: str
     attempt: int
     token: int
@@ -218,6 +221,12 @@ class StreamTask:
                     checkpointing=d.config.checkpointing,
                     restore=(d.restore or {}).get(spec.uid) if d.restore is not None else None,
                     read_stream=self._read_stream,
+                    state_backend=d.config.state_backend,
+                    local_dir=local_subtask_dir(
+                        d.config.state_backend, d.job_id, f"{spec.uid}-{d.subtask}", d.attempt
+                    )
+                    if d.config.state_backend.kind == "rocksdb"
+                    else "",
                 )
             )
             self._operators.append(op)

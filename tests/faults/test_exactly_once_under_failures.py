@@ -98,3 +98,19 @@ def test_at_least_once_mode_loses_nothing_after_a_kill(spark, tmp_path):
     values = [r[1] for r in odd_even.read_committed(str(base / "out"))]
     assert set(values) == set(range(1, N + 1))  # nothing lost; duplicates are allowed
     # (the exactly-once runs above, under the same kill, have none: check_exactly_once)
+
+
+def test_the_rocksdb_backend_restores_exactly_once_after_a_kill(spark, tmp_path):
+    base = tmp_path / "rocksdb"
+    fault = odd_even.Fault("kill", 4000, str(base / "fired"), str(base / "ckpt"))
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.configure({"taskmanager.state.local.root-dirs": str(base / "local")})
+    odd_even.build(
+        env, N, str(base / "out"), str(base / "ckpt"), 100, 0.0003, fault, state_backend="rocksdb"
+    )
+    result = env.execute("rocksdb-kill")
+
+    assert os.path.exists(base / "fired") and result.attempts == 2
+    odd_even.check_exactly_once(odd_even.read_committed(str(base / "out")), N)
+    # every subtask's RocksDB directory was removed when its operator closed
+    assert not [p for p in (base / "local").rglob("CURRENT")]

@@ -212,3 +212,27 @@ def test_num_retained_keeps_that_many_completed_checkpoints(spark, tmp_path):
     assert len(kept) == 3 == len(result.checkpoint_ids)
     ids = sorted(int(p.split("chk-")[1].split("/")[0]) for p in kept)
     assert ids == list(result.checkpoint_ids)  # the newest three
+
+
+def test_a_heap_checkpoint_restores_into_the_rocksdb_backend(spark, tmp_path):
+    n = 6000
+    first = _env()
+    odd_even.build(first, n, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.001)
+    first.get_checkpoint_config().set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    client = _start_and_wait_for_a_checkpoint(first, tmp_path, "heap")
+    client.cancel()
+    with pytest.raises(JobCanceledError):
+        client.get_job_execution_result(timeout_s=30)
+    (retained,) = glob.glob(str(tmp_path / "ckpt" / client.get_job_id() / "chk-*"))
+
+    second = _env()
+    second.configure({"taskmanager.state.local.root-dirs": str(tmp_path / "local")})
+    odd_even.build(
+        second, n, str(tmp_path / "out"), str(tmp_path / "ckpt2"), 100, 0.0, state_backend="rocksdb"
+    )
+    second.set_restore_path(retained)
+    second.execute("rocksdb")
+
+    odd_even.check_exactly_once(odd_even.read_committed(str(tmp_path / "out")), n)

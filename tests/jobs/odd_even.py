@@ -87,7 +87,9 @@ def build(
     source_parallelism: int | None = None,
     num_retained: int = 1,
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE,
+    state_backend: str = "hashmap",
 ) -> StreamExecutionEnvironment:
+    env.configure({"state.backend.type": state_backend})
     if checkpoint_dir is not None:
         env.enable_checkpointing(interval_ms, mode)
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from barrierflow.checkpoint.metadata import InlineHandle
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
-from barrierflow.state.backends.hashmap import HashMapStateBackend
+from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
 from barrierflow.state.operator_state import OperatorStateStore
 
@@ -43,7 +43,7 @@ class Keyed:
     """A backend with its three states, addressed per key."""
 
     def __init__(self, key_group_range: KeyGroupRange = FULL) -> None:
-        self.backend = HashMapStateBackend(MAX_PARALLELISM, key_group_range)
+        self.backend = HeapKeyedStateBackend(MAX_PARALLELISM, key_group_range)
         self.value = self.backend.get_state(ValueStateDescriptor("count"))
         self.list = self.backend.get_state(ListStateDescriptor("seen"))
         self.map = self.backend.get_state(MapStateDescriptor("by-name"))

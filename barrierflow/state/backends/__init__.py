@@ -1,0 +1,59 @@
+"""Keyed state backends, and the factory that makes one per operator subtask."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from barrierflow.state.backend import KeyedStateBackend
+from barrierflow.state.key_groups import KeyGroupRange
+
+
+@dataclass(frozen=True)
+class StateBackendConfig:
+    kind: str = "hashmap"  # "hashmap" or "rocksdb"
+    local_root: str | None = None  # taskmanager.state.local.root-dirs
+    block_cache_bytes: int = 64 * 1024**2
+    write_buffer_bytes: int = 64 * 1024**2
+
+
+def local_job_dir(config: StateBackendConfig, job_id: str) -> str:
+    """Where the subtasks of ``job_id`` on this machine keep local state."""
+    return os.path.join(config.local_root or tempfile.gettempdir(), "barrierflow", job_id)
+
+
+def local_subtask_dir(config: StateBackendConfig, job_id: str, name: str, attempt: int) -> str:
+    """Removes what earlier attempts of the same subtask left (a killed process cannot clean up
+    after itself; the JobMaster made sure those attempts stopped) and names this attempt's."""
+    job_dir = local_job_dir(config, job_id)
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.listdir(job_dir):
+            base, _, old = entry.rpartition("-a")
+            if base == name and old.isdigit() and int(old) < attempt:
+                shutil.rmtree(os.path.join(job_dir, entry), ignore_errors=True)
+    return os.path.join(job_dir, f"{name}-a{attempt}")
+
+
+def create_keyed_state_backend(
+    config: StateBackendConfig,
+    max_parallelism: int,
+    key_group_range: KeyGroupRange,
+    local_dir: str,
+) -> KeyedStateBackend:
+    """``local_dir``: this subtask's own directory (``local_subtask_dir``), used by RocksDB."""
+    if config.kind == "hashmap":
+        from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
+
+        return HeapKeyedStateBackend(max_parallelism, key_group_range)
+    from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
+
+    return RocksDBKeyedStateBackend(
+        max_parallelism,
+        key_group_range,
+        local_dir,
+        block_cache_bytes=config.block_cache_bytes,
+        write_buffer_bytes=config.write_buffer_bytes,
+    )

@@ -63,7 +63,7 @@ class HeapValueState:
 class HeapListState:
     __slots__ = ("_backend", "_data", "_kc")
 
-    def __init__(self, table: _Table, kc: KeyContext, backend: HashMapStateBackend) -> None:
+    def __init__(self, table: _Table, kc: KeyContext, backend: HeapKeyedStateBackend) -> None:
         self._data = table.data
         self._kc = kc
         self._backend = backend
@@ -97,7 +97,7 @@ class HeapListState:
 class HeapMapState:
     __slots__ = ("_backend", "_data", "_kc")
 
-    def __init__(self, table: _Table, kc: KeyContext, backend: HashMapStateBackend) -> None:
+    def __init__(self, table: _Table, kc: KeyContext, backend: HeapKeyedStateBackend) -> None:
         self._data = table.data
         self._kc = kc
         self._backend = backend
@@ -148,7 +148,7 @@ class HeapMapState:
         self._data.pop(self._kc.key, None)
 
 
-class HashMapStateBackend:
+class HeapKeyedStateBackend:
     """Keyed state of one operator subtask, for the key groups in ``key_group_range``."""
 
     def __init__(self, max_parallelism: int, key_group_range: KeyGroupRange) -> None:
