@@ -45,7 +45,8 @@ def verify(metadata_path: str | None, events: int, keys: int) -> None:
     storage = CheckpointStorage(root)
     metadata = storage.read_metadata(cid)
     (op,) = [o for o in metadata.operators if any(s.keyed_state for s in o.subtasks)]
-    backend = HeapKeyedStateBackend(op.max_parallelism, KeyGroupRange(0, op.max_parallelism - 1))
+    full_range = KeyGroupRange(0, op.max_parallelism - 1)
+    backend = HeapKeyedStateBackend(op.max_parallelism, full_range)
     handles = [h for s in op.subtasks for h in s.keyed_state]
     backend.restore(
         handles,
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=["exactly-once", "at-least-once"], default="exactly-once")
     parser.add_argument("--no-checkpointing", action="store_true")
     parser.add_argument("--checkpoint-dir", default=None)
+    parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="hashmap")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -74,6 +76,7 @@ def main() -> None:
 
     keys = args.keys
     env = StreamExecutionEnvironment().set_parallelism(args.parallelism)
+    env.configure({"state.backend.type": args.state_backend})
     if not args.no_checkpointing:
         mode = (
             CheckpointingMode.EXACTLY_ONCE
@@ -103,6 +106,7 @@ def main() -> None:
                 "events": args.events,
                 "keys": keys,
                 "parallelism": args.parallelism,
+                "state_backend": args.state_backend,
                 "checkpointing": not args.no_checkpointing,
                 "mode": None if args.no_checkpointing else args.mode,
                 "interval_ms": args.interval_ms,
