@@ -91,6 +91,7 @@ class CheckpointCoordinator:
         self._consecutive_failures = 0
         self._sources_finished = False
         self._final_due = False
+        self._final_completed = False
         self._some_source_ended = False
         self.num_completed = 0
         self.num_failed = 0
@@ -107,6 +108,7 @@ class CheckpointCoordinator:
         self._sources = sources
         self._sources_finished = False
         self._final_due = False
+        self._final_completed = False
         self._some_source_ended = False
 
     def all_tasks_running(self) -> None:
@@ -142,6 +144,8 @@ class CheckpointCoordinator:
                     len(self._tasks),
                     ", ".join(f"{v}[{i}]" for v, i in waiting[:10]),
                 )
+        if self._final_completed:
+            return now + 1.0  # the tasks are ending; a later checkpoint could never complete
         if (
             not self._config.checkpoints_after_tasks_finish
             and self._some_source_ended
@@ -167,14 +171,12 @@ class CheckpointCoordinator:
         cid = self._next_id
         self._next_id += 1
         timestamp_ms = int(time.time() * 1000)
-        self._pending[cid] = PendingCheckpoint(cid, timestamp_ms, self._tasks)
+        is_final = self._sources_finished
+        self._pending[cid] = PendingCheckpoint(cid, timestamp_ms, self._tasks, is_final)
         self._started[cid] = now
         self._last_trigger_s = now
         for source in self._sources:
-            self._send(
-                source,
-                msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, self._sources_finished),
-            )
+            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, is_final))
 
     # --- acknowledgements -----------------------------------------------------------------------
 
@@ -206,6 +208,8 @@ class CheckpointCoordinator:
         try:
             self._storage.write_metadata(metadata)
         except OSError as e:
+            if self._sources_finished:
+                self._final_due = True
             self._discard(cid)
             self._count_failure(cid, f"writing its metadata failed: {e}")
             return
@@ -215,6 +219,7 @@ class CheckpointCoordinator:
         now = self._clock()
         self._last_completion_s = now
         self._consecutive_failures = 0
+        self._final_completed = pending.is_final
         self.num_completed += 1
         # Older pending checkpoints can never complete usefully once a newer one did.
         for older in [c for c in self._pending if c < cid]:
@@ -303,6 +308,8 @@ class CheckpointCoordinator:
         if pending is None:
             return
         pending.discarded = True
+        if self._sources_finished:
+            self._final_due = True  # the job cannot end before a final checkpoint completes
         elapsed_ms = (self._clock() - started) * 1000 if started is not None else 0.0
         self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, reason))
         self._discard(cid)

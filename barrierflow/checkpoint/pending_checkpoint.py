@@ -32,6 +32,7 @@ class PendingCheckpoint:
     checkpoint_id: int
     trigger_timestamp_ms: int
     tasks_to_ack: frozenset[TaskKey]
+    is_final: bool = False  # triggered after every source ended: tasks end once it completes
     acknowledged: dict[TaskKey, TaskAcknowledgement] = field(default_factory=dict)
     discarded: bool = False
 

@@ -11,6 +11,7 @@ moved. Performs no I/O.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 METADATA_FILE = "_metadata"
@@ -33,8 +34,10 @@ def parse_checkpoint_dir(name: str) -> int | None:
 def exclusive_state_file(
     checkpoint_id: int, operator_uid: str, subtask: int, attempt: int, kind: str
 ) -> str:
+    # Readable, and unique: two uids that sanitize alike differ in their hash.
     safe_uid = re.sub(r"[^A-Za-z0-9_.-]", "_", operator_uid)
-    return f"{checkpoint_dir(checkpoint_id)}/{safe_uid}-{subtask}-a{attempt}.{kind}"
+    uid_hash = hashlib.blake2b(operator_uid.encode(), digest_size=4).hexdigest()
+    return f"{checkpoint_dir(checkpoint_id)}/{safe_uid}-{uid_hash}-{subtask}-a{attempt}.{kind}"
 
 
 JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel

@@ -184,11 +184,19 @@ class JobMaster:
         self._publish_address()
         try:
             while True:
+                if self._canceled:  # during the delay before a restart: no new attempt
+                    self.status = JobStatus.CANCELED
+                    self._apply_retention_on_cancel()
+                    raise JobCanceledError(
+                        f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
+                    )
                 number += 1
                 restore, restore_uri = self._restore_point()
                 attempt = self._start_attempt(number, restore, restore_uri)
                 self._supervise(attempt)
                 if attempt.failure is None and not self._canceled:
+                    if self._coordinator is not None:
+                        self._coordinator.abort_all("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
                 self._stop_attempt(attempt)
@@ -411,8 +419,9 @@ class JobMaster:
     def _on_message(self, attempt: _Attempt, m: msg.AnyMessage) -> None:
         now = time.monotonic()
         if isinstance(m, msg.SlotRegistered):
+            # Silence counts from the first heartbeat: before it, the slot may wait in
+            # allGather for slower slots to start.
             attempt.slots[m.slot] = (m.host, m.pid)
-            attempt.slot_last_seen[m.slot] = now
         elif isinstance(m, msg.SlotHeartbeat):
             attempt.slot_last_seen[m.slot] = now
         elif isinstance(m, msg.SlotStopped):

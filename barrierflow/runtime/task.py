@@ -387,7 +387,7 @@ class StreamTask:
         self._maybe_terminate()
 
     def _maybe_terminate(self) -> None:
-        if not self._finished:
+        if self._done or not self._finished:
             return
         if self._gate is not None and not self._gate.is_finished:
             return

@@ -60,13 +60,13 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
     control.connect(slot.jobmaster_endpoint)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"snapshot-slot{slot.slot}")
     tasks: list[StreamTask] = []
+    gates: dict[tuple[str, int], InputGate] = {}
     try:
         control.send(
             msg.encode(
                 msg.SlotRegistered(slot.attempt, slot.slot, socket.gethostname(), os.getpid())
             )
         )
-        gates: dict[tuple[str, int], InputGate] = {}
         local: dict[str, str] = {}
         inproc: dict[tuple[str, int], str] = {}
         for d in slot.tasks:
@@ -99,6 +99,10 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
         for task in tasks:
             task.cancel()
         _join_or_exit(tasks, slot.cancel_grace_s)
+        started = {(t.d.vertex, t.d.subtask) for t in tasks if t.thread.ident is not None}
+        for key, gate in gates.items():
+            if key not in started:  # a started task closes its own gate
+                gate.close()
         pool.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(zmq.ZMQError):
             control.send(msg.encode(msg.SlotStopped(slot.attempt, slot.slot)), zmq.NOBLOCK)
