@@ -11,7 +11,16 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
-from barrierflow.state.descriptors import StateDescriptor
+from barrierflow.state.descriptors import StateDescriptor, StateKind
+
+
+def check_state_kind(descriptor: StateDescriptor, existing: StateKind) -> None:
+    """One name, one kind of state, in every backend."""
+    if existing is not descriptor.kind:
+        raise ValueError(
+            f"state {descriptor.name!r} was declared as {existing.value} state and is now "
+            f"requested as {descriptor.kind.value} state; use another name"
+        )
 
 
 class KeyContext:

@@ -104,8 +104,9 @@ def _start_and_wait_for_a_checkpoint(env, tmp_path, name):
     return client
 
 
-def test_a_checkpoint_retained_on_cancellation_restores_the_job_exactly_once(spark, tmp_path):
-    n = 6000
+def _cancel_keeping_a_checkpoint(tmp_path, n: int) -> str:
+    """Runs the odd/even job on the heap backend until a checkpoint completed, cancels it with
+    RETAIN_ON_CANCELLATION, and returns the retained checkpoint's directory."""
     first = _env()
     odd_even.build(first, n, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.001)
     first.get_checkpoint_config().set_externalized_checkpoint_retention(
@@ -116,6 +117,12 @@ def test_a_checkpoint_retained_on_cancellation_restores_the_job_exactly_once(spa
     with pytest.raises(JobCanceledError):
         client.get_job_execution_result(timeout_s=30)
     (retained,) = glob.glob(str(tmp_path / "ckpt" / client.get_job_id() / "chk-*"))
+    return retained
+
+
+def test_a_checkpoint_retained_on_cancellation_restores_the_job_exactly_once(spark, tmp_path):
+    n = 6000
+    retained = _cancel_keeping_a_checkpoint(tmp_path, n)
 
     second = _env()
     odd_even.build(second, n, str(tmp_path / "out"), str(tmp_path / "ckpt2"), 100, 0.0)
@@ -216,16 +223,7 @@ def test_num_retained_keeps_that_many_completed_checkpoints(spark, tmp_path):
 
 def test_a_heap_checkpoint_restores_into_the_rocksdb_backend(spark, tmp_path):
     n = 6000
-    first = _env()
-    odd_even.build(first, n, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.001)
-    first.get_checkpoint_config().set_externalized_checkpoint_retention(
-        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
-    )
-    client = _start_and_wait_for_a_checkpoint(first, tmp_path, "heap")
-    client.cancel()
-    with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=30)
-    (retained,) = glob.glob(str(tmp_path / "ckpt" / client.get_job_id() / "chk-*"))
+    retained = _cancel_keeping_a_checkpoint(tmp_path, n)
 
     second = _env()
     second.configure({"taskmanager.state.local.root-dirs": str(tmp_path / "local")})

@@ -19,7 +19,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from barrierflow.checkpoint.metadata import KeyGroupsHandle
-from barrierflow.state.backend import AsyncSnapshot, KeyContext, StreamReader, StreamWriter
+from barrierflow.state.backend import (
+    AsyncSnapshot,
+    KeyContext,
+    StreamReader,
+    StreamWriter,
+    check_state_kind,
+)
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
 
@@ -162,11 +168,8 @@ class HeapKeyedStateBackend:
     def get_state(self, descriptor: StateDescriptor) -> Any:
         state = self._states.get(descriptor.name)
         table = self._tables.get(descriptor.name)
-        if table is not None and table.kind is not descriptor.kind:
-            raise ValueError(
-                f"state {descriptor.name!r} was declared as {table.kind.value} state and is now "
-                f"requested as {descriptor.kind.value} state; use another name"
-            )
+        if table is not None:
+            check_state_kind(descriptor, table.kind)
         if state is not None:
             return state
         if table is None:
