@@ -195,15 +195,29 @@ def _column_family(name: str, kind: StateKind) -> str:
     return f"{kind.value}/{name}"
 
 
-class RocksDBValueState:
-    __slots__ = ("_current", "_delete", "_get", "_kc", "_put")
+class _RowState:
+    """What every RocksDB state object holds: the column family's calls and the current key."""
+
+    __slots__ = ("_current", "_db", "_delete", "_get", "_kc", "_put")
 
     def __init__(self, table: _Table, kc: KeyContext, current: _CurrentKey) -> None:
         self._kc = kc
         self._current = current
+        self._db = table.db
         self._get = table.db.get
         self._put = table.db.put
         self._delete = table.db.delete
+
+    def _prefix(self) -> bytes:
+        """The current key's row prefix, serialized again only when the key changed."""
+        key, current = self._kc.key, self._current
+        return current.prefix if key == current.key else current.refresh(key)
+
+
+class RocksDBValueState(_RowState):
+    """The per-record path: the prefix expression is inlined rather than a ``_prefix()`` call."""
+
+    __slots__ = ()
 
     def value(self) -> Any:
         key, current = self._kc.key, self._current
@@ -223,7 +237,7 @@ class RocksDBValueState:
         self._delete(current.prefix if key == current.key else current.refresh(key))
 
 
-class RocksDBListState:
+class RocksDBListState(_RowState):
     """The list of a key is one row (its pickled list).
 
     Trade-off: ``get()`` is one read, but ``add()`` is read-modify-write of the whole list,
@@ -231,18 +245,7 @@ class RocksDBListState:
     not expose for Python. Keep per-key lists short, or use MapState for long ones.
     """
 
-    __slots__ = ("_current", "_delete", "_get", "_kc", "_put")
-
-    def __init__(self, table: _Table, kc: KeyContext, current: _CurrentKey) -> None:
-        self._kc = kc
-        self._current = current
-        self._get = table.db.get
-        self._put = table.db.put
-        self._delete = table.db.delete
-
-    def _prefix(self) -> bytes:
-        key, current = self._kc.key, self._current
-        return current.prefix if key == current.key else current.refresh(key)
+    __slots__ = ()
 
     def get(self) -> list[Any]:
         raw = self._get(self._prefix())
@@ -266,7 +269,7 @@ class RocksDBListState:
         self._delete(self._prefix())
 
 
-class RocksDBMapState:
+class RocksDBMapState(_RowState):
     """One row per map entry (the key's prefix and the pickled map key), so that get, put and
     remove of one entry touch only that entry; iteration is a range scan over the prefix.
 
@@ -275,16 +278,7 @@ class RocksDBMapState:
     the map may be changed while iterating.
     """
 
-    __slots__ = ("_current", "_db", "_kc")
-
-    def __init__(self, table: _Table, kc: KeyContext, current: _CurrentKey) -> None:
-        self._kc = kc
-        self._current = current
-        self._db = table.db
-
-    def _prefix(self) -> bytes:
-        key, current = self._kc.key, self._current
-        return current.prefix if key == current.key else current.refresh(key)
+    __slots__ = ()
 
     def _rows(self, prefix: bytes, limit: int | None = None) -> list[tuple[bytes, bytes]]:
         """The rows of the current key's map (at most ``limit``), read at once.
