@@ -120,19 +120,19 @@ class StreamExecutionEnvironment:
             "parallelism.default": self.set_parallelism,
             "pipeline.max-parallelism": self.set_max_parallelism,
             "execution.buffer-timeout": self.set_buffer_timeout,
-            "state.backend.type": lambda v: self.set_state_backend(
-                EmbeddedRocksDBStateBackend() if v == "rocksdb" else HashMapStateBackend()
-            ),
-            cp + "incremental": lambda v: (
-                v
-                and self.set_state_backend(
-                    EmbeddedRocksDBStateBackend(enable_incremental_checkpointing=True)
-                )
-            ),
         }
-        for key in conf:
+        keys = set(conf)
+        for key in keys:
             if key in appliers:
                 appliers[key](conf.get(key))
+        if keys & {"state.backend.type", cp + "incremental"}:
+            # One backend from both options, whatever order they were set in.
+            kind = self._configuration.get("state.backend.type")
+            incremental = self._configuration.get(cp + "incremental")
+            if kind == "rocksdb":
+                self.set_state_backend(EmbeddedRocksDBStateBackend(incremental))
+            else:
+                self.set_state_backend(HashMapStateBackend())
         return self
 
     def get_configuration(self) -> Configuration:
@@ -190,11 +190,6 @@ class StreamExecutionEnvironment:
             raise ConfigurationError(
                 "set_state_backend() takes HashMapStateBackend() or EmbeddedRocksDBStateBackend() "
                 f"from barrierflow.state_backend, got {backend!r}"
-            )
-        if getattr(backend, "enable_incremental_checkpointing", False):
-            raise ConfigurationError(
-                "incremental checkpoints are not available yet: use "
-                "EmbeddedRocksDBStateBackend() (full snapshots) for now"
             )
         self._state_backend = backend
         return self
@@ -302,6 +297,8 @@ class StreamExecutionEnvironment:
                 write_buffer_bytes=self._configuration.get(
                     "state.backend.rocksdb.writebuffer.size"
                 ),
+                incremental=getattr(self._state_backend, "enable_incremental_checkpointing", False),
+                local_recovery=self._configuration.get("execution.state-recovery.from-local"),
             ),
         )
         return JobPlan(

@@ -5,10 +5,15 @@ The decisions live in pure parts (``TriggerPolicy``, ``PendingCheckpoint``,
 notifications through the JobMaster's gateway, writes metadata and deletes files.
 
 Completing checkpoint N, in order:
-  1. build the metadata from every task's acknowledgement;
+  1. build the metadata from every task's acknowledgement; abort N instead if it references a
+     shared file that may already be deleted (``SharedStateRegistry.validate_references``);
   2. write ``chk-N/_metadata``, last and atomically: from now on N is restorable;
-  3. add N to the completed store and delete the checkpoints it subsumed;
+  3. register N's shared files, add N to the completed store, delete the checkpoints it
+     subsumed and the shared files no retained checkpoint references any more;
   4. notify every task that N is complete (2PC sinks commit now).
+Aborting N deletes its directory and the shared files it uploaded. When an attempt starts
+(every task of the previous one has stopped), files no retained checkpoint references are
+swept: uploads of tasks that died before acknowledging.
 
 **Threading:** the JobMaster's thread only. **I/O:** checkpoint storage.
 """
@@ -25,6 +30,7 @@ from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, 
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
+    IncrementalKeyedHandle,
     OperatorState,
     OperatorSubtaskState,
 )
@@ -34,6 +40,7 @@ from barrierflow.checkpoint.pending_checkpoint import (
     TaskAcknowledgement,
     TaskKey,
 )
+from barrierflow.checkpoint.shared_state_registry import SharedStateRegistry
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.checkpoint.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
 from barrierflow.cluster import messages as msg
@@ -96,6 +103,8 @@ class CheckpointCoordinator:
         self.num_completed = 0
         self.num_failed = 0
         self.history = CheckpointHistory(job_id, job_graph.job_name)
+        self.registry = SharedStateRegistry()
+        self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -103,6 +112,8 @@ class CheckpointCoordinator:
         self, attempt: int, tasks: frozenset[TaskKey], sources: list[TaskKey]
     ) -> None:
         self.abort_all("the job restarted")
+        self._aborted.clear()
+        self._sweep_orphans()
         self._attempt = attempt
         self._tasks = tasks
         self._sources = sources
@@ -173,6 +184,7 @@ class CheckpointCoordinator:
         timestamp_ms = int(time.time() * 1000)
         is_final = self._sources_finished
         self._pending[cid] = PendingCheckpoint(cid, timestamp_ms, self._tasks, is_final)
+        self.registry.checkpoint_triggered(cid)
         self._started[cid] = now
         self._last_trigger_s = now
         for source in self._sources:
@@ -183,7 +195,10 @@ class CheckpointCoordinator:
     def on_acknowledge(self, ack: msg.AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:
-            return  # aborted, or from an older attempt
+            if ack.checkpoint_id in self._aborted:  # its uploads can never be referenced
+                new = _new_uploads(ack.checkpoint_id, ack.operator_states.values())
+                self._delete_shared(self.registry.unregister_aborted(ack.checkpoint_id, new))
+            return
         result = pending.acknowledge(
             TaskAcknowledgement((ack.vertex, ack.subtask), ack.operator_states, ack.stats)
         )
@@ -200,22 +215,33 @@ class CheckpointCoordinator:
 
     def _complete(self, pending: PendingCheckpoint) -> None:
         cid = pending.checkpoint_id
-        del self._pending[cid]
-        started = self._started.pop(cid)
-        # 1. metadata from the acknowledgements
+        # 1. metadata from the acknowledgements, if every file it references is still there
         metadata = self._build_metadata(pending)
+        states = [s for op in metadata.operators for s in op.subtasks]
+        reused = metadata.shared_paths() - set(_new_uploads(cid, states))
+        missing = self.registry.validate_references(cid, reused)
+        if missing:
+            self._abort(
+                cid,
+                f"it references {len(missing)} shared file(s) of a checkpoint no longer "
+                f"retained, e.g. {sorted(missing)[0]}",
+                failure=True,
+            )
+            return
         # 2. the completion marker, last and atomically
         try:
             self._storage.write_metadata(metadata)
         except OSError as e:
-            if self._sources_finished:
-                self._final_due = True
-            self._discard(cid)
-            self._count_failure(cid, f"writing its metadata failed: {e}")
+            self._abort(cid, f"writing its metadata failed: {e}", failure=True)
             return
-        # 3. retention
-        for subsumed in self.store.add(metadata):
-            self._discard(subsumed.checkpoint_id)
+        del self._pending[cid]
+        started = self._started.pop(cid)
+        # 3. shared files and retention
+        self._delete_shared(self.registry.register_checkpoint(cid, metadata.shared_paths()))
+        subsumed = self.store.add(metadata)
+        for checkpoint in subsumed:
+            self._discard(checkpoint.checkpoint_id)
+        self._delete_shared(self.registry.subsume(c.checkpoint_id for c in subsumed))
         now = self._clock()
         self._last_completion_s = now
         self._consecutive_failures = 0
@@ -227,13 +253,14 @@ class CheckpointCoordinator:
         record = self._record(pending, CheckpointStatus.COMPLETED, (now - started) * 1000)
         self._add_to_history(record)
         log.info(
-            "Completed checkpoint %d in %.0f ms: %s, %d tasks",
+            "Completed checkpoint %d in %.0f ms: %s (%s written), %d tasks",
             cid,
             record.duration_ms,
             _human_bytes(record.state_size),
+            _human_bytes(record.checkpointed_size),
             record.num_tasks,
         )
-        # 4. notify: sinks commit
+        # 4. notify: sinks commit, incremental backends may reuse this checkpoint's files
         for task in self._tasks:
             self._send(task, msg.NotifyCheckpointComplete(self._attempt, cid))
 
@@ -245,15 +272,16 @@ class CheckpointCoordinator:
         reason: str | None = None,
     ) -> CheckpointRecord:
         acks = list(pending.acknowledged.values())
-        size = sum(s.state_size() for a in acks for s in a.operator_states.values())
+        states = [s for a in acks for s in a.operator_states.values()]
+        cid = pending.checkpoint_id
         return CheckpointRecord(
             checkpoint_id=pending.checkpoint_id,
             status=status,
             trigger_timestamp_ms=pending.trigger_timestamp_ms,
             end_timestamp_ms=int(time.time() * 1000),
             duration_ms=duration_ms,
-            state_size=size,
-            checkpointed_size=size,  # full snapshots: everything is written each time
+            state_size=sum(s.state_size() for s in states),
+            checkpointed_size=sum(s.checkpointed_size(cid) for s in states),
             num_tasks=len(pending.tasks_to_ack),
             num_acknowledged=len(acks),
             failure_reason=reason,
@@ -308,6 +336,11 @@ class CheckpointCoordinator:
         if pending is None:
             return
         pending.discarded = True
+        self._aborted.add(cid)
+        acknowledged = [
+            s for a in pending.acknowledged.values() for s in a.operator_states.values()
+        ]
+        self._delete_shared(self.registry.unregister_aborted(cid, _new_uploads(cid, acknowledged)))
         if self._sources_finished:
             self._final_due = True  # the job cannot end before a final checkpoint completes
         elapsed_ms = (self._clock() - started) * 1000 if started is not None else 0.0
@@ -334,6 +367,36 @@ class CheckpointCoordinator:
         except OSError as e:
             log.warning("Could not delete the files of checkpoint %d: %s", cid, e)
 
+    def _delete_shared(self, paths: list[str]) -> None:
+        if not paths:
+            return
+        try:
+            self._storage.delete_files(paths)
+        except OSError as e:
+            log.warning("Could not delete %d shared file(s), e.g. %s: %s", len(paths), paths[0], e)
+
+    def _sweep_orphans(self) -> None:
+        """Deletes what no retained checkpoint references: shared files and ``chk-N``
+        directories written by tasks that died before their checkpoint completed or aborted
+        here. Only between attempts, when no task writes."""
+        retained = {c.checkpoint_id for c in self.store.all()}
+        try:
+            orphans = [p for p in self._storage.list_shared() if self.registry.entry(p) is None]
+            self._storage.delete_files(orphans)
+            stale = [c for c in self._storage.list_checkpoint_dirs() if c not in retained]
+            for cid in stale:
+                self._storage.discard_checkpoint_dir(cid)
+        except OSError as e:
+            log.warning("Could not sweep files of failed checkpoints: %s", e)
+            return
+        if orphans or stale:
+            log.info(
+                "Deleted %d shared file(s) and %d checkpoint directories of checkpoints that "
+                "never completed",
+                len(orphans),
+                len(stale),
+            )
+
     # --- restore --------------------------------------------------------------------------------
 
     def latest_restorable(self) -> CheckpointMetadata | None:
@@ -345,6 +408,18 @@ class CheckpointCoordinator:
             except CorruptCheckpointError as e:
                 log.error("%s; falling back to an older checkpoint", e)
         return None
+
+
+def _new_uploads(checkpoint_id: int, states) -> list[str]:
+    """The shared files that ``checkpoint_id`` itself uploaded, in these subtask states."""
+    return [
+        shared.file.path
+        for state in states
+        for handle in state.keyed_state
+        if isinstance(handle, IncrementalKeyedHandle)
+        for shared in handle.shared
+        if shared.checkpoint_id == checkpoint_id
+    ]
 
 
 def _human_bytes(n: int) -> str:

@@ -18,7 +18,8 @@ import struct
 import msgspec
 
 MAGIC = b"BFLWMETA"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: keyed state handles are tagged (full "key-groups" or "incremental")
+_OLDEST_READABLE_VERSION = 2
 _HEADER = struct.Struct(">8sHQ16s")
 
 
@@ -55,13 +56,55 @@ def stream_size(handle: StreamHandle) -> int:
     return len(handle.data) if isinstance(handle, InlineHandle) else handle.size
 
 
-class KeyGroupsHandle(msgspec.Struct, frozen=True):
-    """Keyed state of a key-group range; ``offsets`` locate each key group's section."""
+class KeyGroupsHandle(msgspec.Struct, frozen=True, tag="key-groups"):
+    """A full snapshot of the keyed state of a key-group range; ``offsets`` locate each key
+    group's section. Self-contained: it references nothing of other checkpoints."""
 
     key_group_start: int
     key_group_end: int
     offsets: list[tuple[int, int, int]]  # (key group, offset, length)
     stream: StreamHandle
+
+    def state_size(self) -> int:
+        return stream_size(self.stream)
+
+    def checkpointed_size(self, checkpoint_id: int) -> int:
+        return stream_size(self.stream)
+
+
+class SharedFileHandle(msgspec.Struct, frozen=True):
+    """An immutable RocksDB file under ``shared/``, which later checkpoints may reference."""
+
+    local_name: str  # its name in the RocksDB instance, e.g. "000012.sst"
+    file: FileHandle
+    checkpoint_id: int  # the checkpoint that uploaded it
+
+
+class IncrementalKeyedHandle(msgspec.Struct, frozen=True, tag="incremental"):
+    """An incremental RocksDB checkpoint of a key-group range: the files that open as the
+    database. ``shared`` lists every SST file it needs, uploaded by this checkpoint or by an
+    earlier one (``SharedFileHandle.checkpoint_id`` says which); ``private`` holds MANIFEST,
+    CURRENT and OPTIONS, written for this checkpoint alone. ``states``: column family name ->
+    state kind, for readers that do not open the database."""
+
+    key_group_start: int
+    key_group_end: int
+    checkpoint_id: int
+    shared: list[SharedFileHandle]
+    private: dict[str, StreamHandle]
+    states: dict[str, str]  # state name -> StateKind value
+
+    def state_size(self) -> int:
+        shared = sum(s.file.size for s in self.shared)
+        return shared + sum(stream_size(h) for h in self.private.values())
+
+    def checkpointed_size(self, checkpoint_id: int) -> int:
+        """What ``checkpoint_id`` wrote of this handle: its private files and new SST files."""
+        new = sum(s.file.size for s in self.shared if s.checkpoint_id == checkpoint_id)
+        return new + sum(stream_size(h) for h in self.private.values())
+
+
+KeyedStateHandle = KeyGroupsHandle | IncrementalKeyedHandle
 
 
 class OperatorSubtaskState(msgspec.Struct, frozen=True):
@@ -69,11 +112,25 @@ class OperatorSubtaskState(msgspec.Struct, frozen=True):
 
     subtask: int
     operator_state: StreamHandle | None = None
-    keyed_state: list[KeyGroupsHandle] = []
+    keyed_state: list[KeyedStateHandle] = []
 
     def state_size(self) -> int:
+        """The full size of the state, wherever its files were written."""
         size = stream_size(self.operator_state) if self.operator_state else 0
-        return size + sum(stream_size(k.stream) for k in self.keyed_state)
+        return size + sum(k.state_size() for k in self.keyed_state)
+
+    def checkpointed_size(self, checkpoint_id: int) -> int:
+        """The bytes ``checkpoint_id`` wrote (less than ``state_size`` when incremental)."""
+        size = stream_size(self.operator_state) if self.operator_state else 0
+        return size + sum(k.checkpointed_size(checkpoint_id) for k in self.keyed_state)
+
+    def shared_paths(self) -> list[str]:
+        return [
+            s.file.path
+            for k in self.keyed_state
+            if isinstance(k, IncrementalKeyedHandle)
+            for s in k.shared
+        ]
 
 
 class OperatorState(msgspec.Struct, frozen=True):
@@ -95,6 +152,7 @@ class SubtaskCheckpointStats(msgspec.Struct, frozen=True):
     alignment_ms: float
     state_size: int
     alignment_bytes: int = 0  # bytes of buffers processed between first and last barrier
+    checkpointed_size: int = 0  # bytes written by this checkpoint (incremental: new files only)
 
 
 class CheckpointMetadata(msgspec.Struct, frozen=True):
@@ -108,6 +166,14 @@ class CheckpointMetadata(msgspec.Struct, frozen=True):
 
     def state_size(self) -> int:
         return sum(s.state_size() for op in self.operators for s in op.subtasks)
+
+    def checkpointed_size(self) -> int:
+        cid = self.checkpoint_id
+        return sum(s.checkpointed_size(cid) for op in self.operators for s in op.subtasks)
+
+    def shared_paths(self) -> set[str]:
+        """Every file under ``shared/`` this checkpoint references."""
+        return {p for op in self.operators for s in op.subtasks for p in s.shared_paths()}
 
     def operator(self, uid: str) -> OperatorState | None:
         return next((op for op in self.operators if op.uid == uid), None)
@@ -134,6 +200,13 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
             path,
             f"format version {version} is newer than this barrierflow reads "
             f"({FORMAT_VERSION}); upgrade barrierflow",
+        )
+    if version < _OLDEST_READABLE_VERSION:
+        raise CorruptCheckpointError(
+            path,
+            f"format version {version} is older than this barrierflow reads (versions "
+            f"{_OLDEST_READABLE_VERSION} to {FORMAT_VERSION}); restore it with the barrierflow "
+            "release that wrote it",
         )
     body = data[_HEADER.size :]
     if len(body) != length:

@@ -10,6 +10,8 @@ coordinator use their own instances. **I/O:** all of it, through ``pyarrow.fs``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import posixpath
 import uuid
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ from barrierflow.checkpoint.metadata import (
     decode_metadata,
     encode_metadata,
 )
+
+_COPY_CHUNK = 1 << 20
 
 
 class StorageConfigError(ValueError):
@@ -80,6 +84,44 @@ class CheckpointStorage:
         with self._fs.open_output_stream(path, buffer_size=self._write_buffer_size) as out:
             out.write(data)
         return FileHandle(rel_path, len(data), content_checksum(data))
+
+    def upload_file(self, rel_path: str, local_path: str) -> FileHandle:
+        """Copies a local file to ``rel_path`` in chunks, summing it on the way."""
+        path = self.absolute(rel_path)
+        self._fs.create_dir(posixpath.dirname(path), recursive=True)
+        digest = hashlib.blake2b(digest_size=16)
+        size = 0
+        with open(local_path, "rb") as src, self._fs.open_output_stream(path) as out:
+            while chunk := src.read(_COPY_CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+        return FileHandle(rel_path, size, digest.hexdigest())
+
+    def download_file(self, handle: FileHandle, local_path: str) -> None:
+        """Copies a state file to a local file; a missing, truncated or corrupted one is
+        reported naming its path, and leaves no local file."""
+        path = self.absolute(handle.path)
+        digest = hashlib.blake2b(digest_size=16)
+        size = 0
+        try:
+            with self._fs.open_input_stream(path) as src, open(local_path, "wb") as out:
+                while chunk := src.read(_COPY_CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    size += len(chunk)
+            if size != handle.size:
+                raise CorruptCheckpointError(path, f"size {size} != recorded {handle.size}")
+            if digest.hexdigest() != handle.checksum:
+                raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
+        except FileNotFoundError as e:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(local_path)
+            raise CorruptCheckpointError(path, "state file is missing") from e
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(local_path)
+            raise
 
     def delete_state_file(self, handle: FileHandle) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -164,6 +206,38 @@ class CheckpointStorage:
         path = self.absolute(layout.checkpoint_dir(checkpoint_id))
         with contextlib.suppress(FileNotFoundError):
             self._fs.delete_dir(path)
+
+    def delete_files(self, rel_paths: list[str]) -> None:
+        for rel_path in rel_paths:
+            with contextlib.suppress(FileNotFoundError):
+                self._fs.delete_file(self.absolute(rel_path))
+
+    def list_shared(self) -> list[str]:
+        """Every file under ``shared/``, relative to the job root."""
+        selector = pafs.FileSelector(self.absolute(layout.SHARED_DIR), recursive=True)
+        try:
+            infos = self._fs.get_file_info(selector)
+        except FileNotFoundError:
+            return []
+        root = self.job_root.rstrip("/") + "/"
+        return sorted(info.path[len(root) :] for info in infos if info.type == pafs.FileType.File)
+
+    def list_checkpoint_dirs(self) -> list[int]:
+        """Ids of every ``chk-N`` directory, completed or not."""
+        try:
+            infos = self._fs.get_file_info(pafs.FileSelector(self.job_root))
+        except FileNotFoundError:
+            return []
+        ids = (
+            layout.parse_checkpoint_dir(i.base_name)
+            for i in infos
+            if i.type == pafs.FileType.Directory
+        )
+        return sorted(cid for cid in ids if cid is not None)
+
+    def discard_shared_dir(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_dir(self.absolute(layout.SHARED_DIR))
 
     def check_writable(self) -> None:
         """Fails early, with the path, where the job could not write its checkpoints."""

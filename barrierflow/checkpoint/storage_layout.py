@@ -31,13 +31,27 @@ def parse_checkpoint_dir(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def exclusive_state_file(
-    checkpoint_id: int, operator_uid: str, subtask: int, attempt: int, kind: str
-) -> str:
+def _operator_subtask(operator_uid: str, subtask: int) -> str:
     # Readable, and unique: two uids that sanitize alike differ in their hash.
     safe_uid = re.sub(r"[^A-Za-z0-9_.-]", "_", operator_uid)
     uid_hash = hashlib.blake2b(operator_uid.encode(), digest_size=4).hexdigest()
-    return f"{checkpoint_dir(checkpoint_id)}/{safe_uid}-{uid_hash}-{subtask}-a{attempt}.{kind}"
+    return f"{safe_uid}-{uid_hash}-{subtask}"
+
+
+def exclusive_state_file(
+    checkpoint_id: int, operator_uid: str, subtask: int, attempt: int, kind: str
+) -> str:
+    owner = _operator_subtask(operator_uid, subtask)
+    return f"{checkpoint_dir(checkpoint_id)}/{owner}-a{attempt}.{kind}"
+
+
+def shared_state_file(
+    checkpoint_id: int, operator_uid: str, subtask: int, local_name: str, unique: str
+) -> str:
+    """A file uploaded by ``checkpoint_id`` that later checkpoints may reference. ``unique``
+    (a UUID) keeps every upload's path its own, which the SharedStateRegistry relies on."""
+    owner = _operator_subtask(operator_uid, subtask)
+    return f"{SHARED_DIR}/{owner}/{checkpoint_id}-{unique}-{local_name}"
 
 
 JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel

@@ -94,12 +94,24 @@ class JobExecutionResult:
     num_failed_checkpoints: int = 0
     checkpoint_history: tuple[CheckpointRecord, ...] = ()  # completed and failed, oldest first
     processing_ms: int = 0  # last attempt: all tasks running -> all tasks finished
+    restores: tuple[RestoreStats, ...] = ()  # one per attempt that restored a checkpoint
 
     def get_job_id(self) -> str:
         return self.job_id
 
     def get_net_runtime(self) -> int:
         return self.net_runtime_ms
+
+
+@dataclass(frozen=True)
+class RestoreStats:
+    """How an attempt restored its state: what it read from checkpoint storage (nothing when
+    every subtask used its local copy) and how long the slowest subtask took."""
+
+    attempt: int
+    checkpoint_id: int
+    bytes_read: int
+    max_restore_ms: float
 
 
 @dataclass
@@ -137,6 +149,9 @@ class _Attempt:
     running_tasks: set[tuple[str, int]] = field(default_factory=set)
     finished_tasks: set[tuple[str, int]] = field(default_factory=set)
     ended_inputs: set[tuple[str, int]] = field(default_factory=set)
+    restored_checkpoint: int | None = None
+    restore_bytes_read: int = 0
+    max_restore_ms: float = 0.0
     all_running_at: float | None = None
     all_finished_at: float | None = None
     spark_done: bool = False
@@ -170,6 +185,7 @@ class JobMaster:
                 first_checkpoint_id=first_id,
             )
         self._attempt: _Attempt | None = None
+        self._restores: list[RestoreStats] = []
         self._next_tick = 0.0
         self._secret = secrets.token_hex(16)
 
@@ -268,6 +284,7 @@ class JobMaster:
             return
         for c in retained:
             self._storage.discard_checkpoint_dir(c.checkpoint_id)
+        self._storage.discard_shared_dir()
         log.info(
             "Deleted %d retained checkpoint(s) on cancel (%s)",
             len(retained),
@@ -349,6 +366,7 @@ class JobMaster:
                 )
             )
         attempt = _Attempt(number, token, frozenset(s.id for s in graph.subtasks))
+        attempt.restored_checkpoint = restore.checkpoint_id if restore is not None else None
         self._attempt = attempt
         if self._coordinator is not None:
             self._coordinator.start_attempt(number, attempt.tasks, graph.source_subtasks)
@@ -428,8 +446,27 @@ class JobMaster:
             attempt.stopped_slots.add(m.slot)
         elif isinstance(m, msg.TaskRunning):
             attempt.running_tasks.add((m.vertex, m.subtask))
+            attempt.restore_bytes_read += m.restore_bytes_read
+            attempt.max_restore_ms = max(attempt.max_restore_ms, m.restore_ms)
             if attempt.running_tasks == attempt.tasks:
                 attempt.all_running_at = now
+                if attempt.restored_checkpoint is not None:
+                    self._restores.append(
+                        RestoreStats(
+                            attempt.number,
+                            attempt.restored_checkpoint,
+                            attempt.restore_bytes_read,
+                            attempt.max_restore_ms,
+                        )
+                    )
+                    log.info(
+                        "Attempt %d restored checkpoint %d in %.0f ms, reading %d bytes from "
+                        "checkpoint storage",
+                        attempt.number,
+                        attempt.restored_checkpoint,
+                        attempt.max_restore_ms,
+                        attempt.restore_bytes_read,
+                    )
                 if self._coordinator is not None:
                     self._coordinator.all_tasks_running()
         elif isinstance(m, msg.AcknowledgeCheckpoint):
@@ -577,6 +614,7 @@ class JobMaster:
             num_failed_checkpoints=failed,
             checkpoint_history=history,
             processing_ms=processing_ms,
+            restores=tuple(self._restores),
         )
 
 

@@ -34,8 +34,12 @@ class SlotStopped(Message, frozen=True):
 
 
 class TaskRunning(Message, frozen=True):
+    """The task restored its state and processes input."""
+
     vertex: str
     subtask: int
+    restore_bytes_read: int = 0  # from checkpoint storage (none when restored from local state)
+    restore_ms: float = 0.0
 
 
 class AcknowledgeCheckpoint(Message, frozen=True):

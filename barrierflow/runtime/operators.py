@@ -16,9 +16,9 @@ from typing import Any
 
 from barrierflow.api.datastream import TransformationKind
 from barrierflow.api.functions import Function, KeyedProcessFunction, RuntimeContext
-from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
+from barrierflow.checkpoint.metadata import KeyedStateHandle, StreamHandle
 from barrierflow.connectors.source import SourceReader
-from barrierflow.state.backend import AsyncSnapshot, StreamReader
+from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.operator_state import OperatorStateStore
@@ -45,7 +45,7 @@ class OperatorRestore:
     keyed state handles that intersect its key-group range."""
 
     operator_states: list[StreamHandle | None]  # indexed by old subtask
-    keyed_state: list[KeyGroupsHandle]
+    keyed_state: list[KeyedStateHandle]
 
 
 @dataclass
@@ -57,9 +57,10 @@ class OperatorContext:
     task_name: str
     checkpointing: bool
     restore: OperatorRestore | None
-    read_stream: StreamReader
+    restore_streams: RestoreStreams
     state_backend: StateBackendConfig = field(default_factory=StateBackendConfig)
     local_dir: str = ""  # this subtask's directory for local state (RocksDB)
+    recovery_dir: str | None = None  # where it keeps local copies for local recovery
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class OperatorSnapshot:
 
 def _restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> None:
     assert ctx.restore is not None
-    snapshots = [ctx.read_stream(h) if h is not None else None for h in ctx.restore.operator_states]
+    read = ctx.restore_streams.read
+    snapshots = [read(h) if h is not None else None for h in ctx.restore.operator_states]
     store.restore(snapshots, ctx.subtask, ctx.parallelism)
 
 
@@ -110,6 +112,9 @@ class Operator:
         return None
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        pass
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         pass
 
     def close(self) -> None:
@@ -171,10 +176,10 @@ class KeyedProcessOperator(Operator):
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         kg_range = key_group_range_for_subtask(ctx.max_parallelism, ctx.parallelism, ctx.subtask)
         self.backend = create_keyed_state_backend(
-            ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir
+            ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir, ctx.recovery_dir
         )
         if ctx.restore is not None:
-            self.backend.restore(ctx.restore.keyed_state, ctx.read_stream)
+            self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
         fn: KeyedProcessFunction = self.spec.function
         self._ctx = KeyedProcessFunction.Context(self.backend.key_context)
         fn.open(RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend))
@@ -198,7 +203,13 @@ class KeyedProcessOperator(Operator):
         return out
 
     def snapshot_state(self, checkpoint_id: int) -> OperatorSnapshot:
-        return OperatorSnapshot(None, self.backend.snapshot())
+        return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id))
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self.backend.notify_checkpoint_complete(checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        self.backend.notify_checkpoint_aborted(checkpoint_id)
 
     def close(self) -> None:
         super().close()

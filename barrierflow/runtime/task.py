@@ -28,7 +28,6 @@ from typing import Any
 
 import zmq
 
-from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.barrier_handler import (
     AtLeastOnceBarrierHandler,
     BlockChannel,
@@ -39,11 +38,13 @@ from barrierflow.checkpoint.barrier_handler import (
     UnblockAll,
 )
 from barrierflow.checkpoint.metadata import (
-    FileHandle,
-    InlineHandle,
     OperatorSubtaskState,
-    StreamHandle,
     SubtaskCheckpointStats,
+)
+from barrierflow.checkpoint.state_streams import (
+    CheckpointAbortedError,
+    CheckpointStreams,
+    StorageRestoreStreams,
 )
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.cluster import messages as msg
@@ -59,7 +60,7 @@ from barrierflow.runtime.operators import (
     SourceOperator,
     create_operator,
 )
-from barrierflow.state.backends import StateBackendConfig, local_subtask_dir
+from barrierflow.state.backends import StateBackendConfig, local_recovery_dir, local_subtask_dir
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,6 @@ class TaskDescriptor:
 
 class TaskCancelled(Exception):
     pass
-
-
-class CheckpointAbortedError(Exception):
-    """The coordinator aborted a checkpoint whose asynchronous phase was still running."""
 
 
 class StreamTask:
@@ -163,8 +160,17 @@ class StreamTask:
         self._partitions: list[ResultPartition] = []
         self._operators = []
         try:
-            self._send(msg.TaskRunning(d.attempt, d.vertex, d.subtask))
-            self._open()
+            started = time.perf_counter()
+            restore_streams = self._open()
+            self._send(
+                msg.TaskRunning(
+                    d.attempt,
+                    d.vertex,
+                    d.subtask,
+                    restore_bytes_read=restore_streams.bytes_read,
+                    restore_ms=(time.perf_counter() - started) * 1000,
+                )
+            )
             self._loop()
             self._send(msg.TaskFinished(d.attempt, d.vertex, d.subtask))
         except TaskCancelled:
@@ -185,8 +191,15 @@ class StreamTask:
 
     # --- setup and teardown -------------------------------------------------------------------
 
-    def _open(self) -> None:
+    def _open(self) -> StorageRestoreStreams:
+        """Connects the outputs and opens the chain, restoring its state; returns what the
+        restore read."""
         d = self.d
+        restore_streams = StorageRestoreStreams(
+            CheckpointStorage(d.restore_uri) if d.restore_uri else None,
+            shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
+        )
+        backend = d.config.state_backend
         for plan in d.outputs:
             channels = []
             for target in plan.targets:
@@ -210,6 +223,7 @@ class StreamTask:
                 )
             )
         for spec in d.chain:
+            name = f"{spec.uid}-{d.subtask}"
             op = create_operator(spec)
             op.open(
                 OperatorContext(
@@ -220,13 +234,12 @@ class StreamTask:
                     task_name=self.name,
                     checkpointing=d.config.checkpointing,
                     restore=(d.restore or {}).get(spec.uid) if d.restore is not None else None,
-                    read_stream=self._read_stream,
-                    state_backend=d.config.state_backend,
-                    local_dir=local_subtask_dir(
-                        d.config.state_backend, d.job_id, f"{spec.uid}-{d.subtask}", d.attempt
-                    )
-                    if d.config.state_backend.kind == "rocksdb"
+                    restore_streams=restore_streams,
+                    state_backend=backend,
+                    local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt)
+                    if backend.kind == "rocksdb"
                     else "",
+                    recovery_dir=local_recovery_dir(backend, d.job_id, name),
                 )
             )
             self._operators.append(op)
@@ -234,6 +247,7 @@ class StreamTask:
             self._operators[0] if isinstance(self._operators[0], SourceOperator) else None
         )
         self._chain = self._operators[1:] if self._source else self._operators
+        return restore_streams
 
     def _close(self) -> None:
         for op in reversed(self._operators):
@@ -245,11 +259,6 @@ class StreamTask:
             self._gate.close()
         self._ctl.close()
         self.mailbox.close()
-
-    def _read_stream(self, handle: StreamHandle) -> bytes:
-        if isinstance(handle, InlineHandle):
-            return handle.data
-        return CheckpointStorage(self.d.restore_uri).read_state_file(handle)
 
     # --- the mailbox loop --------------------------------------------------------------------
 
@@ -417,6 +426,8 @@ class StreamTask:
                 self._maybe_terminate()
         elif isinstance(message, msg.NotifyCheckpointAborted):
             self._aborted_checkpoints.add(message.checkpoint_id)
+            for op in self._operators:
+                op.notify_checkpoint_aborted(message.checkpoint_id)
         elif isinstance(message, msg.CancelAttempt):
             raise TaskCancelled()
 
@@ -440,27 +451,33 @@ class StreamTask:
     ) -> None:
         """Writes the state streams and mails the acknowledgement. If the coordinator aborts the
         checkpoint meanwhile, stops writing and deletes what it wrote (the coordinator deletes
-        the checkpoint's directory too, but may do so before this thread's last write)."""
+        the checkpoint's directory too, but may do so before this thread's last write, and does
+        not know of shared files before the acknowledgement)."""
         d = self.d
         started = time.perf_counter()
-        written: list[FileHandle] = []
+        all_streams: list[CheckpointStreams] = []
         try:
             states: dict[str, OperatorSubtaskState] = {}
             for uid, snap in snapshots:
                 if snap is None:
                     continue
-
-                def write(data: bytes, kind: str, uid: str = uid) -> StreamHandle:
-                    if cid in self._aborted_checkpoints:
-                        raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
-                    handle = self._write_stream(cid, uid, kind, data)
-                    if isinstance(handle, FileHandle):
-                        written.append(handle)
-                    return handle
-
-                operator_state = write(snap.operator_state, "op") if snap.operator_state else None
-                keyed = snap.keyed(write) if snap.keyed else []
+                streams = CheckpointStreams(
+                    self._storage,
+                    cid,
+                    uid,
+                    d.subtask,
+                    d.attempt,
+                    d.config.inline_threshold,
+                    self._aborted_checkpoints.__contains__,
+                )
+                all_streams.append(streams)
+                operator_state = (
+                    streams.write(snap.operator_state, "op") if snap.operator_state else None
+                )
+                keyed = snap.keyed(streams) if snap.keyed else []
                 states[uid] = OperatorSubtaskState(d.subtask, operator_state, keyed)
+            if cid in self._aborted_checkpoints:
+                raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
             stats = SubtaskCheckpointStats(
                 d.vertex,
                 d.subtask,
@@ -469,24 +486,18 @@ class StreamTask:
                 alignment_ms,
                 sum(s.state_size() for s in states.values()),
                 alignment_bytes,
+                sum(s.checkpointed_size(cid) for s in states.values()),
             )
-            if cid in self._aborted_checkpoints:
-                raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
             ack = msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
             self.mailbox.put(lambda: self._send(ack))
         except CheckpointAbortedError:
-            for handle in written:
-                self._storage.delete_state_file(handle)
+            for streams in all_streams:
+                streams.delete_written()
         except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
+            for streams in all_streams:
+                streams.delete_written()
             reason = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
             self.mailbox.put(lambda: self._decline(cid, reason, downstream=False))
-
-    def _write_stream(self, cid: int, uid: str, kind: str, data: bytes) -> StreamHandle:
-        if len(data) <= self.d.config.inline_threshold or self._storage is None:
-            return InlineHandle(bytes(data))
-        path = layout.exclusive_state_file(cid, uid, self.d.subtask, self.d.attempt, kind)
-        handle: FileHandle = self._storage.write_state_file(path, data)
-        return handle
 
     def _decline(self, cid: int, reason: str, downstream: bool = True) -> None:
         d = self.d

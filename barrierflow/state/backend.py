@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
-from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
+from barrierflow.checkpoint.metadata import FileHandle, KeyedStateHandle, StreamHandle
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 
 
@@ -57,11 +57,30 @@ class MapState(Protocol):
     def clear(self) -> None: ...
 
 
-# (write a state stream, relative file name suffix) -> handle; provided by the task so that
-# backends never build storage paths themselves.
-StreamWriter = Callable[[bytes, str], StreamHandle]
-StreamReader = Callable[[StreamHandle], bytes]
-AsyncSnapshot = Callable[[StreamWriter], list[KeyGroupsHandle]]
+class SnapshotStreams(Protocol):
+    """Where an asynchronous snapshot writes, provided by the task so that backends never build
+    storage paths themselves (``checkpoint/state_streams.py``)."""
+
+    def write(self, data: bytes | memoryview, kind: str) -> StreamHandle:
+        """A stream of this checkpoint alone; ``kind`` ends its file name."""
+
+    def upload_shared(self, local_path: str) -> FileHandle:
+        """Uploads an immutable local file under ``shared/``, where later checkpoints may
+        reference it."""
+
+
+class RestoreStreams(Protocol):
+    """Where a restore reads from, provided by the task."""
+
+    shares_storage: bool  # the restored checkpoint's shared files are this job's own
+
+    def read(self, handle: StreamHandle) -> bytes: ...
+
+    def download(self, handle: StreamHandle, local_path: str) -> None:
+        """Writes the stream into a local file, checked against the handle's size and sum."""
+
+
+AsyncSnapshot = Callable[[SnapshotStreams], list[KeyedStateHandle]]
 
 
 class KeyedStateBackend(Protocol):
@@ -70,10 +89,16 @@ class KeyedStateBackend(Protocol):
     def get_state(self, descriptor: StateDescriptor) -> Any:
         """The runtime state object for ``descriptor``; the same object for the same name."""
 
-    def snapshot(self) -> AsyncSnapshot:
+    def snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
         """Synchronous phase: freeze a consistent view; returns the asynchronous phase."""
 
-    def restore(self, handles: list[KeyGroupsHandle], read: StreamReader) -> None:
-        """Loads the key groups of this backend's range found in ``handles``."""
+    def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
+        """Loads the key groups of this backend's range found in ``handles``; call once, before
+        any state is used."""
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Incremental backends may reference this checkpoint's uploads from now on."""
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None: ...
 
     def dispose(self) -> None: ...

@@ -20,23 +20,31 @@ FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)
 
 
 class Writer:
-    """The task's stream writer, recording what the asynchronous phase wrote."""
+    """The task's snapshot streams, in memory, recording what the asynchronous phase wrote."""
 
     def __init__(self) -> None:
         self.written: list[tuple[bytes, str]] = []
 
-    def __call__(self, data: bytes, kind: str) -> InlineHandle:
+    def write(self, data: bytes, kind: str) -> InlineHandle:
         self.written.append((bytes(data), kind))
         return InlineHandle(bytes(data))
 
+    def upload_shared(self, local_path: str):
+        raise AssertionError("the hashmap backend has no shared files")
+
 
 class Reader:
+    shares_storage = False
+
     def __init__(self) -> None:
         self.reads = 0
 
-    def __call__(self, handle: InlineHandle) -> bytes:
+    def read(self, handle: InlineHandle) -> bytes:
         self.reads += 1
         return handle.data
+
+    def download(self, handle, local_path: str) -> None:
+        raise AssertionError("full snapshots are read, not downloaded")
 
 
 class Keyed:

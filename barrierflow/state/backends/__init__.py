@@ -18,6 +18,8 @@ class StateBackendConfig:
     local_root: str | None = None  # taskmanager.state.local.root-dirs
     block_cache_bytes: int = 64 * 1024**2
     write_buffer_bytes: int = 64 * 1024**2
+    incremental: bool = False  # execution.checkpointing.incremental (rocksdb only)
+    local_recovery: bool = False  # execution.state-recovery.from-local
 
 
 def local_job_dir(config: StateBackendConfig, job_id: str) -> str:
@@ -37,13 +39,21 @@ def local_subtask_dir(config: StateBackendConfig, job_id: str, name: str, attemp
     return os.path.join(job_dir, f"{name}-a{attempt}")
 
 
+def local_recovery_dir(config: StateBackendConfig, job_id: str, name: str) -> str:
+    """Where subtask ``name`` keeps the local copy of its last completed checkpoint: outside
+    its attempt's directory, so that the next attempt on this machine finds it."""
+    return os.path.join(local_job_dir(config, job_id), "local-recovery", name)
+
+
 def create_keyed_state_backend(
     config: StateBackendConfig,
     max_parallelism: int,
     key_group_range: KeyGroupRange,
     local_dir: str,
+    recovery_dir: str | None = None,
 ) -> KeyedStateBackend:
-    """``local_dir``: this subtask's own directory (``local_subtask_dir``), used by RocksDB."""
+    """``local_dir``: this subtask's own directory (``local_subtask_dir``), used by RocksDB;
+    ``recovery_dir``: its ``local_recovery_dir`` when local recovery is on."""
     if config.kind == "hashmap":
         from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 
@@ -56,4 +66,6 @@ def create_keyed_state_backend(
         local_dir,
         block_cache_bytes=config.block_cache_bytes,
         write_buffer_bytes=config.write_buffer_bytes,
+        incremental=config.incremental,
+        local_recovery_dir=recovery_dir if config.local_recovery else None,
     )

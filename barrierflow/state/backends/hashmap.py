@@ -9,23 +9,32 @@ the handle records each section's offset, so a restore reads only its own key gr
 are pickled (PyFlink's default for untyped state); the bytes are checksum-verified before they
 are unpickled (docs/adr/0002-record-and-state-serialization.md).
 
+Restores from incremental RocksDB checkpoints too, by reading their databases row by row.
+
 **Threading:** task thread, except the returned ``AsyncSnapshot`` (background, frozen data).
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from barrierflow.checkpoint.metadata import KeyGroupsHandle
+from barrierflow.checkpoint.metadata import (
+    IncrementalKeyedHandle,
+    KeyedStateHandle,
+    KeyGroupsHandle,
+)
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
-    StreamReader,
-    StreamWriter,
+    RestoreStreams,
+    SnapshotStreams,
     check_state_kind,
 )
+from barrierflow.state.backends.rocksdb import incremental_sections
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
 
@@ -183,13 +192,13 @@ class HeapKeyedStateBackend:
         self._states[descriptor.name] = state
         return state
 
-    def snapshot(self) -> AsyncSnapshot:
+    def snapshot(self, checkpoint_id: int = 0) -> AsyncSnapshot:
         frozen = {name: (t.kind, dict(t.data)) for name, t in self._tables.items() if t.data}
         self.version += 1
         key_group_of = self._key_groups.key_group
         kg_range = self._range
 
-        def write(write_stream: StreamWriter) -> list[KeyGroupsHandle]:
+        def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
             sections: dict[int, dict[str, tuple[str, list]]] = {}
             for name, (kind, data) in frozen.items():
                 plain = kind is StateKind.VALUE
@@ -207,23 +216,34 @@ class HeapKeyedStateBackend:
                 offsets.append((kg, position, len(chunk)))
                 chunks.append(chunk)
                 position += len(chunk)
-            handle = write_stream(b"".join(chunks), "keyed")
+            handle = streams.write(b"".join(chunks), "keyed")
             return [KeyGroupsHandle(kg_range.start, kg_range.end, offsets, handle)]
 
         return write
 
-    def restore(self, handles: list[KeyGroupsHandle], read: StreamReader) -> None:
+    def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
         for handle in handles:
+            if isinstance(handle, IncrementalKeyedHandle):
+                # Taken by the rocksdb backend: read through RocksDB, in a scratch directory.
+                with tempfile.TemporaryDirectory(prefix="barrierflow-restore-") as scratch:
+                    scratch_db = os.path.join(scratch, "db")
+                    for _kg, section in incremental_sections(
+                        handle, streams, self._range, scratch_db
+                    ):
+                        self._restore_section(section)
+                continue
             wanted = [o for o in handle.offsets if o[0] in self._range]
             if not wanted:
                 continue
-            data = read(handle.stream)
+            data = streams.read(handle.stream)
             for _kg, offset, length in wanted:
-                section = pickle.loads(data[offset : offset + length])
-                for name, (kind_value, entries) in section.items():
-                    kind = StateKind(kind_value)
-                    table = self._tables.setdefault(name, _Table(kind))
-                    table.data.update(self._revive(kind, entries))
+                self._restore_section(pickle.loads(data[offset : offset + length]))
+
+    def _restore_section(self, section: dict[str, tuple[str, list]]) -> None:
+        for name, (kind_value, entries) in section.items():
+            kind = StateKind(kind_value)
+            table = self._tables.setdefault(name, _Table(kind))
+            table.data.update(self._revive(kind, entries))
 
     def _revive(self, kind: StateKind, entries: list) -> Iterator[tuple[Any, Any]]:
         if kind is StateKind.VALUE:
@@ -234,6 +254,12 @@ class HeapKeyedStateBackend:
             revived = container(value)
             revived.version = self.version
             yield key, revived
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        pass  # every snapshot is self-contained
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        pass
 
     def dispose(self) -> None:
         self._tables.clear()

@@ -1,4 +1,4 @@
-"""The ``rocksdb`` keyed state backend: state in an embedded RocksDB, full snapshots per key group.
+"""The ``rocksdb`` keyed state backend: state in an embedded RocksDB; full or incremental snapshots.
 
 One RocksDB instance (a rocksdict ``Rdict`` in raw mode: bytes in, bytes out) per backend, that
 is per operator subtask, in ``<local_dir>/db``; one column family per declared state, named
@@ -19,21 +19,36 @@ pickles differ, and pickle memoizes by object identity, so ``("a", s)`` pickles 
 (``_canonical``) and tuples pickled without the memo (``_key_bytes``); the snapshot returns the
 canonical form (``1`` for ``True``), which is equal to the original.
 
-Snapshots write the heap backend's format (one pickled section per key group,
+**Full snapshots** write the heap backend's format (one pickled section per key group,
 ``{state name: (kind, [(key, value), ...])}``, located by ``KeyGroupsHandle`` offsets), so a
 checkpoint taken with either backend restores into the other.
 
+**Incremental snapshots** (docs/adr/0004-incremental-rocksdb-checkpoints.md): the synchronous
+phase flushes the memtables and hard-links the live files into a local checkpoint directory;
+the asynchronous phase uploads the SST files that the last checkpoint this backend was
+*notified complete* did not upload, references the others, and writes MANIFEST, CURRENT and
+OPTIONS for this checkpoint alone (``IncrementalKeyedHandle``). Never reusing the files of a
+pending or aborted checkpoint is what makes the coordinator's reference counts safe
+(FLINK-24611). A restore with the same key-group range opens the files as the database; another
+range copies its rows out of each handle's database. With local recovery the local checkpoint
+directory of the last completed checkpoint is kept, and a restart on the same machine opens it
+instead of downloading.
+
 **Threading:** task thread, except the ``AsyncSnapshot`` that ``snapshot()`` returns: it runs
-once on a background thread, reading through RocksDB iterators created in the synchronous phase
-(concurrent writes of the task thread are invisible to them); ``dispose()`` stops a running one
-at its next key group and waits for it. **I/O:** the local RocksDB directory only; checkpoint
-streams go through the task's ``StreamWriter``.
+once on a background thread. A full one reads through RocksDB iterators created in the
+synchronous phase (concurrent writes of the task thread are invisible to them); ``dispose()``
+stops a running one at its next key group and waits for it. An incremental one reads only its
+immutable local checkpoint directory, while RocksDB's own compaction goes on. **I/O:** the local
+RocksDB directory; checkpoint streams go through the task's ``SnapshotStreams`` and
+``RestoreStreams``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
+import logging
 import numbers
 import os
 import pickle
@@ -46,6 +61,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocksdict import (
+    AccessType,
     BlockBasedOptions,
     Cache,
     Checkpoint,
@@ -56,12 +72,19 @@ from rocksdict import (
     WriteOptions,
 )
 
-from barrierflow.checkpoint.metadata import KeyGroupsHandle
+from barrierflow.checkpoint.metadata import (
+    IncrementalKeyedHandle,
+    KeyedStateHandle,
+    KeyGroupsHandle,
+    SharedFileHandle,
+    StreamHandle,
+    stream_size,
+)
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
-    StreamReader,
-    StreamWriter,
+    RestoreStreams,
+    SnapshotStreams,
     check_state_kind,
 )
 from barrierflow.state.descriptors import StateDescriptor, StateKind
@@ -72,13 +95,16 @@ from barrierflow.state.key_groups import (
     stable_hash,
 )
 
+log = logging.getLogger("barrierflow.state")
+
 MiB = 1 << 20
 _PROTOCOL = 5
 _HEADER = 6  # key group (2 bytes) + length of the pickled user key (4 bytes)
 _RESTORE_BATCH_BYTES = 4 * MiB  # a restore's write batches stay about this small
 _DB = "db"
-_CHECKPOINTS = "checkpoints"  # where native checkpoints may go (removed with the backend)
-_OWN_ENTRIES = frozenset({_DB, _CHECKPOINTS})
+_CHECKPOINTS = "checkpoints"  # native checkpoints without local recovery (removed with the backend)
+_SCRATCH = "restore-scratch"  # handles opened to copy rows out of them
+_OWN_ENTRIES = frozenset({_DB, _CHECKPOINTS, _SCRATCH})
 _UNSET = object()
 
 _dumps = pickle.dumps
@@ -366,7 +392,9 @@ class RocksDBKeyedStateBackend:
     first, since a new instance's state comes from ``restore()`` only; a directory holding
     anything else is refused rather than wiped. ``block_cache_bytes`` is the read cache shared by
     all states; ``write_buffer_bytes`` the size of one state's memtable, and half the budget of
-    all memtables of the instance together.
+    all memtables of the instance together. ``incremental`` chooses incremental snapshots;
+    ``local_recovery_dir`` (incremental only) keeps the local checkpoint of the last completed
+    checkpoint there, outside ``local_dir``, for a restart of this subtask on this machine.
     """
 
     def __init__(
@@ -376,6 +404,8 @@ class RocksDBKeyedStateBackend:
         local_dir: str,
         block_cache_bytes: int = 64 * MiB,
         write_buffer_bytes: int = 64 * MiB,
+        incremental: bool = False,
+        local_recovery_dir: str | None = None,
     ) -> None:
         if not 0 < max_parallelism <= UPPER_BOUND_MAX_PARALLELISM:
             raise ValueError(
@@ -389,20 +419,34 @@ class RocksDBKeyedStateBackend:
         self._current = _CurrentKey(self._key_groups.key_group)
         self.local_dir = os.path.abspath(local_dir)
         _claim(self.local_dir)
+        self._incremental = incremental
+        self._local_recovery_dir = (
+            os.path.abspath(local_recovery_dir) if incremental and local_recovery_dir else None
+        )
         self._options = _db_options(block_cache_bytes, write_buffer_bytes)
         # No write-ahead log: checkpoints make state durable, and a crashed instance's
         # directory is discarded (as in Flink); the WAL would only halve the write rate.
         self._write_options = WriteOptions()
         self._write_options.disable_wal = True
-        self._db = Rdict(os.path.join(self.local_dir, _DB), self._options)
-        self._db.set_write_options(self._write_options)
+        self._db = self._open(os.path.join(self.local_dir, _DB), ())
         self._tables: dict[str, _Table] = {}
         self._states: dict[str, Any] = {}
-        # Guards _pending, _running and _disposed against the snapshot threads.
+        # Guards _pending, _running, _disposed and _uploads against the snapshot threads.
         self._guard = threading.Condition()
         self._pending: weakref.WeakSet[_RocksDBSnapshot] = weakref.WeakSet()
         self._running = 0
         self._disposed = False
+        # Incremental: the shared files each pending checkpoint references, by local name, and
+        # those of the last checkpoint notified complete (the only ones a new one may reuse).
+        self._uploads: dict[int, dict[str, SharedFileHandle]] = {}
+        self._confirmed: dict[str, SharedFileHandle] = {}
+
+    def _open(self, path: str, column_families: Iterable[str]) -> Rdict:
+        db = Rdict(
+            path, self._options, column_families={cf: self._options for cf in column_families}
+        )
+        db.set_write_options(self._write_options)
+        return db
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
         state = self._states.get(descriptor.name)
@@ -422,7 +466,8 @@ class RocksDBKeyedStateBackend:
         self._states[descriptor.name] = state
         return state
 
-    def _table(self, name: str, kind: StateKind) -> _Table:
+    def _table(self, name: str, kind: StateKind, exists: bool = False) -> _Table:
+        """``exists``: the column family came with a restored database."""
         table = self._tables.get(name)
         if table is not None:
             if table.kind is not kind:
@@ -432,16 +477,24 @@ class RocksDBKeyedStateBackend:
                 )
             return table
         self._check_open()
-        db = self._db.create_column_family(_column_family(name, kind), self._options)
+        if exists:
+            db = self._db.get_column_family(_column_family(name, kind))
+        else:
+            db = self._db.create_column_family(_column_family(name, kind), self._options)
         db.set_write_options(self._write_options)
         table = self._tables[name] = _Table(name, kind, db, self._db)
         return table
 
-    def snapshot(self) -> AsyncSnapshot:
-        """Creates one iterator per state: each reads the state as it is now, whatever is
+    # --- snapshots ------------------------------------------------------------------------------
+
+    def snapshot(self, checkpoint_id: int = 0) -> AsyncSnapshot:
+        """Full: creates one iterator per state; each reads the state as it is now, whatever is
         written later. (Not ``Rdict.snapshot()``: rocksdict 0.3.29's ``Snapshot.items()`` and
-        ``Snapshot.iter()`` drop the snapshot and read the live data.)"""
+        ``Snapshot.iter()`` drop the snapshot and read the live data.) Incremental: a native
+        checkpoint, see the module docstring."""
         self._check_open()
+        if self._incremental:
+            return self._incremental_snapshot(checkpoint_id)
         scan = ReadOptions()
         scan.fill_cache(False)  # a full scan would evict the working set of the task
         cursors = [(t.name, t.kind, t.db.items(read_opt=scan)) for t in self._tables.values()]
@@ -450,12 +503,143 @@ class RocksDBKeyedStateBackend:
             self._pending.add(snapshot)
         return snapshot
 
-    def restore(self, handles: list[KeyGroupsHandle], read: StreamReader) -> None:
+    def _incremental_snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
+        if not self._tables:
+            return lambda streams: []
+        directory = os.path.join(self._checkpoints_dir(), _local_checkpoint(checkpoint_id))
+        shutil.rmtree(directory, ignore_errors=True)  # left by an attempt that crashed
+        native = self.native_checkpoint(directory)
+        return _IncrementalSnapshot(self, checkpoint_id, native, self._confirmed)
+
+    def _checkpoints_dir(self) -> str:
+        return self._local_recovery_dir or os.path.join(self.local_dir, _CHECKPOINTS)
+
+    def native_checkpoint(self, directory: str) -> NativeCheckpoint:
+        """Flushes every memtable and hard-links the live files into ``directory`` (which must
+        not exist, on the file system of ``local_dir``).
+
+        Call from the task thread, as a synchronous phase: the flush blocks processing.
+        """
+        self._check_open()
+        for table in self._tables.values():
+            table.db.flush(wait=True)
+        os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
+        Checkpoint(self._db).create_checkpoint(directory)
+        sst_files, private_files = {}, {}
+        for entry in os.scandir(directory):
+            files = sst_files if entry.name.endswith(".sst") else private_files
+            files[entry.name] = entry.stat().st_size
+        states = {name: table.kind for name, table in self._tables.items()}
+        return NativeCheckpoint(directory, sst_files, private_files, states)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        with self._guard:
+            uploads = self._uploads.pop(checkpoint_id, None)
+            if uploads is not None:
+                self._confirmed = uploads
+            for older in [c for c in self._uploads if c < checkpoint_id]:
+                del self._uploads[older]
+        if self._local_recovery_dir is not None and uploads is not None:
+            self._delete_local_checkpoints(lambda cid: cid < checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        with self._guard:
+            self._uploads.pop(checkpoint_id, None)
+        if self._local_recovery_dir is not None:
+            self._delete_local_checkpoints(lambda cid: cid == checkpoint_id)
+
+    def _uploaded(self, checkpoint_id: int, shared: list[SharedFileHandle]) -> None:
+        with self._guard:
+            if not self._disposed:
+                self._uploads[checkpoint_id] = {s.local_name: s for s in shared}
+
+    def _delete_local_checkpoints(self, which: Callable[[int], bool]) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.listdir(self._checkpoints_dir()):
+                cid = _parse_local_checkpoint(entry)
+                if cid is not None and which(cid):
+                    shutil.rmtree(os.path.join(self._checkpoints_dir(), entry), ignore_errors=True)
+
+    # --- restore --------------------------------------------------------------------------------
+
+    def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
+        """One incremental handle of exactly this key-group range opens as the database (from
+        the local copy when there is one) if no state was declared yet; otherwise rows are
+        copied in from each handle."""
+        incremental = [h for h in handles if isinstance(h, IncrementalKeyedHandle)]
+        full = [h for h in handles if isinstance(h, KeyGroupsHandle)]
+        if (
+            not self._tables
+            and len(incremental) == 1
+            and not full
+            and (incremental[0].key_group_start, incremental[0].key_group_end)
+            == (self._range.start, self._range.end)
+        ):
+            self._open_restored(incremental[0], streams)
+            return
+        for handle in incremental:
+            self._copy_rows(handle, streams)
+        self._restore_full(full, streams)
+
+    def _open_restored(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
+        db_path = os.path.join(self.local_dir, _DB)
+        self._db.close()
+        shutil.rmtree(db_path)
+        try:
+            _fetch_files(handle, streams, db_path, self._local_copy(handle))
+            self._db = self._open(db_path, _column_families(db_path, handle))
+        except BaseException:
+            shutil.rmtree(db_path, ignore_errors=True)
+            self._db = self._open(db_path, ())  # empty, so that dispose() works as ever
+            raise
+        for name, kind in handle.states.items():
+            self._table(name, StateKind(kind), exists=True)
+        if streams.shares_storage:
+            # This job's own files: the next checkpoint references them instead of uploading.
+            self._confirmed = {s.local_name: s for s in handle.shared}
+
+    def _local_copy(self, handle: IncrementalKeyedHandle) -> str | None:
+        """The local checkpoint directory of ``handle``, if kept here and intact."""
+        if self._local_recovery_dir is None:
+            return None
+        directory = os.path.join(self._local_recovery_dir, _local_checkpoint(handle.checkpoint_id))
+        expected = {s.local_name: s.file.size for s in handle.shared}
+        expected.update((name, stream_size(h)) for name, h in handle.private.items())
+        try:
+            for name, size in expected.items():
+                if os.stat(os.path.join(directory, name)).st_size != size:
+                    raise FileNotFoundError(name)
+        except FileNotFoundError:
+            if os.path.isdir(directory):
+                log.warning(
+                    "Local copy %s does not match checkpoint %d; downloading it",
+                    directory,
+                    handle.checkpoint_id,
+                )
+            return None
+        return directory
+
+    def _copy_rows(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
+        """Copies the rows of this backend's key groups out of ``handle``'s database."""
+        scratch = os.path.join(self.local_dir, _SCRATCH)
+        with _opened_handle(handle, streams, scratch, self._range) as cursors:
+            batch = WriteBatch(raw_mode=True)
+            for name, kind, rows in cursors:
+                table = self._table(name, kind)
+                for key, value in rows:
+                    batch.put(key, value, table.handle)
+                    if batch.size_in_bytes() >= _RESTORE_BATCH_BYTES:
+                        self._db.write(batch)
+                        batch = WriteBatch(raw_mode=True)
+            if len(batch):
+                self._db.write(batch)
+
+    def _restore_full(self, handles: list[KeyGroupsHandle], streams: RestoreStreams) -> None:
         for handle in handles:
             wanted = [o for o in handle.offsets if o[0] in self._range]
             if not wanted:
                 continue
-            data = read(handle.stream)
+            data = streams.read(handle.stream)
             batch = WriteBatch(raw_mode=True)
             for kg, offset, length in wanted:
                 section = pickle.loads(data[offset : offset + length])
@@ -488,25 +672,6 @@ class RocksDBKeyedStateBackend:
         elif value is not None if table.kind is StateKind.VALUE else len(value) > 0:
             # A row always holds a value: None and [] are no value (the heap never holds them).
             batch.put(prefix, _dumps(value, _PROTOCOL), table.handle)
-
-    def native_checkpoint(self, directory: str) -> NativeCheckpoint:
-        """Flushes every memtable and hard-links the live files into ``directory`` (which must
-        not exist, on the file system of ``local_dir``, e.g. ``<local_dir>/checkpoints/<id>``).
-
-        Not used by checkpoints yet: the seam for incremental ones (see ``NativeCheckpoint``).
-        Call from the task thread, as a synchronous phase: the flush blocks processing.
-        """
-        self._check_open()
-        for table in self._tables.values():
-            table.db.flush(wait=True)
-        os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
-        Checkpoint(self._db).create_checkpoint(directory)
-        sst_files, private_files = {}, {}
-        for entry in os.scandir(directory):
-            files = sst_files if entry.name.endswith(".sst") else private_files
-            files[entry.name] = entry.stat().st_size
-        states = {name: table.kind for name, table in self._tables.items()}
-        return NativeCheckpoint(directory, sst_files, private_files, states)
 
     def dispose(self) -> None:
         """Closes the database and deletes ``local_dir``; an asynchronous snapshot still running
@@ -560,7 +725,7 @@ class _RocksDBSnapshot:
             self._cursors.clear()
             self._cursors = None
 
-    def __call__(self, write_stream: StreamWriter) -> list[KeyGroupsHandle]:
+    def __call__(self, streams: SnapshotStreams) -> list[KeyGroupsHandle]:
         backend = self._backend
         with backend._guard:
             cursors, self._cursors = self._cursors, None
@@ -573,7 +738,7 @@ class _RocksDBSnapshot:
         offsets: list[tuple[int, int, int]] = []
         try:
             position = 0
-            for kg, section in _sections(cursors, backend):
+            for kg, section in _sections(cursors, backend._check_open):
                 chunk = pickle.dumps(section, protocol=_PROTOCOL)
                 offsets.append((kg, position, len(chunk)))
                 chunks.append(chunk)
@@ -585,13 +750,154 @@ class _RocksDBSnapshot:
                 backend._guard.notify_all()
         if not offsets:
             return []
-        handle = write_stream(b"".join(chunks), "keyed")
+        handle = streams.write(b"".join(chunks), "keyed")
         kg_range = backend._range
         return [KeyGroupsHandle(kg_range.start, kg_range.end, offsets, handle)]
 
 
+class _IncrementalSnapshot:
+    """The asynchronous phase of an incremental snapshot: uploads what ``confirmed`` (the last
+    completed checkpoint's files, as of the synchronous phase) lacks. Reads only ``native``."""
+
+    def __init__(
+        self,
+        backend: RocksDBKeyedStateBackend,
+        checkpoint_id: int,
+        native: NativeCheckpoint,
+        confirmed: dict[str, SharedFileHandle],
+    ) -> None:
+        self._backend = backend
+        self._checkpoint_id = checkpoint_id
+        self._native = native
+        self._confirmed = confirmed
+
+    def __call__(self, streams: SnapshotStreams) -> list[IncrementalKeyedHandle]:
+        native, cid, backend = self._native, self._checkpoint_id, self._backend
+        try:
+            shared = []
+            for name, size in sorted(native.sst_files.items()):
+                known = self._confirmed.get(name)
+                if known is not None and known.file.size == size:
+                    shared.append(known)
+                else:
+                    path = os.path.join(native.directory, name)
+                    shared.append(SharedFileHandle(name, streams.upload_shared(path), cid))
+            private: dict[str, StreamHandle] = {}
+            for name in sorted(native.private_files):
+                with open(os.path.join(native.directory, name), "rb") as f:
+                    private[name] = streams.write(f.read(), name)
+        finally:
+            if backend._local_recovery_dir is None:
+                shutil.rmtree(native.directory, ignore_errors=True)
+        backend._uploaded(cid, shared)
+        states = {name: kind.value for name, kind in native.states.items()}
+        kg_range = backend._range
+        return [IncrementalKeyedHandle(kg_range.start, kg_range.end, cid, shared, private, states)]
+
+
+def incremental_sections(
+    handle: IncrementalKeyedHandle,
+    streams: RestoreStreams,
+    key_group_range: KeyGroupRange,
+    scratch_dir: str,
+) -> Iterator[tuple[int, dict[str, tuple[str, list]]]]:
+    """The heap backend's sections of ``handle``'s key groups in ``key_group_range``, read from
+    its database opened in ``scratch_dir``: how an incremental checkpoint restores into the
+    ``hashmap`` backend."""
+    with _opened_handle(handle, streams, scratch_dir, key_group_range) as cursors:
+        yield from _sections(cursors)
+
+
+@contextlib.contextmanager
+def _opened_handle(
+    handle: IncrementalKeyedHandle,
+    streams: RestoreStreams,
+    scratch_dir: str,
+    key_group_range: KeyGroupRange,
+) -> Iterator[list[tuple[str, StateKind, Any]]]:
+    """Downloads ``handle`` into ``scratch_dir`` and opens it read-only; yields one cursor of
+    the rows in ``key_group_range`` per state. Closes and deletes it all afterwards."""
+    shutil.rmtree(scratch_dir, ignore_errors=True)
+    options = Options(raw_mode=True)
+    db = None
+    families: list[tuple[str, StateKind, Rdict]] = []
+    bounds: list[ReadOptions] = []  # outlive their iterators (see RocksDBMapState._rows)
+    try:
+        _fetch_files(handle, streams, scratch_dir, None)
+        db = Rdict(
+            scratch_dir,
+            options,
+            column_families={cf: options for cf in _column_families(scratch_dir, handle)},
+            access_type=AccessType.read_only(),
+        )
+        low = key_group_range.start.to_bytes(2, "big")
+        high = (key_group_range.end + 1).to_bytes(2, "big")
+        cursors = []
+        for name, kind in handle.states.items():
+            kind = StateKind(kind)
+            family = db.get_column_family(_column_family(name, kind))
+            families.append((name, kind, family))
+            bound = ReadOptions()
+            bound.fill_cache(False)
+            bound.set_iterate_upper_bound(high)
+            bounds.append(bound)
+            cursors.append((name, kind, family.items(from_key=low, read_opt=bound)))
+        yield cursors
+        cursors.clear()
+    finally:
+        for _, _, family in families:
+            family.close()
+        if db is not None:
+            db.close()
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+def _fetch_files(
+    handle: IncrementalKeyedHandle, streams: RestoreStreams, directory: str, local_copy: str | None
+) -> None:
+    """Puts ``handle``'s files into ``directory``: hard links to the SST files of the local copy
+    (immutable) and copies of its other files (RocksDB appends to the MANIFEST), or downloads."""
+    os.makedirs(directory)
+    files: list[tuple[str, StreamHandle]] = [(s.local_name, s.file) for s in handle.shared]
+    files += list(handle.private.items())
+    for name, stream in files:
+        if os.path.basename(name) != name or name.startswith("."):
+            raise ValueError(
+                f"checkpoint {handle.checkpoint_id} names a state file {name!r}, which is not a "
+                "plain file name; the metadata was not written by barrierflow"
+            )
+        target = os.path.join(directory, name)
+        if local_copy is None:
+            streams.download(stream, target)
+        elif name.endswith(".sst"):
+            os.link(os.path.join(local_copy, name), target)
+        else:
+            shutil.copyfile(os.path.join(local_copy, name), target)
+
+
+def _column_families(db_path: str, handle: IncrementalKeyedHandle) -> list[str]:
+    """The column families of the database at ``db_path``, which must be those of ``handle``."""
+    found = sorted(cf for cf in Rdict.list_cf(db_path, Options(raw_mode=True)) if cf != "default")
+    expected = sorted(_column_family(n, StateKind(k)) for n, k in handle.states.items())
+    if found != expected:
+        raise ValueError(
+            f"the files of checkpoint {handle.checkpoint_id} hold column families {found}, its "
+            f"metadata lists {expected}"
+        )
+    return found
+
+
+def _local_checkpoint(checkpoint_id: int) -> str:
+    return f"chk-{checkpoint_id}"
+
+
+def _parse_local_checkpoint(name: str) -> int | None:
+    prefix, _, number = name.partition("-")
+    return int(number) if prefix == "chk" and number.isdigit() else None
+
+
 def _sections(
-    cursors: list[tuple[str, StateKind, Any]], backend: RocksDBKeyedStateBackend
+    cursors: list[tuple[str, StateKind, Any]], check: Callable[[], None] = lambda: None
 ) -> Iterator[tuple[int, dict[str, tuple[str, list]]]]:
     """The heap backend's sections, in key-group order: every column family is sorted by key
     group, so one pass over each, in step, yields one key group at a time."""
@@ -600,8 +906,7 @@ def _sections(
         pending = [head[0][:2] for head in heads if head is not None]
         if not pending:
             return
-        if backend._disposed:
-            raise RuntimeError(f"the RocksDB state backend in {backend.local_dir} was disposed")
+        check()
         kg_bytes = min(pending)
         section: dict[str, tuple[str, list]] = {}
         for i in range(len(cursors)):
