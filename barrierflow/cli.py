@@ -196,7 +196,7 @@ def _rows(job_root: str) -> list[dict]:
                 "time": _time(meta.trigger_timestamp_ms),
                 "duration_ms": meta.completion_timestamp_ms - meta.trigger_timestamp_ms,
                 "size_bytes": meta.state_size(),
-                "checkpointed_bytes": meta.state_size(),
+                "checkpointed_bytes": meta.checkpointed_size(),
                 "tasks": f"{len(meta.stats)}/{len(meta.stats)}",
                 "restorable": True,
                 "failure": None,
@@ -284,7 +284,14 @@ def show_checkpoint(
         )
     stats = record.subtasks if record is not None else meta.stats
     table = Table(
-        "vertex", "subtask", "sync ms", "async ms", "alignment ms", "aligned bytes", "state"
+        "vertex",
+        "subtask",
+        "sync ms",
+        "async ms",
+        "alignment ms",
+        "aligned bytes",
+        "state",
+        "written",
     )
     for s in sorted(stats, key=lambda s: (s.vertex, s.subtask)):
         table.add_row(
@@ -295,6 +302,7 @@ def show_checkpoint(
             f"{s.alignment_ms:.1f}",
             _size(s.alignment_bytes),
             _size(s.state_size),
+            _size(s.checkpointed_size),
         )
     console.print(table)
     if meta is None:
@@ -302,8 +310,10 @@ def show_checkpoint(
         return
     for op in meta.operators:
         size = sum(s.state_size() for s in op.subtasks)
+        shared = [p for s in op.subtasks for p in s.shared_paths()]
+        files = f", {len(shared)} shared files" if shared else ""
         console.print(
-            f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {_size(size)}"
+            f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {_size(size)}{files}"
         )
 
 

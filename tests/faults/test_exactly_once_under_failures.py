@@ -15,7 +15,15 @@ pytestmark = [pytest.mark.spark, pytest.mark.faults]
 N = 10000
 
 
-def _run(tmp_path, name: str, fault_kind: str | None, at_value: int = 0, source_parallelism=None):
+def _run(
+    tmp_path,
+    name: str,
+    fault_kind: str | None,
+    at_value: int = 0,
+    source_parallelism=None,
+    state_backend: str = "hashmap",
+    conf: dict | None = None,
+):
     base = tmp_path / name
     fault = None
     if fault_kind is not None:
@@ -30,6 +38,8 @@ def _run(tmp_path, name: str, fault_kind: str | None, at_value: int = 0, source_
         delay_s=0.0003,
         fault=fault,
         source_parallelism=source_parallelism,
+        state_backend=state_backend,
+        conf=conf,
     )
     result = env.execute(name)
     return result, odd_even.read_committed(str(base / "out")), base
@@ -100,17 +110,39 @@ def test_at_least_once_mode_loses_nothing_after_a_kill(spark, tmp_path):
     # (the exactly-once runs above, under the same kill, have none: check_exactly_once)
 
 
-def test_the_rocksdb_backend_restores_exactly_once_after_a_kill(spark, tmp_path):
-    base = tmp_path / "rocksdb"
-    fault = odd_even.Fault("kill", 4000, str(base / "fired"), str(base / "ckpt"))
-    env = StreamExecutionEnvironment().set_parallelism(2)
-    env.configure({"taskmanager.state.local.root-dirs": str(base / "local")})
-    odd_even.build(
-        env, N, str(base / "out"), str(base / "ckpt"), 100, 0.0003, fault, state_backend="rocksdb"
+@pytest.fixture(scope="module")
+def golden(spark, tmp_path_factory) -> list:
+    """The failure-free output with one source subtask (hashmap backend)."""
+    _, records, _ = _run(tmp_path_factory.mktemp("golden"), "golden", None, source_parallelism=1)
+    assert len(records) == N
+    return records
+
+
+ROCKSDB = {
+    "full": {},
+    "incremental": {"execution.checkpointing.incremental": True},
+    "incremental-local-recovery": {
+        "execution.checkpointing.incremental": True,
+        "execution.state-recovery.from-local": True,
+    },
+}
+
+
+@pytest.mark.parametrize("snapshots", list(ROCKSDB))
+def test_the_rocksdb_backend_restores_exactly_once_after_a_kill(spark, tmp_path, golden, snapshots):
+    local = tmp_path / "local"
+    conf = {"taskmanager.state.local.root-dirs": str(local), **ROCKSDB[snapshots]}
+    result, records, base = _run(
+        tmp_path, snapshots, "kill", 4000, source_parallelism=1, state_backend="rocksdb", conf=conf
     )
-    result = env.execute("rocksdb-kill")
 
     assert os.path.exists(base / "fired") and result.attempts == 2
-    odd_even.check_exactly_once(odd_even.read_committed(str(base / "out")), N)
-    # every subtask's RocksDB directory was removed when its operator closed
-    assert not [p for p in (base / "local").rglob("CURRENT")]
+    assert sorted(records) == sorted(golden)
+    (restore,) = result.restores
+    if snapshots == "incremental-local-recovery":
+        assert restore.bytes_read == 0  # every subtask opened its local copy
+    elif snapshots == "incremental":
+        assert restore.bytes_read > 0  # SST files are never inline (the rest is, being small)
+    # every subtask's RocksDB directory was removed when its operator closed, and the job's
+    # local directory (local copies included) when it ended
+    assert not [p for p in local.rglob("CURRENT")]

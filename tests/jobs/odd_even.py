@@ -88,8 +88,10 @@ def build(
     num_retained: int = 1,
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE,
     state_backend: str = "hashmap",
+    conf: dict | None = None,
 ) -> StreamExecutionEnvironment:
-    env.configure({"state.backend.type": state_backend})
+    """``conf``: more configuration options (Flink keys)."""
+    env.configure({"state.backend.type": state_backend, **(conf or {})})
     if checkpoint_dir is not None:
         env.enable_checkpointing(interval_ms, mode)
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
