@@ -6,6 +6,8 @@ finished), completed checkpoints, checkpoint duration median/max, checkpointed s
 
     python bench/keyed_count.py --events 2000000 --keys 100000 --parallelism 2 --interval-ms 1000
     python bench/keyed_count.py --events 2000000 --keys 100000 --no-checkpointing
+    python bench/keyed_count.py --events 4000000 --keys 2000000 \
+        --state-backend rocksdb --incremental
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class Count(KeyedProcessFunction):
 
 def verify(metadata_path: str | None, events: int, keys: int) -> None:
     """Restores the final checkpoint's keyed state into one backend and checks the counts."""
-    from barrierflow.checkpoint.metadata import InlineHandle
+    from barrierflow.checkpoint.state_streams import StorageRestoreStreams
     from barrierflow.checkpoint.storage import CheckpointStorage, locate_checkpoint
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
     from barrierflow.state.key_groups import KeyGroupRange
@@ -48,10 +50,7 @@ def verify(metadata_path: str | None, events: int, keys: int) -> None:
     full_range = KeyGroupRange(0, op.max_parallelism - 1)
     backend = HeapKeyedStateBackend(op.max_parallelism, full_range)
     handles = [h for s in op.subtasks for h in s.keyed_state]
-    backend.restore(
-        handles,
-        lambda h: h.data if isinstance(h, InlineHandle) else storage.read_state_file(h),
-    )
+    backend.restore(handles, StorageRestoreStreams(storage, shares_storage=False))
     counts = backend._tables["count"].data
     assert len(counts) == keys, f"{len(counts)} keys in the final checkpoint, expected {keys}"
     assert sum(counts.values()) == events, f"counts add up to {sum(counts.values())}"
@@ -67,6 +66,7 @@ def main() -> None:
     parser.add_argument("--no-checkpointing", action="store_true")
     parser.add_argument("--checkpoint-dir", default=None)
     parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="hashmap")
+    parser.add_argument("--incremental", action="store_true", help="incremental checkpoints")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -76,7 +76,12 @@ def main() -> None:
 
     keys = args.keys
     env = StreamExecutionEnvironment().set_parallelism(args.parallelism)
-    env.configure({"state.backend.type": args.state_backend})
+    env.configure(
+        {
+            "state.backend.type": args.state_backend,
+            "execution.checkpointing.incremental": args.incremental,
+        }
+    )
     if not args.no_checkpointing:
         mode = (
             CheckpointingMode.EXACTLY_ONCE
@@ -107,6 +112,7 @@ def main() -> None:
                 "keys": keys,
                 "parallelism": args.parallelism,
                 "state_backend": args.state_backend,
+                "incremental": args.incremental,
                 "checkpointing": not args.no_checkpointing,
                 "mode": None if args.no_checkpointing else args.mode,
                 "interval_ms": args.interval_ms,
@@ -119,7 +125,12 @@ def main() -> None:
                 if durations
                 else None,
                 "checkpoint_ms_max": round(max(durations), 1) if durations else None,
-                "checkpointed_bytes_last": (completed[-1].state_size if completed else 0),
+                "state_bytes_last": completed[-1].state_size if completed else 0,
+                "checkpointed_bytes_median": round(
+                    statistics.median(c.checkpointed_size for c in completed)
+                )
+                if completed
+                else 0,
             }
         )
     )
