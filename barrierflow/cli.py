@@ -53,6 +53,14 @@ def run(
         str | None,
         typer.Option("--from", help="Restore from this checkpoint (chk-N directory or _metadata)."),
     ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Run as this job id again after its driver died: restore its latest "
+            "checkpoint and keep its checkpoint directory.",
+        ),
+    ] = None,
     checkpoint_dir: Annotated[
         str | None, typer.Option(help="Checkpoint storage (path or URI), over the job's own.")
     ] = None,
@@ -92,6 +100,8 @@ def run(
     overrides: dict[str, object] = {"configuration": configuration}
     if restore_from:
         overrides["restore_path"] = restore_from
+    if resume:
+        overrides["resume_job_id"] = resume
     if checkpoint_dir:
         overrides["checkpoint_dir"] = checkpoint_dir
     if parallelism:

@@ -76,6 +76,7 @@ class StreamExecutionEnvironment:
         self._buffer_timeout_ms = 100
         self._buffer_size = 1024
         self._restore_path: str | None = None
+        self._resume_job_id: str | None = None
         self._spark = None
         self._state_backend: StateBackend = HashMapStateBackend()
         self._configuration = Configuration()
@@ -211,6 +212,15 @@ class StreamExecutionEnvironment:
         self._restore_path = path
         return self
 
+    def resume_job(self, job_id: str | None) -> StreamExecutionEnvironment:
+        """Run as job ``job_id`` again, whose JobMaster (the driver) died: take over its
+        retained checkpoints under the checkpoint storage, restore the latest, and go on
+        writing to the same job directory."""
+        if job_id is not None and not (isinstance(job_id, str) and job_id.isalnum()):
+            raise ConfigurationError(f"a job id is letters and digits, got {job_id!r}")
+        self._resume_job_id = job_id
+        return self
+
     def set_spark_session(self, spark) -> StreamExecutionEnvironment:
         self._spark = spark
         return self
@@ -238,6 +248,8 @@ class StreamExecutionEnvironment:
             self._checkpoint_config.set_checkpoint_storage(_cli_overrides["checkpoint_dir"])
         if "restore_path" in _cli_overrides:
             self._restore_path = _cli_overrides["restore_path"]
+        if "resume_job_id" in _cli_overrides:
+            self.resume_job(_cli_overrides["resume_job_id"])
 
     def _plan(self, job_name: str) -> JobPlan:
         """Validates the configuration and translates the program; no Spark involved."""
@@ -248,9 +260,14 @@ class StreamExecutionEnvironment:
             job_name, self._transformations, self._parallelism, self._max_parallelism
         )
         graph = build_execution_graph(build_job_graph(stream_graph))
-        job_id = uuid.uuid4().hex
+        job_id = self._resume_job_id or uuid.uuid4().hex
         cc = self._checkpoint_config
         checkpointing = cc.is_checkpointing_enabled()
+        if self._resume_job_id and (self._restore_path or not checkpointing):
+            raise ConfigurationError(
+                f"resuming job {job_id} needs checkpointing enabled, and no restore path: it "
+                "restores the job's own latest checkpoint"
+            )
         storage_uri = None
         coordinator_config = None
         if checkpointing:
@@ -311,6 +328,7 @@ class StreamExecutionEnvironment:
             restore_from=restore_from,
             restore_root_uri=restore_root,
             retention=cc.externalized_retention,
+            resume=self._resume_job_id is not None,
         )
 
     def _job_master(self, job_name: str) -> JobMaster:

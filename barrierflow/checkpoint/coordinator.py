@@ -106,6 +106,38 @@ class CheckpointCoordinator:
         self.registry = SharedStateRegistry()
         self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
 
+    def take_over(self) -> None:
+        """Adopts the retained checkpoints a previous coordinator of this job left: the newest
+        ``num-retained`` readable ones go into the store, the shared state registry is rebuilt
+        from their metadata, and checkpoint ids continue after every id already used. What
+        they do not reference is swept when the first attempt starts."""
+        retained: list[CheckpointMetadata] = []
+        for location in reversed(self._storage.list_completed()):
+            if len(retained) == self._config.num_retained:
+                break
+            try:
+                retained.append(self._storage.read_metadata(location.checkpoint_id))
+            except CorruptCheckpointError as e:
+                log.error("%s; not taken over", e)
+        for metadata in reversed(retained):
+            self.store.add(metadata)
+        self.registry = SharedStateRegistry.rebuild(
+            (m.checkpoint_id, m.shared_paths()) for m in retained
+        )
+        history = self._storage.read_history()
+        if history is not None and history.job_id == self._job_id:
+            self.history = history
+        used = self._storage.list_checkpoint_dirs() + [
+            r.checkpoint_id for r in self.history.records
+        ]
+        self._next_id = max([self._next_id - 1, *used]) + 1
+        log.info(
+            "Took over %d retained checkpoint(s) of job %s: %s",
+            len(retained),
+            self._job_id,
+            ", ".join(str(m.checkpoint_id) for m in reversed(retained)) or "none",
+        )
+
     # --- attempts -------------------------------------------------------------------------------
 
     def start_attempt(

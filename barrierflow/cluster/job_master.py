@@ -127,6 +127,7 @@ class JobPlan:
     retention: ExternalizedCheckpointRetention = (
         ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
     )
+    resume: bool = False  # take over the retained checkpoints of an earlier JobMaster of the job
     bind_host: str = "127.0.0.1"  # where the JobMaster listens
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
@@ -184,10 +185,25 @@ class JobMaster:
                 self._send_to_task,
                 first_checkpoint_id=first_id,
             )
+            if plan.resume:
+                self._take_over()
         self._attempt: _Attempt | None = None
         self._restores: list[RestoreStats] = []
         self._next_tick = 0.0
         self._secret = secrets.token_hex(16)
+
+    def _take_over(self) -> None:
+        """Becomes the JobMaster of a job whose previous one died (refusing if it lives)."""
+        data = self._storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE)
+        if data is not None:
+            address = json.loads(data)
+            if address.get("host") == socket.gethostname() and _alive(address.get("pid")):
+                raise JobExecutionError(
+                    f"job {self.plan.job_id} is still running (its JobMaster is process "
+                    f"{address['pid']}); cancel it first"
+                )
+        assert self._coordinator is not None
+        self._coordinator.take_over()
 
     # --- public -------------------------------------------------------------------------------
 
@@ -267,6 +283,7 @@ class JobMaster:
                     "endpoint": self.endpoint,
                     "secret": self._secret,
                     "pid": os.getpid(),
+                    "host": socket.gethostname(),
                 }
             ).encode(),
         )
@@ -616,6 +633,18 @@ class JobMaster:
             processing_ms=processing_ms,
             restores=tuple(self._restores),
         )
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _first_line(error: BaseException) -> str:

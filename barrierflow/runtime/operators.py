@@ -10,6 +10,7 @@ original exception chained.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,6 +179,8 @@ class KeyedProcessOperator(Operator):
         self.backend = create_keyed_state_backend(
             ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir, ctx.recovery_dir
         )
+        self._recovery_dir = ctx.recovery_dir
+        self._input_ended = False
         if ctx.restore is not None:
             self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
         fn: KeyedProcessFunction = self.spec.function
@@ -211,9 +214,17 @@ class KeyedProcessOperator(Operator):
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         self.backend.notify_checkpoint_aborted(checkpoint_id)
 
+    def finish(self) -> list[Any]:
+        self._input_ended = True
+        return []
+
     def close(self) -> None:
         super().close()
         self.backend.dispose()
+        if self._input_ended and self._recovery_dir:
+            # The job is ending (tasks close after the final checkpoint): no restart will
+            # look for the local copy.
+            shutil.rmtree(self._recovery_dir, ignore_errors=True)
 
 
 class SourceOperator(Operator):

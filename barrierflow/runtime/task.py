@@ -239,7 +239,9 @@ class StreamTask:
                     local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt)
                     if backend.kind == "rocksdb"
                     else "",
-                    recovery_dir=local_recovery_dir(backend, d.job_id, name),
+                    recovery_dir=local_recovery_dir(backend, d.job_id, name)
+                    if backend.kind == "rocksdb" and backend.local_recovery
+                    else None,
                 )
             )
             self._operators.append(op)

@@ -3,11 +3,18 @@ run could have committed, record by record."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from barrierflow import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.checkpoint.storage import CheckpointStorage
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -146,3 +153,48 @@ def test_the_rocksdb_backend_restores_exactly_once_after_a_kill(spark, tmp_path,
     # every subtask's RocksDB directory was removed when its operator closed, and the job's
     # local directory (local copies included) when it ended
     assert not [p for p in local.rglob("CURRENT")]
+
+
+def test_a_job_whose_driver_died_resumes_from_its_own_checkpoints_exactly_once(tmp_path):
+    """The driver (JobMaster, Spark and all) is killed; ``run --resume`` takes over the job's
+    retained checkpoints, rebuilds the shared state registry from their metadata, and goes on
+    in the same job directory."""
+    n, ckpt, out = 20000, tmp_path / "ckpt", tmp_path / "out"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.getcwd(),
+        "ODD_EVEN_N": str(n),
+        "ODD_EVEN_OUT": str(out),
+        "ODD_EVEN_CKPT": str(ckpt),
+        "ODD_EVEN_LOCAL": str(tmp_path / "local"),
+    }
+    command = [sys.executable, "-m", "barrierflow.cli", "run", "tests/jobs/resumable.py"]
+    first = subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    completed = 0
+    while completed < 3 and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.05)
+        histories = list(ckpt.glob("*/_history.json"))
+        if histories:
+            with contextlib.suppress(ValueError, OSError):
+                records = json.loads(histories[0].read_text())["records"]
+                completed = sum(r["status"] == "COMPLETED" for r in records)
+    assert completed >= 3 and first.poll() is None, "the first run ended before the kill"
+    os.killpg(first.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
+    first.wait()
+    (job_root,) = ckpt.iterdir()
+    job_id = job_root.name
+
+    second = subprocess.run(
+        [*command, "--resume", job_id], env=env, capture_output=True, text=True, timeout=300
+    )
+
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Took over 1 retained checkpoint(s)" in second.stderr
+    odd_even.check_exactly_once(odd_even.read_committed(str(out)), n)
+    records = json.loads((job_root / "_history.json").read_text())["records"]
+    assert not [r for r in records if r["status"] == "FAILED"], "a checkpoint failed after resume"
+    storage = CheckpointStorage(str(job_root))
+    retained = [storage.read_metadata(c) for c in storage.list_checkpoint_dirs()]
+    assert len(retained) == 1  # the final one; the rest subsumed, orphans swept
+    assert set(storage.list_shared()) == retained[0].shared_paths()

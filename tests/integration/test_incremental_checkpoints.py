@@ -34,9 +34,7 @@ class CountPerKey(KeyedProcessFunction):
 cloudpickle.register_pickle_by_value(__import__(__name__, fromlist=["_"]))
 
 
-def test_after_many_checkpoints_with_compaction_shared_holds_only_retained_files(
-    spark, tmp_path
-):
+def test_after_many_checkpoints_with_compaction_shared_holds_only_retained_files(spark, tmp_path):
     env = StreamExecutionEnvironment().set_parallelism(2)
     env.configure(
         {

@@ -53,7 +53,7 @@ def create_keyed_state_backend(
     recovery_dir: str | None = None,
 ) -> KeyedStateBackend:
     """``local_dir``: this subtask's own directory (``local_subtask_dir``), used by RocksDB;
-    ``recovery_dir``: its ``local_recovery_dir`` when local recovery is on."""
+    ``recovery_dir``: its ``local_recovery_dir``, given when local recovery is on."""
     if config.kind == "hashmap":
         from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 
@@ -67,5 +67,5 @@ def create_keyed_state_backend(
         block_cache_bytes=config.block_cache_bytes,
         write_buffer_bytes=config.write_buffer_bytes,
         incremental=config.incremental,
-        local_recovery_dir=recovery_dir if config.local_recovery else None,
+        local_recovery_dir=recovery_dir,
     )
