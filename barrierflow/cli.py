@@ -14,7 +14,6 @@ from typing import Annotated
 import msgspec
 import pyarrow.fs as pafs
 import typer
-import zmq
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
@@ -31,6 +30,7 @@ from barrierflow.checkpoint.storage import (
     job_root_uri,
     resolve_filesystem,
 )
+from barrierflow.cluster import job_master_client
 from barrierflow.cluster import messages as msg
 
 app = typer.Typer(
@@ -337,24 +337,16 @@ def cancel(
 ) -> None:
     """Cancel a running job; its checkpoints follow the externalized retention setting."""
     storage = CheckpointStorage(job_root_uri(checkpoint_dir, job_id))
-    data = storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE)
-    if data is None:
+    address = job_master_client.read_address(storage)
+    if address is None:
         errors.print(f"[red]No running job {job_id} under {checkpoint_dir}[/red]")
         raise typer.Exit(1)
-    address = json.loads(data)
-    context = zmq.Context()
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    try:
-        sock.connect(address["endpoint"])
-        sock.send(msg.encode(msg.CancelJob(0, job_id, address["secret"])))
-        if not sock.poll(10_000):
-            errors.print(f"[red]The JobMaster at {address['endpoint']} did not answer[/red]")
-            raise typer.Exit(1)
-        reply = msg.decode(sock.recv())
-    finally:
-        sock.close()
-        context.term()
+    reply = job_master_client.ask(
+        address["endpoint"], msg.CancelJob(0, job_id, address["secret"]), timeout_s=10
+    )
+    if reply is None:
+        errors.print(f"[red]The JobMaster at {address['endpoint']} did not answer[/red]")
+        raise typer.Exit(1)
     if not (isinstance(reply, msg.CancelJobReply) and reply.accepted):
         errors.print(f"[red]Cancel refused: {getattr(reply, 'reason', reply)}[/red]")
         raise typer.Exit(1)

@@ -19,9 +19,13 @@ class HashMapStateBackend:
 
 @dataclass(frozen=True)
 class EmbeddedRocksDBStateBackend:
-    """State in an embedded RocksDB per subtask, on local disk: larger than memory."""
+    """State in an embedded RocksDB per subtask, on local disk: larger than memory.
 
-    enable_incremental_checkpointing: bool = False
+    ``enable_incremental_checkpointing``: None (the default) takes
+    ``execution.checkpointing.incremental`` from the configuration, as Flink does.
+    """
+
+    enable_incremental_checkpointing: bool | None = None
     name: str = "rocksdb"
 
 

@@ -121,19 +121,13 @@ class StreamExecutionEnvironment:
             "parallelism.default": self.set_parallelism,
             "pipeline.max-parallelism": self.set_max_parallelism,
             "execution.buffer-timeout": self.set_buffer_timeout,
+            # execution.checkpointing.incremental is read when the job is planned: it applies
+            # to a RocksDB backend set in code too, unless that one says otherwise.
+            "state.backend.type": self._set_state_backend_type,
         }
-        keys = set(conf)
-        for key in keys:
+        for key in conf:
             if key in appliers:
                 appliers[key](conf.get(key))
-        if keys & {"state.backend.type", cp + "incremental"}:
-            # One backend from both options, whatever order they were set in.
-            kind = self._configuration.get("state.backend.type")
-            incremental = self._configuration.get(cp + "incremental")
-            if kind == "rocksdb":
-                self.set_state_backend(EmbeddedRocksDBStateBackend(incremental))
-            else:
-                self.set_state_backend(HashMapStateBackend())
         return self
 
     def get_configuration(self) -> Configuration:
@@ -197,6 +191,20 @@ class StreamExecutionEnvironment:
 
     def get_state_backend(self) -> StateBackend:
         return self._state_backend
+
+    def _set_state_backend_type(self, kind: str) -> None:
+        if kind == "hashmap":
+            self.set_state_backend(HashMapStateBackend())
+        elif not isinstance(self._state_backend, EmbeddedRocksDBStateBackend):
+            self.set_state_backend(EmbeddedRocksDBStateBackend())  # keeps one set in code
+
+    def _incremental_checkpoints(self) -> bool:
+        backend = self._state_backend
+        if not isinstance(backend, EmbeddedRocksDBStateBackend):
+            return False  # the hashmap backend always takes full snapshots, as in Flink
+        if backend.enable_incremental_checkpointing is not None:
+            return backend.enable_incremental_checkpointing
+        return self._configuration.get("execution.checkpointing.incremental")
 
     def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:
         if not isinstance(timeout_ms, int) or timeout_ms < 1:
@@ -314,7 +322,7 @@ class StreamExecutionEnvironment:
                 write_buffer_bytes=self._configuration.get(
                     "state.backend.rocksdb.writebuffer.size"
                 ),
-                incremental=getattr(self._state_backend, "enable_incremental_checkpointing", False),
+                incremental=self._incremental_checkpoints(),
                 local_recovery=self._configuration.get("execution.state-recovery.from-local"),
             ),
         )

@@ -11,9 +11,9 @@ Completing checkpoint N, in order:
   3. register N's shared files, add N to the completed store, delete the checkpoints it
      subsumed and the shared files no retained checkpoint references any more;
   4. notify every task that N is complete (2PC sinks commit now).
-Aborting N deletes its directory and the shared files it uploaded. When an attempt starts
-(every task of the previous one has stopped), files no retained checkpoint references are
-swept: uploads of tasks that died before acknowledging.
+Aborting N deletes its directory and the shared files its acknowledgements listed. When an
+attempt has ended (every one of its tasks stopped), files no retained checkpoint references are
+swept: uploads of tasks that died or were stopped before acknowledging.
 
 **Threading:** the JobMaster's thread only. **I/O:** checkpoint storage.
 """
@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
-    IncrementalKeyedHandle,
     OperatorState,
     OperatorSubtaskState,
 )
@@ -106,11 +106,11 @@ class CheckpointCoordinator:
         self.registry = SharedStateRegistry()
         self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
 
-    def take_over(self) -> None:
+    def take_over(self) -> bool:
         """Adopts the retained checkpoints a previous coordinator of this job left: the newest
         ``num-retained`` readable ones go into the store, the shared state registry is rebuilt
-        from their metadata, and checkpoint ids continue after every id already used. What
-        they do not reference is swept when the first attempt starts."""
+        from their metadata, checkpoint ids continue after every id already used, and what
+        they do not reference is deleted. False when there was no readable checkpoint."""
         retained: list[CheckpointMetadata] = []
         for location in reversed(self._storage.list_completed()):
             if len(retained) == self._config.num_retained:
@@ -127,16 +127,23 @@ class CheckpointCoordinator:
         history = self._storage.read_history()
         if history is not None and history.job_id == self._job_id:
             self.history = history
-        used = self._storage.list_checkpoint_dirs() + [
-            r.checkpoint_id for r in self.history.records
+        if not retained:
+            return False
+        shared = self._storage.list_shared()
+        used = [
+            *self._storage.list_checkpoint_dirs(),
+            *(r.checkpoint_id for r in self.history.records),
+            *(cid for cid in map(layout.parse_shared_state_file, shared) if cid is not None),
         ]
         self._next_id = max([self._next_id - 1, *used]) + 1
         log.info(
             "Took over %d retained checkpoint(s) of job %s: %s",
             len(retained),
             self._job_id,
-            ", ".join(str(m.checkpoint_id) for m in reversed(retained)) or "none",
+            ", ".join(str(m.checkpoint_id) for m in reversed(retained)),
         )
+        self._sweep_orphans()
+        return True
 
     # --- attempts -------------------------------------------------------------------------------
 
@@ -145,7 +152,6 @@ class CheckpointCoordinator:
     ) -> None:
         self.abort_all("the job restarted")
         self._aborted.clear()
-        self._sweep_orphans()
         self._attempt = attempt
         self._tasks = tasks
         self._sources = sources
@@ -228,7 +234,7 @@ class CheckpointCoordinator:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:
             if ack.checkpoint_id in self._aborted:  # its uploads can never be referenced
-                new = _new_uploads(ack.checkpoint_id, ack.operator_states.values())
+                new = _uploaded_by(ack.checkpoint_id, ack.operator_states.values())
                 self._delete_shared(self.registry.unregister_aborted(ack.checkpoint_id, new))
             return
         result = pending.acknowledge(
@@ -250,7 +256,7 @@ class CheckpointCoordinator:
         # 1. metadata from the acknowledgements, if every file it references is still there
         metadata = self._build_metadata(pending)
         states = [s for op in metadata.operators for s in op.subtasks]
-        reused = metadata.shared_paths() - set(_new_uploads(cid, states))
+        reused = metadata.shared_paths() - set(_uploaded_by(cid, states))
         missing = self.registry.validate_references(cid, reused)
         if missing:
             self._abort(
@@ -258,6 +264,7 @@ class CheckpointCoordinator:
                 f"it references {len(missing)} shared file(s) of a checkpoint no longer "
                 f"retained, e.g. {sorted(missing)[0]}",
                 failure=True,
+                references_released=True,
             )
             return
         # 2. the completion marker, last and atomically
@@ -358,11 +365,18 @@ class CheckpointCoordinator:
 
     # --- aborting -------------------------------------------------------------------------------
 
+    def attempt_ended(self, reason: str) -> None:
+        """Every task of the attempt has stopped: aborts what is pending, then sweeps."""
+        self.abort_all(reason)
+        self._sweep_orphans()
+
     def abort_all(self, reason: str) -> None:
         for cid in list(self._pending):
             self._abort(cid, reason, failure=False)
 
-    def _abort(self, cid: int, reason: str, failure: bool) -> None:
+    def _abort(
+        self, cid: int, reason: str, failure: bool, references_released: bool = False
+    ) -> None:
         pending = self._pending.pop(cid, None)
         started = self._started.pop(cid, None)
         if pending is None:
@@ -372,14 +386,14 @@ class CheckpointCoordinator:
         acknowledged = [
             s for a in pending.acknowledged.values() for s in a.operator_states.values()
         ]
-        self._delete_shared(self.registry.unregister_aborted(cid, _new_uploads(cid, acknowledged)))
+        self._delete_shared(self.registry.unregister_aborted(cid, _uploaded_by(cid, acknowledged)))
         if self._sources_finished:
             self._final_due = True  # the job cannot end before a final checkpoint completes
         elapsed_ms = (self._clock() - started) * 1000 if started is not None else 0.0
         self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, reason))
         self._discard(cid)
         for task in self._tasks:
-            self._send(task, msg.NotifyCheckpointAborted(self._attempt, cid))
+            self._send(task, msg.NotifyCheckpointAborted(self._attempt, cid, references_released))
         log.warning("Checkpoint %d aborted: %s", cid, reason)
         if failure:
             self._count_failure(cid, reason)
@@ -410,7 +424,7 @@ class CheckpointCoordinator:
     def _sweep_orphans(self) -> None:
         """Deletes what no retained checkpoint references: shared files and ``chk-N``
         directories written by tasks that died before their checkpoint completed or aborted
-        here. Only between attempts, when no task writes."""
+        here. Only when no task of the job runs."""
         retained = {c.checkpoint_id for c in self.store.all()}
         try:
             orphans = [p for p in self._storage.list_shared() if self.registry.entry(p) is None]
@@ -442,16 +456,9 @@ class CheckpointCoordinator:
         return None
 
 
-def _new_uploads(checkpoint_id: int, states) -> list[str]:
+def _uploaded_by(checkpoint_id: int, states: Iterable[OperatorSubtaskState]) -> list[str]:
     """The shared files that ``checkpoint_id`` itself uploaded, in these subtask states."""
-    return [
-        shared.file.path
-        for state in states
-        for handle in state.keyed_state
-        if isinstance(handle, IncrementalKeyedHandle)
-        for shared in handle.shared
-        if shared.checkpoint_id == checkpoint_id
-    ]
+    return [path for state in states for path in state.shared_paths(uploaded_by=checkpoint_id)]
 
 
 def _human_bytes(n: int) -> str:

@@ -124,12 +124,14 @@ class OperatorSubtaskState(msgspec.Struct, frozen=True):
         size = stream_size(self.operator_state) if self.operator_state else 0
         return size + sum(k.checkpointed_size(checkpoint_id) for k in self.keyed_state)
 
-    def shared_paths(self) -> list[str]:
+    def shared_paths(self, uploaded_by: int | None = None) -> list[str]:
+        """The shared files referenced (only those ``uploaded_by`` that checkpoint, if given)."""
         return [
             s.file.path
             for k in self.keyed_state
             if isinstance(k, IncrementalKeyedHandle)
             for s in k.shared
+            if uploaded_by is None or s.checkpoint_id == uploaded_by
         ]
 
 
@@ -220,4 +222,9 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
 
 
 def content_checksum(data: bytes | memoryview) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return checksummer(data).hexdigest()
+
+
+def checksummer(data: bytes | memoryview = b""):
+    """The hash of state files (BLAKE2b-128), fed in chunks when files are streamed."""
+    return hashlib.blake2b(data, digest_size=16)

@@ -7,9 +7,9 @@ reference it. As Flink since FLINK-24611, each file records the last checkpoint 
 the reference count (retained completed checkpoints referencing the file) is what decides here,
 because it stays right whatever order the store subsumes checkpoints in.
 
-**Threading:** the JobMaster's thread only (not thread-safe). **Lifecycle:** one per job
-attempt of the JobMaster; after the JobMaster restarts, ``SharedStateRegistry.rebuild`` it from
-the retained checkpoints' metadata. Performs no I/O: every event returns the keys to delete now,
+**Threading:** the JobMaster's thread only (not thread-safe). **Lifecycle:** one per JobMaster,
+kept across the job's attempts; a JobMaster that takes a job over (``--resume``) rebuilds it
+from the retained checkpoints' metadata (``SharedStateRegistry.rebuild``). Performs no I/O: every event returns the keys to delete now,
 and the caller deletes those files.
 """
 
@@ -84,7 +84,8 @@ class SharedStateRegistry:
 
         Nothing is pending then: the tasks restart too, so no checkpoint of the old attempt
         can complete. Files the old registry held, and uploads of checkpoints pending at the
-        crash, are unknown to the new one and are never deleted by it.
+        crash, are unknown to the new one; the coordinator sweeps them (files under
+        ``shared/`` that no registered checkpoint references).
         """
         registry = cls()
         for checkpoint_id, keys in sorted(completed_checkpoints, key=lambda c: c[0]):

@@ -26,8 +26,9 @@ class CheckpointAbortedError(Exception):
 class CheckpointStreams:
     """Where one operator subtask writes its part of one checkpoint.
 
-    ``written`` lists every file written, so that an aborted checkpoint's files can be deleted
-    by the task that wrote them (the coordinator does not know of them before the ack).
+    Every file is recorded before it is written, so that an aborted checkpoint's files, even
+    half-written ones, can be deleted by the task that wrote them (the coordinator does not
+    know of them before the acknowledgement).
     """
 
     def __init__(
@@ -47,7 +48,7 @@ class CheckpointStreams:
         self._attempt = attempt
         self._inline_threshold = inline_threshold
         self._is_aborted = is_aborted
-        self.written: list[FileHandle] = []
+        self._written: list[str] = []
 
     def write(self, data: bytes | memoryview, kind: str) -> StreamHandle:
         self._check_not_aborted()
@@ -56,9 +57,8 @@ class CheckpointStreams:
         path = layout.exclusive_state_file(
             self._checkpoint_id, self._uid, self._subtask, self._attempt, kind
         )
-        handle = self._storage.write_state_file(path, data)
-        self.written.append(handle)
-        return handle
+        self._written.append(path)
+        return self._storage.write_state_file(path, data)
 
     def upload_shared(self, local_path: str) -> FileHandle:
         self._check_not_aborted()
@@ -73,14 +73,13 @@ class CheckpointStreams:
             os.path.basename(local_path),
             uuid.uuid4().hex[:12],
         )
-        handle = self._storage.upload_file(path, local_path)
-        self.written.append(handle)
-        return handle
+        self._written.append(path)
+        return self._storage.upload_file(path, local_path)
 
     def delete_written(self) -> None:
         if self._storage is not None:
-            self._storage.delete_files([h.path for h in self.written])
-        self.written.clear()
+            self._storage.delete_files(self._written)
+        self._written.clear()
 
     def _check_not_aborted(self) -> None:
         if self._is_aborted(self._checkpoint_id):

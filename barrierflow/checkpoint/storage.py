@@ -10,7 +10,6 @@ coordinator use their own instances. **I/O:** all of it, through ``pyarrow.fs``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import posixpath
 import uuid
@@ -30,6 +29,7 @@ from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
     FileHandle,
+    checksummer,
     content_checksum,
     decode_metadata,
     encode_metadata,
@@ -89,7 +89,7 @@ class CheckpointStorage:
         """Copies a local file to ``rel_path`` in chunks, summing it on the way."""
         path = self.absolute(rel_path)
         self._fs.create_dir(posixpath.dirname(path), recursive=True)
-        digest = hashlib.blake2b(digest_size=16)
+        digest = checksummer()
         size = 0
         with open(local_path, "rb") as src, self._fs.open_output_stream(path) as out:
             while chunk := src.read(_COPY_CHUNK):
@@ -102,7 +102,7 @@ class CheckpointStorage:
         """Copies a state file to a local file; a missing, truncated or corrupted one is
         reported naming its path, and leaves no local file."""
         path = self.absolute(handle.path)
-        digest = hashlib.blake2b(digest_size=16)
+        digest = checksummer()
         size = 0
         try:
             with self._fs.open_input_stream(path) as src, open(local_path, "wb") as out:
@@ -122,10 +122,6 @@ class CheckpointStorage:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(local_path)
             raise
-
-    def delete_state_file(self, handle: FileHandle) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._fs.delete_file(self.absolute(handle.path))
 
     def read_state_file(self, handle: FileHandle) -> bytes:
         path = self.absolute(handle.path)
@@ -220,7 +216,16 @@ class CheckpointStorage:
         except FileNotFoundError:
             return []
         root = self.job_root.rstrip("/") + "/"
-        return sorted(info.path[len(root) :] for info in infos if info.type == pafs.FileType.File)
+        found = []
+        for info in infos:
+            if info.type != pafs.FileType.File:
+                continue
+            # Some file systems return paths with a scheme or host before the root.
+            at = info.path.find(root)
+            if at < 0:
+                raise OSError(f"listed {info.path}, which is not under {root}")
+            found.append(info.path[at + len(root) :])
+        return sorted(found)
 
     def list_checkpoint_dirs(self) -> list[int]:
         """Ids of every ``chk-N`` directory, completed or not."""

@@ -54,6 +54,12 @@ def shared_state_file(
     return f"{SHARED_DIR}/{owner}/{checkpoint_id}-{unique}-{local_name}"
 
 
+def parse_shared_state_file(path: str) -> int | None:
+    """The id of the checkpoint that uploaded a ``shared_state_file``."""
+    number = path.rsplit("/", 1)[-1].split("-", 1)[0]
+    return int(number) if number.isdigit() else None
+
+
 JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"

@@ -45,6 +45,7 @@ from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.state_assignment import assign_state
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.cluster import job_master_client
 from barrierflow.cluster import messages as msg
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.spark import deployment
@@ -56,6 +57,8 @@ from barrierflow.runtime.task_executor import SlotDescriptor
 from barrierflow.state.backends import local_job_dir
 
 log = logging.getLogger("barrierflow.jobmaster")
+
+PING_TIMEOUT_S = 3.0
 
 
 class JobStatus(enum.Enum):
@@ -186,24 +189,38 @@ class JobMaster:
                 first_checkpoint_id=first_id,
             )
             if plan.resume:
-                self._take_over()
+                try:
+                    self._take_over()
+                except BaseException:
+                    self._router.close()
+                    self._mailbox.close()
+                    self._context.term()
+                    raise
         self._attempt: _Attempt | None = None
         self._restores: list[RestoreStats] = []
         self._next_tick = 0.0
         self._secret = secrets.token_hex(16)
 
     def _take_over(self) -> None:
-        """Becomes the JobMaster of a job whose previous one died (refusing if it lives)."""
-        data = self._storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE)
-        if data is not None:
-            address = json.loads(data)
-            if address.get("host") == socket.gethostname() and _alive(address.get("pid")):
+        """Becomes the JobMaster of a job whose previous one died: refuses while that one
+        still answers, and when the job left no checkpoint to resume from."""
+        address = job_master_client.read_address(self._storage)
+        if address is not None:
+            reply = job_master_client.ask(
+                address["endpoint"], msg.PingJob(0, self.plan.job_id), PING_TIMEOUT_S
+            )
+            if isinstance(reply, msg.PingJobReply):
                 raise JobExecutionError(
-                    f"job {self.plan.job_id} is still running (its JobMaster is process "
-                    f"{address['pid']}); cancel it first"
+                    f"job {self.plan.job_id} is still running (its JobMaster answers at "
+                    f"{address['endpoint']}); cancel it first"
                 )
         assert self._coordinator is not None
-        self._coordinator.take_over()
+        if not self._coordinator.take_over():
+            raise JobExecutionError(
+                f"job {self.plan.job_id} has no readable checkpoint under "
+                f"{self._storage.job_root_uri}; nothing to resume (check the job id and the "
+                "checkpoint directory)"
+            )
 
     # --- public -------------------------------------------------------------------------------
 
@@ -228,10 +245,12 @@ class JobMaster:
                 self._supervise(attempt)
                 if attempt.failure is None and not self._canceled:
                     if self._coordinator is not None:
-                        self._coordinator.abort_all("the job finished")
+                        self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
                 self._stop_attempt(attempt)
+                if self._coordinator is not None:
+                    self._coordinator.attempt_ended(f"attempt {number} ended")
                 if self._canceled:
                     self.status = JobStatus.CANCELED
                     self._apply_retention_on_cancel()
@@ -283,7 +302,6 @@ class JobMaster:
                     "endpoint": self.endpoint,
                     "secret": self._secret,
                     "pid": os.getpid(),
-                    "host": socket.gethostname(),
                 }
             ).encode(),
         )
@@ -310,6 +328,11 @@ class JobMaster:
 
     def _handle_request(self, identity: bytes, message: msg.AnyMessage) -> bool:
         """Requests from the command line, in any state of the job. True when handled."""
+        if isinstance(message, msg.PingJob):
+            if message.job_id == self.plan.job_id:
+                reply = msg.encode(msg.PingJobReply(0, message.job_id))
+                self._router.send_multipart((identity, reply))
+            return True
         if not isinstance(message, msg.CancelJob):
             return False
         ok = message.job_id == self.plan.job_id and hmac.compare_digest(
@@ -633,18 +656,6 @@ class JobMaster:
             processing_ms=processing_ms,
             restores=tuple(self._restores),
         )
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _first_line(error: BaseException) -> str:

@@ -91,6 +91,9 @@ class NotifyCheckpointComplete(Message, frozen=True):
 
 class NotifyCheckpointAborted(Message, frozen=True):
     checkpoint_id: int
+    # It referenced shared files that were already released: the task missed a notification,
+    # and must not reuse the files it believes confirmed.
+    references_released: bool = False
 
 
 class Heartbeat(Message, frozen=True):
@@ -114,6 +117,16 @@ class CancelJobReply(Message, frozen=True):
     reason: str = ""
 
 
+class PingJob(Message, frozen=True):
+    """Is the JobMaster of ``job_id`` alive? (Asked before another one takes the job over.)"""
+
+    job_id: str
+
+
+class PingJobReply(Message, frozen=True):
+    job_id: str
+
+
 AnyMessage = (
     SlotRegistered
     | SlotHeartbeat
@@ -131,6 +144,8 @@ AnyMessage = (
     | CancelAttempt
     | CancelJob
     | CancelJobReply
+    | PingJob
+    | PingJobReply
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -115,7 +115,9 @@ class Operator:
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         pass
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
         pass
 
     def close(self) -> None:
@@ -181,6 +183,7 @@ class KeyedProcessOperator(Operator):
         )
         self._recovery_dir = ctx.recovery_dir
         self._input_ended = False
+        self._completed_after_end = False
         if ctx.restore is not None:
             self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
         fn: KeyedProcessFunction = self.spec.function
@@ -210,9 +213,12 @@ class KeyedProcessOperator(Operator):
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self.backend.notify_checkpoint_complete(checkpoint_id)
+        self._completed_after_end = self._input_ended
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        self.backend.notify_checkpoint_aborted(checkpoint_id)
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
+        self.backend.notify_checkpoint_aborted(checkpoint_id, references_released)
 
     def finish(self) -> list[Any]:
         self._input_ended = True
@@ -221,9 +227,9 @@ class KeyedProcessOperator(Operator):
     def close(self) -> None:
         super().close()
         self.backend.dispose()
-        if self._input_ended and self._recovery_dir:
-            # The job is ending (tasks close after the final checkpoint): no restart will
-            # look for the local copy.
+        if self._completed_after_end and self._recovery_dir:
+            # A checkpoint completed after this subtask's input ended, so the job is ending
+            # normally: a restart, should one come, can download what it needs.
             shutil.rmtree(self._recovery_dir, ignore_errors=True)
 
 

@@ -429,7 +429,7 @@ class StreamTask:
         elif isinstance(message, msg.NotifyCheckpointAborted):
             self._aborted_checkpoints.add(message.checkpoint_id)
             for op in self._operators:
-                op.notify_checkpoint_aborted(message.checkpoint_id)
+                op.notify_checkpoint_aborted(message.checkpoint_id, message.references_released)
         elif isinstance(message, msg.CancelAttempt):
             raise TaskCancelled()
 

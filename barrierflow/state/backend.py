@@ -99,6 +99,10 @@ class KeyedStateBackend(Protocol):
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Incremental backends may reference this checkpoint's uploads from now on."""
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None: ...
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
+        """``references_released``: it was aborted for referencing files already released,
+        so the files this backend believes confirmed may be gone."""
 
     def dispose(self) -> None: ...

@@ -8,6 +8,7 @@ import pytest
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.cluster.spark import session
 from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.state_backend import EmbeddedRocksDBStateBackend
 
 
 @pytest.fixture(autouse=True)
@@ -82,3 +83,37 @@ def test_a_corrupt_metadata_file_to_restore_from_is_named(tmp_path):
     env = _job(StreamExecutionEnvironment()).set_restore_path(str(chk))
     with pytest.raises(ConfigurationError, match=r"chk-3/_metadata is unusable: truncated"):
         env.execute("restore-corrupt")
+
+
+@pytest.mark.parametrize(
+    ("in_code", "conf", "incremental"),
+    [
+        (EmbeddedRocksDBStateBackend(), {"execution.checkpointing.incremental": True}, True),
+        (EmbeddedRocksDBStateBackend(True), {"state.backend.type": "rocksdb"}, True),
+        (EmbeddedRocksDBStateBackend(False), {"execution.checkpointing.incremental": True}, False),
+        (
+            None,
+            {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": True},
+            True,
+        ),
+        (None, {"execution.checkpointing.incremental": True}, False),  # hashmap: always full
+    ],
+)
+def test_incremental_checkpoints_come_from_the_backend_set_in_code_else_the_configuration(
+    tmp_path, in_code, conf, incremental
+):
+    env = StreamExecutionEnvironment()
+    if in_code is not None:
+        env.set_state_backend(in_code)
+    env.configure(conf)
+    env.enable_checkpointing(1000).get_checkpoint_config().set_checkpoint_storage(str(tmp_path))
+    plan = _job(env)._plan("job")
+    assert plan.task_config.state_backend.incremental is incremental
+
+
+def test_resuming_needs_checkpointing_and_no_restore_path(tmp_path):
+    env = _job(StreamExecutionEnvironment()).resume_job("abc123")
+    with pytest.raises(ConfigurationError, match="needs checkpointing enabled"):
+        env._plan("job")
+    with pytest.raises(ConfigurationError, match="letters and digits"):
+        env.resume_job("../etc")

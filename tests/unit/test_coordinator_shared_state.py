@@ -186,13 +186,13 @@ def test_a_file_released_while_a_checkpoint_was_pending_is_held_for_it(tmp_path)
     assert job.on_disk() == {"c.sst"}
 
 
-def test_a_new_attempt_sweeps_files_no_retained_checkpoint_references(job):
+def test_an_ended_attempt_is_swept_of_files_no_retained_checkpoint_references(job):
     one = job.trigger()
     job.ack(one, new=["a.sst"])
     job.coordinator._tasks = frozenset({job.task, ("other", 0)})
     two = job.trigger()
     job.upload(two, "orphan.sst")  # a task uploaded, then died before acknowledging
     job.storage.write_state_file(f"{layout.checkpoint_dir(two)}/op.keyed", b"state")
-    job.start_attempt()
+    job.coordinator.attempt_ended("the attempt failed")
     assert job.on_disk() == {"a.sst"}
     assert job.storage.list_checkpoint_dirs() == [one]

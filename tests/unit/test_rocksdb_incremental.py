@@ -202,3 +202,19 @@ def test_restore_into_another_key_group_range_copies_only_its_rows(tmp_path):
         kept += owned
     assert 0 < kept < 2000
     backend.dispose()
+
+
+def test_a_local_copy_that_does_not_open_is_deleted_and_the_files_downloaded(tmp_path):
+    first = Subtask(tmp_path, local_recovery=True)
+    first.put(range(3000), "a")
+    handle = first.checkpoint(1)
+    first.backend.dispose()
+    current = tmp_path / "local-recovery" / "chk-1" / "CURRENT"
+    current.write_bytes(b"X" * current.stat().st_size)  # same size, names no MANIFEST
+
+    second = Subtask(tmp_path, attempt=2, local_recovery=True)
+    streams = second.restore(handle)
+    assert streams.bytes_read > 0
+    assert not (tmp_path / "local-recovery" / "chk-1").exists()
+    assert second.get(2999) == "a"
+    second.backend.dispose()

@@ -34,7 +34,6 @@ from barrierflow.state.backend import (
     SnapshotStreams,
     check_state_kind,
 )
-from barrierflow.state.backends.rocksdb import incremental_sections
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
 
@@ -225,6 +224,8 @@ class HeapKeyedStateBackend:
         for handle in handles:
             if isinstance(handle, IncrementalKeyedHandle):
                 # Taken by the rocksdb backend: read through RocksDB, in a scratch directory.
+                from barrierflow.state.backends.rocksdb import incremental_sections
+
                 with tempfile.TemporaryDirectory(prefix="barrierflow-restore-") as scratch:
                     scratch_db = os.path.join(scratch, "db")
                     for _kg, section in incremental_sections(
@@ -258,7 +259,9 @@ class HeapKeyedStateBackend:
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         pass  # every snapshot is self-contained
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
         pass
 
     def dispose(self) -> None:

@@ -38,7 +38,9 @@ instead of downloading.
 once on a background thread. A full one reads through RocksDB iterators created in the
 synchronous phase (concurrent writes of the task thread are invisible to them); ``dispose()``
 stops a running one at its next key group and waits for it. An incremental one reads only its
-immutable local checkpoint directory, while RocksDB's own compaction goes on. **I/O:** the local
+immutable local checkpoint directory, while RocksDB's own compaction goes on; ``dispose()``, or
+an abort with local recovery, may delete that directory under it, and it then fails (its
+checkpoint is over anyway). **I/O:** the local
 RocksDB directory; checkpoint streams go through the task's ``SnapshotStreams`` and
 ``RestoreStreams``.
 """
@@ -80,6 +82,7 @@ from barrierflow.checkpoint.metadata import (
     StreamHandle,
     stream_size,
 )
+from barrierflow.checkpoint.storage_layout import checkpoint_dir, parse_checkpoint_dir
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -506,7 +509,7 @@ class RocksDBKeyedStateBackend:
     def _incremental_snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
         if not self._tables:
             return lambda streams: []
-        directory = os.path.join(self._checkpoints_dir(), _local_checkpoint(checkpoint_id))
+        directory = os.path.join(self._checkpoints_dir(), checkpoint_dir(checkpoint_id))
         shutil.rmtree(directory, ignore_errors=True)  # left by an attempt that crashed
         native = self.native_checkpoint(directory)
         return _IncrementalSnapshot(self, checkpoint_id, native, self._confirmed)
@@ -543,13 +546,16 @@ class RocksDBKeyedStateBackend:
         if self._local_recovery_dir is not None and uploads is not None:
             self._delete_local_checkpoints(lambda cid: cid < checkpoint_id)
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        """Also forgets the confirmed files: an abort may be the coordinator declining a
-        checkpoint that referenced files already released (this task missed a notification),
-        so the next checkpoint uploads everything rather than failing the same way."""
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
+        """``references_released``: this backend missed a notification and reused files
+        already released; it forgets its confirmed files, so that the next checkpoint uploads
+        everything rather than failing the same way."""
         with self._guard:
             self._uploads.pop(checkpoint_id, None)
-            self._confirmed = {}
+            if references_released:
+                self._confirmed = {}
         if self._local_recovery_dir is not None:
             self._delete_local_checkpoints(lambda cid: cid == checkpoint_id)
 
@@ -561,7 +567,7 @@ class RocksDBKeyedStateBackend:
     def _delete_local_checkpoints(self, which: Callable[[int], bool]) -> None:
         with contextlib.suppress(FileNotFoundError):
             for entry in os.listdir(self._checkpoints_dir()):
-                cid = _parse_local_checkpoint(entry)
+                cid = parse_checkpoint_dir(entry)
                 if cid is not None and which(cid):
                     shutil.rmtree(os.path.join(self._checkpoints_dir(), entry), ignore_errors=True)
 
@@ -587,12 +593,25 @@ class RocksDBKeyedStateBackend:
         self._restore_full(full, streams)
 
     def _open_restored(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
+        """A local copy that fails to open is deleted and the files downloaded instead (else
+        every restart would fail on it the same way)."""
         db_path = os.path.join(self.local_dir, _DB)
         self._db.close()
-        shutil.rmtree(db_path)
+        local = self._local_copy(handle)
         try:
-            _fetch_files(handle, streams, db_path, self._local_copy(handle))
-            self._db = self._open(db_path, _column_families(db_path, handle))
+            try:
+                self._db = self._fetch_and_open(handle, streams, db_path, local)
+            except Exception as e:
+                if local is None:
+                    raise
+                log.warning(
+                    "Local copy %s of checkpoint %d is unusable (%s); downloading it",
+                    local,
+                    handle.checkpoint_id,
+                    e,
+                )
+                shutil.rmtree(local, ignore_errors=True)
+                self._db = self._fetch_and_open(handle, streams, db_path, None)
         except BaseException:
             shutil.rmtree(db_path, ignore_errors=True)
             self._db = self._open(db_path, ())  # empty, so that dispose() works as ever
@@ -603,18 +622,29 @@ class RocksDBKeyedStateBackend:
             # This job's own files: the next checkpoint references them instead of uploading.
             self._confirmed = {s.local_name: s for s in handle.shared}
 
+    def _fetch_and_open(
+        self,
+        handle: IncrementalKeyedHandle,
+        streams: RestoreStreams,
+        db_path: str,
+        local_copy: str | None,
+    ) -> Rdict:
+        shutil.rmtree(db_path, ignore_errors=True)
+        _fetch_files(handle, streams, db_path, local_copy)
+        return self._open(db_path, _column_families(db_path, handle))
+
     def _local_copy(self, handle: IncrementalKeyedHandle) -> str | None:
         """The local checkpoint directory of ``handle``, if kept here and intact."""
         if self._local_recovery_dir is None:
             return None
-        directory = os.path.join(self._local_recovery_dir, _local_checkpoint(handle.checkpoint_id))
+        directory = os.path.join(self._local_recovery_dir, checkpoint_dir(handle.checkpoint_id))
         expected = {s.local_name: s.file.size for s in handle.shared}
         expected.update((name, stream_size(h)) for name, h in handle.private.items())
         try:
             for name, size in expected.items():
                 if os.stat(os.path.join(directory, name)).st_size != size:
                     raise FileNotFoundError(name)
-        except FileNotFoundError:
+        except OSError:
             if os.path.isdir(directory):
                 log.warning(
                     "Local copy %s does not match checkpoint %d; downloading it",
@@ -628,16 +658,12 @@ class RocksDBKeyedStateBackend:
         """Copies the rows of this backend's key groups out of ``handle``'s database."""
         scratch = os.path.join(self.local_dir, _SCRATCH)
         with _opened_handle(handle, streams, scratch, self._range) as cursors:
-            batch = WriteBatch(raw_mode=True)
+            writer = _BatchWriter(self._db)
             for name, kind, rows in cursors:
                 table = self._table(name, kind)
                 for key, value in rows:
-                    batch.put(key, value, table.handle)
-                    if batch.size_in_bytes() >= _RESTORE_BATCH_BYTES:
-                        self._db.write(batch)
-                        batch = WriteBatch(raw_mode=True)
-            if len(batch):
-                self._db.write(batch)
+                    writer.put(key, value, table)
+            writer.flush()
 
     def _restore_full(self, handles: list[KeyGroupsHandle], streams: RestoreStreams) -> None:
         for handle in handles:
@@ -645,21 +671,17 @@ class RocksDBKeyedStateBackend:
             if not wanted:
                 continue
             data = streams.read(handle.stream)
-            batch = WriteBatch(raw_mode=True)
+            writer = _BatchWriter(self._db)
             for kg, offset, length in wanted:
                 section = pickle.loads(data[offset : offset + length])
                 for name, (kind_value, entries) in section.items():
                     table = self._table(name, StateKind(kind_value))
                     for key, value in entries:
-                        self._restore_entry(batch, table, kg, key, value)
-                        if batch.size_in_bytes() >= _RESTORE_BATCH_BYTES:
-                            self._db.write(batch)
-                            batch = WriteBatch(raw_mode=True)
-            if len(batch):
-                self._db.write(batch)
+                        self._restore_entry(writer, table, kg, key, value)
+            writer.flush()
 
     def _restore_entry(
-        self, batch: WriteBatch, table: _Table, kg: int, key: Any, value: Any
+        self, writer: _BatchWriter, table: _Table, kg: int, key: Any, value: Any
     ) -> None:
         if stable_hash(key) % self._max_parallelism != kg:
             # Lookups look for a key under the key group of its hash: a row under another key
@@ -672,11 +694,10 @@ class RocksDBKeyedStateBackend:
         prefix = _prefix(kg, _key_bytes(key))
         if table.kind is StateKind.MAP:
             for map_key, map_value in value.items():
-                row = prefix + _key_bytes(map_key)
-                batch.put(row, _dumps(map_value, _PROTOCOL), table.handle)
+                writer.put(prefix + _key_bytes(map_key), _dumps(map_value, _PROTOCOL), table)
         elif value is not None if table.kind is StateKind.VALUE else len(value) > 0:
             # A row always holds a value: None and [] are no value (the heap never holds them).
-            batch.put(prefix, _dumps(value, _PROTOCOL), table.handle)
+            writer.put(prefix, _dumps(value, _PROTOCOL), table)
 
     def dispose(self) -> None:
         """Closes the database and deletes ``local_dir``; an asynchronous snapshot still running
@@ -704,6 +725,24 @@ class RocksDBKeyedStateBackend:
     def _check_open(self) -> None:
         if self._disposed:
             raise RuntimeError(f"the RocksDB state backend in {self.local_dir} was disposed")
+
+
+class _BatchWriter:
+    """Writes rows in batches of about ``_RESTORE_BATCH_BYTES`` (restores)."""
+
+    def __init__(self, db: Rdict) -> None:
+        self._db = db
+        self._batch = WriteBatch(raw_mode=True)
+
+    def put(self, key: bytes, value: bytes, table: _Table) -> None:
+        self._batch.put(key, value, table.handle)
+        if self._batch.size_in_bytes() >= _RESTORE_BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if len(self._batch):
+            self._db.write(self._batch)
+            self._batch = WriteBatch(raw_mode=True)
 
 
 class _RocksDBSnapshot:
@@ -890,15 +929,6 @@ def _column_families(db_path: str, handle: IncrementalKeyedHandle) -> list[str]:
             f"metadata lists {expected}"
         )
     return found
-
-
-def _local_checkpoint(checkpoint_id: int) -> str:
-    return f"chk-{checkpoint_id}"
-
-
-def _parse_local_checkpoint(name: str) -> int | None:
-    prefix, _, number = name.partition("-")
-    return int(number) if prefix == "chk" and number.isdigit() else None
 
 
 def _sections(
