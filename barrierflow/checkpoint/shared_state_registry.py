@@ -9,8 +9,8 @@ because it stays right whatever order the store subsumes checkpoints in.
 
 **Threading:** the JobMaster's thread only (not thread-safe). **Lifecycle:** one per JobMaster,
 kept across the job's attempts; a JobMaster that takes a job over (``--resume``) rebuilds it
-from the retained checkpoints' metadata (``SharedStateRegistry.rebuild``). Performs no I/O: every event returns the keys to delete now,
-and the caller deletes those files.
+from the retained checkpoints' metadata (``SharedStateRegistry.rebuild``). Performs no I/O:
+every event returns the keys to delete now, and the caller deletes those files.
 """
 
 from __future__ import annotations
