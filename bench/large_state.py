@@ -9,6 +9,8 @@ subtask and bytes read from checkpoint storage.
 
     python bench/large_state.py --keys 2000000 --checkpoints 20
     python bench/large_state.py --keys 200000 --checkpoints 5 --variants rocksdb-incremental
+    python bench/large_state.py --variants rocksdb-incremental \
+        -D state.backend.rocksdb.compaction.level.target-file-size-base=2mb
 """
 
 from __future__ import annotations
@@ -140,7 +142,11 @@ def run(variant: str, args: argparse.Namespace) -> dict:
     split_length = args.keys // p + updates // p
     env = StreamExecutionEnvironment().set_parallelism(p)
     env.configure(
-        {**VARIANTS[variant], "taskmanager.state.local.root-dirs": os.path.join(work, "local")}
+        {
+            **VARIANTS[variant],
+            "taskmanager.state.local.root-dirs": os.path.join(work, "local"),
+            **dict(d.split("=", 1) for d in args.define),
+        }
     )
     env.enable_checkpointing(args.interval_ms)
     env.get_checkpoint_config().set_checkpoint_storage(ckpt)
@@ -164,6 +170,7 @@ def run(variant: str, args: argparse.Namespace) -> dict:
     load_s = max(x["end"] for x in loads) - min(x["start"] for x in loads) if loads else None
     return {
         "variant": variant,
+        "configuration": args.define,
         "keys": args.keys,
         "updates_per_s": round(update_rate),
         "load_events_per_s": round(args.keys / load_s) if load_s else None,
@@ -195,6 +202,9 @@ def main() -> None:
     parser.add_argument("--interval-ms", type=int, default=1000)
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument(
+        "-D", dest="define", action="append", default=[], help="key=value, more configuration"
+    )
     args = parser.parse_args()
     if args.keys % args.parallelism:
         parser.error("--keys must be a multiple of --parallelism")

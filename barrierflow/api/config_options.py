@@ -169,6 +169,13 @@ OPTIONS: tuple[Option, ...] = (
            "RocksDB block cache per subtask", check=lambda v: v > 0, check_text="positive"),
     Option("state.backend.rocksdb.writebuffer.size", parse_memory_bytes, 64 * 1024**2,
            "RocksDB memtable size per subtask", check=lambda v: v > 0, check_text="positive"),
+    Option("state.backend.rocksdb.compaction.level.target-file-size-base", parse_memory_bytes,
+           64 * 1024**2, "RocksDB SST file size that compactions aim at (smaller: incremental "
+           "checkpoints upload less after a compaction)", check=lambda v: v > 0,
+           check_text="positive"),
+    Option("state.backend.rocksdb.compaction.level.max-size-level-base", parse_memory_bytes,
+           256 * 1024**2, "RocksDB size of the first level below level 0",
+           check=lambda v: v > 0, check_text="positive"),
     Option(_RS + "type",
            _choice("disable", "none", "off", "fixed-delay", "fixeddelay", "exponential-delay",
                    "exponentialdelay", "failure-rate", "failurerate"),

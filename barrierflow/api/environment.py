@@ -322,6 +322,12 @@ class StreamExecutionEnvironment:
                 write_buffer_bytes=self._configuration.get(
                     "state.backend.rocksdb.writebuffer.size"
                 ),
+                target_file_size_bytes=self._configuration.get(
+                    "state.backend.rocksdb.compaction.level.target-file-size-base"
+                ),
+                level_base_bytes=self._configuration.get(
+                    "state.backend.rocksdb.compaction.level.max-size-level-base"
+                ),
                 incremental=self._incremental_checkpoints(),
                 local_recovery=self._configuration.get("execution.state-recovery.from-local"),
             ),

@@ -18,6 +18,8 @@ class StateBackendConfig:
     local_root: str | None = None  # taskmanager.state.local.root-dirs
     block_cache_bytes: int = 64 * 1024**2
     write_buffer_bytes: int = 64 * 1024**2
+    target_file_size_bytes: int = 64 * 1024**2
+    level_base_bytes: int = 256 * 1024**2
     incremental: bool = False  # execution.checkpointing.incremental (rocksdb only)
     local_recovery: bool = False  # execution.state-recovery.from-local
 
@@ -66,6 +68,8 @@ def create_keyed_state_backend(
         local_dir,
         block_cache_bytes=config.block_cache_bytes,
         write_buffer_bytes=config.write_buffer_bytes,
+        target_file_size_bytes=config.target_file_size_bytes,
+        level_base_bytes=config.level_base_bytes,
         incremental=config.incremental,
         local_recovery_dir=recovery_dir,
     )

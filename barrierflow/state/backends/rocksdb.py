@@ -395,7 +395,9 @@ class RocksDBKeyedStateBackend:
     first, since a new instance's state comes from ``restore()`` only; a directory holding
     anything else is refused rather than wiped. ``block_cache_bytes`` is the read cache shared by
     all states; ``write_buffer_bytes`` the size of one state's memtable, and half the budget of
-    all memtables of the instance together. ``incremental`` chooses incremental snapshots;
+    all memtables of the instance together; ``target_file_size_bytes`` and ``level_base_bytes``
+    shape compactions (RocksDB's ``target_file_size_base`` and ``max_bytes_for_level_base``).
+    ``incremental`` chooses incremental snapshots;
     ``local_recovery_dir`` (incremental only) keeps the local checkpoint of the last completed
     checkpoint there, outside ``local_dir``, for a restart of this subtask on this machine.
     """
@@ -408,6 +410,8 @@ class RocksDBKeyedStateBackend:
         block_cache_bytes: int = 64 * MiB,
         write_buffer_bytes: int = 64 * MiB,
         incremental: bool = False,
+        target_file_size_bytes: int = 64 * MiB,
+        level_base_bytes: int = 256 * MiB,
         local_recovery_dir: str | None = None,
     ) -> None:
         if not 0 < max_parallelism <= UPPER_BOUND_MAX_PARALLELISM:
@@ -426,7 +430,9 @@ class RocksDBKeyedStateBackend:
         self._local_recovery_dir = (
             os.path.abspath(local_recovery_dir) if incremental and local_recovery_dir else None
         )
-        self._options = _db_options(block_cache_bytes, write_buffer_bytes)
+        self._options = _db_options(
+            block_cache_bytes, write_buffer_bytes, target_file_size_bytes, level_base_bytes
+        )
         # No write-ahead log: checkpoints make state durable, and a crashed instance's
         # directory is discarded (as in Flink); the WAL would only halve the write rate.
         self._write_options = WriteOptions()
@@ -999,7 +1005,12 @@ def _claim(local_dir: str) -> None:
     os.makedirs(local_dir, exist_ok=True)
 
 
-def _db_options(block_cache_bytes: int, write_buffer_bytes: int) -> Options:
+def _db_options(
+    block_cache_bytes: int,
+    write_buffer_bytes: int,
+    target_file_size_bytes: int = 64 * MiB,
+    level_base_bytes: int = 256 * MiB,
+) -> Options:
     """Options of the database and of every column family (they share the block cache)."""
     table = BlockBasedOptions()
     table.set_block_cache(Cache(block_cache_bytes))
@@ -1014,4 +1025,6 @@ def _db_options(block_cache_bytes: int, write_buffer_bytes: int) -> Options:
     options.set_write_buffer_size(write_buffer_bytes)
     options.set_db_write_buffer_size(2 * write_buffer_bytes)
     options.set_keep_log_file_num(2)
+    options.set_target_file_size_base(target_file_size_bytes)
+    options.set_max_bytes_for_level_base(level_base_bytes)
     return options
