@@ -19,7 +19,7 @@ import msgspec
 
 MAGIC = b"BFLWMETA"
 FORMAT_VERSION = 2  # 2: keyed state handles are tagged (full "key-groups" or "incremental")
-_OLDEST_READABLE_VERSION = 2
+_OLDEST_READABLE_VERSION = 1
 _HEADER = struct.Struct(">8sHQ16s")
 
 
@@ -181,8 +181,71 @@ class CheckpointMetadata(msgspec.Struct, frozen=True):
         return next((op for op in self.operators if op.uid == uid), None)
 
 
+# --- format version 1: full snapshots only, keyed state handles untagged --------------------
+
+
+class _V1KeyGroupsHandle(msgspec.Struct, frozen=True):
+    key_group_start: int
+    key_group_end: int
+    offsets: list[tuple[int, int, int]]
+    stream: StreamHandle
+
+
+class _V1OperatorSubtaskState(msgspec.Struct, frozen=True):
+    subtask: int
+    operator_state: StreamHandle | None = None
+    keyed_state: list[_V1KeyGroupsHandle] = []
+
+
+class _V1OperatorState(msgspec.Struct, frozen=True):
+    uid: str
+    name: str
+    parallelism: int
+    max_parallelism: int
+    subtasks: list[_V1OperatorSubtaskState]
+
+
+class _V1CheckpointMetadata(msgspec.Struct, frozen=True):
+    job_id: str
+    job_name: str
+    checkpoint_id: int
+    trigger_timestamp_ms: int
+    completion_timestamp_ms: int
+    operators: list[_V1OperatorState]
+    stats: list[SubtaskCheckpointStats] = []
+
+    def upgrade(self) -> CheckpointMetadata:
+        operators = [
+            OperatorState(
+                op.uid,
+                op.name,
+                op.parallelism,
+                op.max_parallelism,
+                [
+                    OperatorSubtaskState(
+                        s.subtask,
+                        s.operator_state,
+                        [KeyGroupsHandle(*msgspec.structs.astuple(k)) for k in s.keyed_state],
+                    )
+                    for s in op.subtasks
+                ],
+            )
+            for op in self.operators
+        ]
+        return CheckpointMetadata(
+            self.job_id,
+            self.job_name,
+            self.checkpoint_id,
+            self.trigger_timestamp_ms,
+            self.completion_timestamp_ms,
+            operators,
+            self.stats,
+        )
+
+
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(CheckpointMetadata)
+_v1_decoder = msgspec.msgpack.Decoder(_V1CheckpointMetadata)
 
 
 def encode_metadata(metadata: CheckpointMetadata) -> bytes:
@@ -207,8 +270,7 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
         raise CorruptCheckpointError(
             path,
             f"format version {version} is older than this barrierflow reads (versions "
-            f"{_OLDEST_READABLE_VERSION} to {FORMAT_VERSION}); restore it with the barrierflow "
-            "release that wrote it",
+            f"{_OLDEST_READABLE_VERSION} to {FORMAT_VERSION})",
         )
     body = data[_HEADER.size :]
     if len(body) != length:
@@ -216,6 +278,8 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
     if hashlib.blake2b(body, digest_size=16).digest() != digest:
         raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
     try:
+        if version == 1:
+            return _v1_decoder.decode(body).upgrade()
         return _decoder.decode(body)
     except msgspec.DecodeError as e:
         raise CorruptCheckpointError(path, f"undecodable body: {e}") from e

@@ -17,10 +17,12 @@ from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     CorruptCheckpointError,
     FileHandle,
+    IncrementalKeyedHandle,
     InlineHandle,
     KeyGroupsHandle,
     OperatorState,
     OperatorSubtaskState,
+    SharedFileHandle,
     SubtaskCheckpointStats,
     decode_metadata,
     encode_metadata,
@@ -169,3 +171,34 @@ def test_a_msgpack_body_with_undeclared_types_is_rejected():
 def test_a_body_longer_than_declared_is_detected():
     data = encode_metadata(sample_metadata())
     assert_corrupt(data + b"\x00", "body has")
+
+
+def test_format_version_1_without_handle_tags_still_decodes():
+    """What barrierflow 0.1 wrote: the same fields, keyed state handles without a type tag."""
+    original = sample_metadata()
+    body = msgspec.to_builtins(original, builtin_types=(bytes,))
+    for op in body["operators"]:
+        for subtask in op["subtasks"]:
+            for handle in subtask.get("keyed_state", []):
+                assert handle.pop("type") == "key-groups"
+    data = frame(msgspec.msgpack.encode(body), version=1)
+    assert decode_metadata(data, PATH) == original
+
+
+def test_an_incremental_handle_round_trips_and_counts_only_its_own_uploads_as_written():
+    shared = [
+        SharedFileHandle("000007.sst", FileHandle("shared/op-0/3-ab-000007.sst", 1000, "aa"), 3),
+        SharedFileHandle("000011.sst", FileHandle("shared/op-0/5-cd-000011.sst", 200, "bb"), 5),
+    ]
+    handle = IncrementalKeyedHandle(
+        0, 127, 5, shared, {"CURRENT": InlineHandle(b"MANIFEST-000012\n")}, {"count": "value"}
+    )
+    state = OperatorSubtaskState(0, None, [handle])
+    metadata = CheckpointMetadata(
+        "job", "name", 5, 1, 2, [OperatorState("count", "Count", 1, 128, [state])]
+    )
+    decoded = decode_metadata(encode_metadata(metadata), PATH)
+    assert decoded == metadata
+    assert decoded.state_size() == 1000 + 200 + 16
+    assert decoded.checkpointed_size() == 200 + 16
+    assert decoded.shared_paths() == {s.file.path for s in shared}
