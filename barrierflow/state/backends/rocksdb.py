@@ -374,10 +374,10 @@ class RocksDBMapState(_RowState):
 class NativeCheckpoint:
     """A RocksDB checkpoint of a backend: a directory that opens as a database of its state.
 
-    The seam for incremental checkpoints: SST files are immutable and their names are never
-    reused within an instance, so a checkpoint uploads only the ``sst_files`` the previous one
-    did not, and references the others (``checkpoint/shared_state_registry.py``); the
-    ``private_files`` (MANIFEST, CURRENT, OPTIONS, ...) are uploaded every time. Column family
+    What incremental snapshots upload: SST files are immutable and their names are never
+    reused within an instance (nor by one opened from its files), so a checkpoint uploads only
+    the ``sst_files`` the last confirmed one did not, and references the others; the
+    ``private_files`` (MANIFEST, CURRENT, OPTIONS, ...) are written every time. Column family
     ``<kind>/<name>`` holds state ``name``; rows are laid out as in the module docstring.
     """
 
