@@ -89,30 +89,20 @@ class CheckpointStorage:
         """Copies a local file to ``rel_path`` in chunks, summing it on the way."""
         path = self.absolute(rel_path)
         self._fs.create_dir(posixpath.dirname(path), recursive=True)
-        digest = checksummer()
-        size = 0
         with open(local_path, "rb") as src, self._fs.open_output_stream(path) as out:
-            while chunk := src.read(_COPY_CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
-        return FileHandle(rel_path, size, digest.hexdigest())
+            size, checksum = _copy_summed(src, out)
+        return FileHandle(rel_path, size, checksum)
 
     def download_file(self, handle: FileHandle, local_path: str) -> None:
         """Copies a state file to a local file; a missing, truncated or corrupted one is
         reported naming its path, and leaves no local file."""
         path = self.absolute(handle.path)
-        digest = checksummer()
-        size = 0
         try:
             with self._fs.open_input_stream(path) as src, open(local_path, "wb") as out:
-                while chunk := src.read(_COPY_CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
+                size, checksum = _copy_summed(src, out)
             if size != handle.size:
                 raise CorruptCheckpointError(path, f"size {size} != recorded {handle.size}")
-            if digest.hexdigest() != handle.checksum:
+            if checksum != handle.checksum:
                 raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
         except FileNotFoundError as e:
             with contextlib.suppress(FileNotFoundError):
@@ -257,6 +247,17 @@ class CheckpointStorage:
                 f"checkpoint directory {self.job_root} is not writable: {e}. Choose another "
                 "directory with set_checkpoint_storage() or --checkpoint-dir"
             ) from e
+
+
+def _copy_summed(src, out) -> tuple[int, str]:
+    """Copies ``src`` to ``out`` in chunks; returns the size and the checksum of what passed."""
+    digest = checksummer()
+    size = 0
+    while chunk := src.read(_COPY_CHUNK):
+        digest.update(chunk)
+        out.write(chunk)
+        size += len(chunk)
+    return size, digest.hexdigest()
 
 
 def read_metadata_file(fs: pafs.FileSystem, path: str) -> CheckpointMetadata:

@@ -1,5 +1,6 @@
-"""Keyed state in the hashmap backend (per-key semantics, copy-on-write snapshots, restore by
-key-group range) and operator list state (split and union redistribution)."""
+"""What only the hashmap backend has (copy-on-write snapshots; the per-key semantics and restores
+every backend shares are in test_state_backend_contract.py) and operator list state (split and
+union redistribution)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from barrierflow.checkpoint.metadata import InlineHandle
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
+from barrierflow.state.key_groups import KeyGroupRange
 from barrierflow.state.operator_state import OperatorStateStore
 
 MAX_PARALLELISM = 128
@@ -36,11 +37,7 @@ class Writer:
 class Reader:
     shares_storage = False
 
-    def __init__(self) -> None:
-        self.reads = 0
-
     def read(self, handle: InlineHandle) -> bytes:
-        self.reads += 1
         return handle.data
 
     def download(self, handle, local_path: str) -> None:
@@ -63,70 +60,6 @@ class Keyed:
     def view(self, key) -> tuple:
         self.at(key)
         return (self.value.value(), self.list.get(), dict(self.map.items()))
-
-
-def snapshot_and_restore(source: Keyed, *ranges: KeyGroupRange) -> list[Keyed]:
-    handles = source.backend.snapshot()(Writer())
-    restored = []
-    for r in ranges:
-        target = Keyed(r)
-        target.backend.restore(handles, Reader())
-        restored.append(target)
-    return restored
-
-
-# --- per-key semantics -----------------------------------------------------------------------
-
-
-def test_value_state_is_per_key_and_none_clears():
-    s = Keyed()
-    s.at("a").value.update(1)
-    assert s.at("b").value.value() is None
-    s.value.update(2)
-    assert s.at("a").value.value() == 1
-    s.value.update(None)
-    assert s.value.value() is None
-    assert s.at("b").value.value() == 2
-    s.value.clear()
-    assert s.value.value() is None
-
-
-def test_list_state_is_per_key_and_get_returns_a_copy():
-    s = Keyed()
-    s.at("a").list.add(1)
-    s.list.add(2)
-    s.at("b").list.update([7, 8])
-    got = s.at("a").list.get()
-    got.append(99)
-    assert s.list.get() == [1, 2]
-    assert s.at("b").list.get() == [7, 8]
-    s.list.update([])
-    assert s.list.get() == []
-    s.at("a").list.clear()
-    assert s.list.get() == []
-
-
-def test_map_state_is_per_key():
-    s = Keyed()
-    s.at("a").map.put("x", 1)
-    s.map.put("y", 2)
-    assert s.at("b").map.is_empty() and s.map.get("x") is None and not s.map.contains("x")
-    s.map.put_all({"z": 3})
-    assert s.at("a").map.contains("x") and s.map.get("y") == 2
-    assert sorted(s.map.keys()) == ["x", "y"] and sorted(s.map.values()) == [1, 2]
-    s.map.remove("x")
-    s.map.remove("missing")
-    assert dict(s.map.items()) == {"y": 2}
-    s.map.remove("y")
-    assert s.map.is_empty()
-    assert dict(s.at("b").map.items()) == {"z": 3}
-
-
-def test_get_state_returns_the_same_object_and_rejects_another_kind_under_a_name():
-    s = Keyed()
-    assert s.backend.get_state(ValueStateDescriptor("count")) is s.value
-    with pytest.raises(ValueError, match="'count' was declared as value state"):
-        s.backend.get_state(ListStateDescriptor("count"))
 
 
 # --- copy-on-write snapshots -----------------------------------------------------------------
@@ -177,12 +110,6 @@ def test_snapshot_writes_the_same_bytes_whether_it_runs_before_or_after_later_up
         late.value.clear()
     snap(late_bytes)
     assert late_bytes.written == early_bytes.written
-
-
-def test_empty_backend_writes_nothing():
-    writer = Writer()
-    assert Keyed().backend.snapshot()(writer) == []
-    assert writer.written == []
 
 
 keys = st.sampled_from(["a", "b", "c", 1, 2, ("t", 1)])
@@ -245,50 +172,6 @@ def test_every_snapshot_restores_exactly_the_state_at_its_synchronous_phase(firs
             assert restored.view(key) == expected.get(key, (None, [], {})), key
     for key, expected in model.items():
         assert s.view(key) == expected
-
-
-# --- restore by key-group range --------------------------------------------------------------
-
-
-def test_restore_into_two_halves_gets_exactly_the_keys_of_each_range():
-    s = Keyed()
-    all_keys = [f"user-{i}" for i in range(300)]
-    for i, key in enumerate(all_keys):
-        s.at(key).value.update(i)
-        s.list.add(i)
-        s.map.put("i", i)
-    low, high = KeyGroupRange(0, 63), KeyGroupRange(64, 127)
-    restored_low, restored_high = snapshot_and_restore(s, low, high)
-    for i, key in enumerate(all_keys):
-        owner, other = (
-            (restored_low, restored_high)
-            if assign_to_key_group(key, MAX_PARALLELISM) in low
-            else (restored_high, restored_low)
-        )
-        assert owner.view(key) == (i, [i], {"i": i})
-        assert other.view(key) == (None, [], {})
-
-
-def test_restore_from_two_halves_into_one_backend_gets_all_keys():
-    low, high = Keyed(KeyGroupRange(0, 63)), Keyed(KeyGroupRange(64, 127))
-    all_keys = list(range(200))
-    for key in all_keys:
-        half = low if assign_to_key_group(key, MAX_PARALLELISM) < 64 else high
-        half.at(key).value.update(-key)
-    handles = low.backend.snapshot()(Writer()) + high.backend.snapshot()(Writer())
-    merged = Keyed()
-    merged.backend.restore(handles, Reader())
-    assert [merged.at(k).value.value() for k in all_keys] == [-k for k in all_keys]
-
-
-def test_restore_does_not_read_a_stream_without_key_groups_of_its_range():
-    s = Keyed()
-    key = next(k for k in range(1000) if assign_to_key_group(k, MAX_PARALLELISM) < 64)
-    s.at(key).value.update("low")
-    handles = s.backend.snapshot()(Writer())
-    reader = Reader()
-    Keyed(KeyGroupRange(64, 127)).backend.restore(handles, reader)
-    assert reader.reads == 0
 
 
 # --- operator state --------------------------------------------------------------------------
