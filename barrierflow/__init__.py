@@ -1,18 +1,28 @@
-"""barrierflow: stateful stream processing in Python on Apache Spark, with Flink's checkpointing."""
+"""barrierflow: stateful stream processing in Python on Apache Spark, with Flink's checkpointing.
 
-from barrierflow.api.checkpoint_config import (
-    CheckpointConfig,
-    CheckpointingMode,
-    ConfigurationError,
-)
-from barrierflow.api.environment import JobClient, StreamExecutionEnvironment
-from barrierflow.cluster.job_master import (
-    JobCanceledError,
-    JobExecutionError,
-    JobExecutionResult,
-    JobStatus,
-)
-from barrierflow.cluster.restart_strategy import RestartStrategies
+``from barrierflow import StreamExecutionEnvironment`` is the public entry. The names load
+lazily (module ``__getattr__``): an executor that imports the runtime must not load the API,
+the JobMaster, YAML or Spark's driver side with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "CheckpointConfig": "barrierflow.api.checkpoint_config",
+    "CheckpointingMode": "barrierflow.api.checkpoint_config",
+    "ConfigurationError": "barrierflow.errors",
+    "JobCanceledError": "barrierflow.cluster.job_master",
+    "JobClient": "barrierflow.api.environment",
+    "JobExecutionError": "barrierflow.cluster.job_master",
+    "JobExecutionResult": "barrierflow.cluster.job_master",
+    "JobStatus": "barrierflow.cluster.job_master",
+    "RestartStrategies": "barrierflow.cluster.restart_strategy",
+    "StreamExecutionEnvironment": "barrierflow.api.environment",
+}
 
 __all__ = [
     "CheckpointConfig",
@@ -26,3 +36,29 @@ __all__ = [
     "RestartStrategies",
     "StreamExecutionEnvironment",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'barrierflow' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:
+    from barrierflow.api.checkpoint_config import CheckpointConfig, CheckpointingMode
+    from barrierflow.api.environment import JobClient, StreamExecutionEnvironment
+    from barrierflow.cluster.job_master import (
+        JobCanceledError,
+        JobExecutionError,
+        JobExecutionResult,
+        JobStatus,
+    )
+    from barrierflow.cluster.restart_strategy import RestartStrategies
+    from barrierflow.errors import ConfigurationError

@@ -19,19 +19,17 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from barrierflow.api import environment
-from barrierflow.api.checkpoint_config import ConfigurationError
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_FILE
-from barrierflow.checkpoint.metadata import CorruptCheckpointError
 from barrierflow.checkpoint.storage import (
     CheckpointStorage,
-    StorageConfigError,
     job_root_uri,
     resolve_filesystem,
 )
 from barrierflow.cluster import job_master_client
-from barrierflow.cluster import messages as msg
+from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
+from barrierflow.protocol import messages as msg
 
 app = typer.Typer(
     help="Stateful stream processing on Spark with Flink's checkpointing.",

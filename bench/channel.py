@@ -15,8 +15,8 @@ import time
 
 import zmq
 
-from barrierflow.api.datastream import PartitionerSpec, Partitioning
-from barrierflow.runtime.network.frames import Kind
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.protocol.frames import Kind
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 

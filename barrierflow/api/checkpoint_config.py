@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from barrierflow.errors import ConfigurationError
+
 
 class CheckpointingMode(enum.Enum):
     EXACTLY_ONCE = "EXACTLY_ONCE"
@@ -18,10 +20,6 @@ class ExternalizedCheckpointRetention(enum.Enum):
     NO_EXTERNALIZED_CHECKPOINTS = "NO_EXTERNALIZED_CHECKPOINTS"  # deleted on cancel
     DELETE_ON_CANCELLATION = "DELETE_ON_CANCELLATION"
     RETAIN_ON_CANCELLATION = "RETAIN_ON_CANCELLATION"
-
-
-class ConfigurationError(ValueError):
-    """An invalid setting, reported before any Spark job starts."""
 
 
 def _require(condition: bool, message: str) -> None:

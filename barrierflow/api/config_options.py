@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from barrierflow.api.checkpoint_config import ConfigurationError, ExternalizedCheckpointRetention
+from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
+from barrierflow.errors import ConfigurationError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
 _DURATION_UNITS = {

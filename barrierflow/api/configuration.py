@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from barrierflow.api.checkpoint_config import ConfigurationError
 from barrierflow.api.config_options import lookup
+from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.config")
 

@@ -16,18 +16,11 @@ from typing import Any
 from barrierflow.api.checkpoint_config import (
     CheckpointConfig,
     CheckpointingMode,
-    ConfigurationError,
     ExternalizedCheckpointRetention,
 )
 from barrierflow.api.configuration import Configuration
-from barrierflow.api.datastream import DataStream, Transformation, TransformationKind
-from barrierflow.checkpoint.coordinator import CoordinatorConfig
-from barrierflow.checkpoint.storage import (
-    CheckpointStorage,
-    StorageConfigError,
-    job_root_uri,
-    locate_checkpoint,
-)
+from barrierflow.api.datastream import DataStream
+from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_checkpoint
 from barrierflow.cluster.job_master import (
     JobExecutionResult,
     JobMaster,
@@ -36,9 +29,12 @@ from barrierflow.cluster.job_master import (
 )
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
+from barrierflow.coordination.coordinator import CoordinatorConfig
+from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
+from barrierflow.graph.transformation import Transformation, TransformationKind
 from barrierflow.runtime.task import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
@@ -341,7 +337,8 @@ class StreamExecutionEnvironment:
             restart_strategy=strategy,
             restore_from=restore_from,
             restore_root_uri=restore_root,
-            retention=cc.externalized_retention,
+            retain_on_cancel=cc.externalized_retention
+            is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION,
             resume=self._resume_job_id is not None,
         )
 
@@ -364,8 +361,6 @@ class StreamExecutionEnvironment:
 
 
 def _read_restore_point(path: str):
-    from barrierflow.checkpoint.metadata import CorruptCheckpointError
-
     try:
         root, cid = locate_checkpoint(path)
         return CheckpointStorage(root).read_metadata(cid), root

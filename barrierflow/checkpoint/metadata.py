@@ -17,19 +17,12 @@ import struct
 
 import msgspec
 
+from barrierflow.errors import CorruptCheckpointError
+
 MAGIC = b"BFLWMETA"
 FORMAT_VERSION = 2  # 2: keyed state handles are tagged (full "key-groups" or "incremental")
 _OLDEST_READABLE_VERSION = 1
 _HEADER = struct.Struct(">8sHQ16s")
-
-
-class CorruptCheckpointError(Exception):
-    """A checkpoint file that is truncated, corrupted, or of an unknown format."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"checkpoint file {path} is unusable: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 # --- state handles ---------------------------------------------------------------------------

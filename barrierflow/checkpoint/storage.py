@@ -27,19 +27,15 @@ from barrierflow.checkpoint.history import (
 )
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
-    CorruptCheckpointError,
     FileHandle,
     checksummer,
     content_checksum,
     decode_metadata,
     encode_metadata,
 )
+from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 
 _COPY_CHUNK = 1 << 20
-
-
-class StorageConfigError(ValueError):
-    """A checkpoint storage URI that cannot be used."""
 
 
 def resolve_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:

@@ -34,22 +34,21 @@ from dataclasses import dataclass, field
 import msgspec
 import zmq
 
-from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.coordinator import (
+from barrierflow.checkpoint.history import CheckpointRecord
+from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.cluster import job_master_client
+from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.spark import deployment
+from barrierflow.coordination.coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
     CoordinatorConfig,
 )
-from barrierflow.checkpoint.history import CheckpointRecord
-from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.state_assignment import assign_state
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster import job_master_client
-from barrierflow.cluster import messages as msg
-from barrierflow.cluster.restart_strategy import RestartStrategy
-from barrierflow.cluster.spark import deployment
+from barrierflow.coordination.state_assignment import assign_state
 from barrierflow.graph.execution_graph import ExecutionGraph
+from barrierflow.protocol import messages as msg
 from barrierflow.runtime.mailbox import Mailbox
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task import TaskConfig, TaskDescriptor
@@ -127,9 +126,7 @@ class JobPlan:
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
     restore_root_uri: str | None = None
-    retention: ExternalizedCheckpointRetention = (
-        ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
-    )
+    retain_on_cancel: bool = False  # externalized-checkpoint-retention RETAIN_ON_CANCELLATION
     resume: bool = False  # take over the retained checkpoints of an earlier JobMaster of the job
     bind_host: str = "127.0.0.1"  # where the JobMaster listens
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
@@ -310,7 +307,7 @@ class JobMaster:
         if self._coordinator is None:
             return
         retained = self._coordinator.store.all()
-        if self.plan.retention is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION:
+        if self.plan.retain_on_cancel:
             for c in retained:
                 log.info(
                     "Retained checkpoint %s",
@@ -321,9 +318,9 @@ class JobMaster:
             self._storage.discard_checkpoint_dir(c.checkpoint_id)
         self._storage.discard_shared_dir()
         log.info(
-            "Deleted %d retained checkpoint(s) on cancel (%s)",
+            "Deleted %d retained checkpoint(s) on cancel (externalized-checkpoint-retention "
+            "is not RETAIN_ON_CANCELLATION)",
             len(retained),
-            self.plan.retention.value,
         )
 
     def _handle_request(self, identity: bytes, message: msg.AnyMessage) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from barrierflow.api.datastream import PartitionerSpec, Partitioning
 from barrierflow.graph.job_graph import JobGraph, JobVertex
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 
 SubtaskId = tuple[str, int]  # (vertex id, subtask index)
 

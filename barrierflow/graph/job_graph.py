@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from barrierflow.api.datastream import PartitionerSpec, Partitioning
 from barrierflow.graph.stream_graph import StreamGraph, StreamNode
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 
 
 @dataclass(eq=False)

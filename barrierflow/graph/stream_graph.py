@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from barrierflow.api.checkpoint_config import ConfigurationError
-from barrierflow.api.datastream import (
+from barrierflow.errors import ConfigurationError
+from barrierflow.graph.transformation import (
     PartitionerSpec,
     Partitioning,
     Transformation,

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from barrierflow.api.datastream import TransformationKind
-from barrierflow.api.functions import Function, KeyedProcessFunction, RuntimeContext
-from barrierflow.checkpoint.metadata import KeyedStateHandle, StreamHandle
+from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.connectors.source import SourceReader
+from barrierflow.functions import Function, KeyedProcessFunction, RuntimeContext
+from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
@@ -38,15 +38,6 @@ class OperatorSpec:
     kind: TransformationKind
     function: Any
     key_selector: Callable[[Any], Any] | None = None
-
-
-@dataclass(frozen=True)
-class OperatorRestore:
-    """The state an operator subtask restores: every old subtask's operator state, and the
-    keyed state handles that intersect its key-group range."""
-
-    operator_states: list[StreamHandle | None]  # indexed by old subtask
-    keyed_state: list[KeyedStateHandle]
 
 
 @dataclass

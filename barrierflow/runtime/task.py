@@ -41,21 +41,21 @@ from barrierflow.checkpoint.metadata import (
     OperatorSubtaskState,
     SubtaskCheckpointStats,
 )
+from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import (
     CheckpointAbortedError,
     CheckpointStreams,
     StorageRestoreStreams,
 )
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster import messages as msg
 from barrierflow.graph.execution_graph import OutputPlan
+from barrierflow.protocol import messages as msg
+from barrierflow.protocol.frames import BARRIER, CHECKPOINT_ID, Kind
 from barrierflow.runtime.mailbox import Mailbox
-from barrierflow.runtime.network.frames import BARRIER, CHECKPOINT_ID, Kind
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.runtime.operators import (
     OperatorContext,
-    OperatorRestore,
     OperatorSpec,
     SourceOperator,
     create_operator,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import zmq
 
-from barrierflow.cluster import messages as msg
+from barrierflow.protocol import messages as msg
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.task import StreamTask, TaskDescriptor
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.checkpoint.metadata import CheckpointMetadata, SubtaskCheckpointStats
-from barrierflow.checkpoint.pending_checkpoint import (
+from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.coordination.pending_checkpoint import (
     AckResult,
     PendingCheckpoint,
     TaskAcknowledgement,
 )
-from barrierflow.checkpoint.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
+from barrierflow.coordination.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
 
 TASKS = frozenset({("v0", 0), ("v0", 1), ("v1", 0)})
 

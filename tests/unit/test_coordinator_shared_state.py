@@ -11,7 +11,6 @@ import pytest
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.coordinator import CheckpointCoordinator, CoordinatorConfig
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import (
     IncrementalKeyedHandle,
@@ -21,11 +20,12 @@ from barrierflow.checkpoint.metadata import (
     SubtaskCheckpointStats,
 )
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster import messages as msg
 from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.coordination.coordinator import CheckpointCoordinator, CoordinatorConfig
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
+from barrierflow.protocol import messages as msg
 
 
 class Clock:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
-from barrierflow.api.datastream import Partitioning
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_graph
 from barrierflow.graph.job_graph import JobGraph, build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
+from barrierflow.graph.transformation import Partitioning
 
 
 class Passthrough(KeyedProcessFunction):

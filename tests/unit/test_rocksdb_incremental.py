@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow.checkpoint.metadata import CorruptCheckpointError, IncrementalKeyedHandle
+from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.errors import CorruptCheckpointError
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.key_groups import KeyGroupRange

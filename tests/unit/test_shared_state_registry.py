@@ -15,9 +15,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.shared_state_registry import EntryStatus, SharedStateRegistry
+from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.coordination.shared_state_registry import EntryStatus, SharedStateRegistry
 
 
 def metadata(cid: int) -> CheckpointMetadata:

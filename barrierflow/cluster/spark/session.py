@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 
-from barrierflow.api.checkpoint_config import ConfigurationError
+from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.spark")
 

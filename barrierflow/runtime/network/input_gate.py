@@ -14,7 +14,7 @@ from collections import deque
 
 import zmq
 
-from barrierflow.runtime.network.frames import CREDIT, HEADER, Kind, header
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
 
 
 class InputGate:

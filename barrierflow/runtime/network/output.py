@@ -18,8 +18,8 @@ from typing import Any
 
 import zmq
 
-from barrierflow.api.datastream import PartitionerSpec, Partitioning
-from barrierflow.runtime.network.frames import CREDIT, HEADER, Kind, header
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
 
 

@@ -8,10 +8,10 @@ Performs no I/O.
 
 from __future__ import annotations
 
-from barrierflow.api.checkpoint_config import ConfigurationError
 from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.restore import OperatorRestore
+from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph, SubtaskId
-from barrierflow.runtime.operators import OperatorRestore
 from barrierflow.state.key_groups import KeyGroupRange, key_group_range_for_subtask
 
 

@@ -26,25 +26,25 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
-    CorruptCheckpointError,
     OperatorState,
     OperatorSubtaskState,
 )
-from barrierflow.checkpoint.pending_checkpoint import (
+from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.coordination.pending_checkpoint import (
     AckResult,
     PendingCheckpoint,
     TaskAcknowledgement,
     TaskKey,
 )
-from barrierflow.checkpoint.shared_state_registry import SharedStateRegistry
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.checkpoint.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
-from barrierflow.cluster import messages as msg
+from barrierflow.coordination.shared_state_registry import SharedStateRegistry
+from barrierflow.coordination.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
+from barrierflow.errors import CorruptCheckpointError
 from barrierflow.graph.job_graph import JobGraph
+from barrierflow.protocol import messages as msg
 
 log = logging.getLogger("barrierflow.checkpoint")
 

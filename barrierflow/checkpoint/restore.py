@@ -1,0 +1,19 @@
+"""What one operator subtask restores: the driver assigns it, the task reads it.
+
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from barrierflow.checkpoint.metadata import KeyedStateHandle, StreamHandle
+
+
+@dataclass(frozen=True)
+class OperatorRestore:
+    """The state an operator subtask restores: every old subtask's operator state, and the
+    keyed state handles that intersect its key-group range."""
+
+    operator_states: list[StreamHandle | None]  # indexed by old subtask
+    keyed_state: list[KeyedStateHandle]

@@ -1,0 +1,55 @@
+"""Transformations: what each call of the DataStream API records, and how an edge partitions.
+
+The API builds these; the graph translation reads them. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class TransformationKind(enum.Enum):
+    SOURCE = "source"
+    MAP = "map"
+    FLAT_MAP = "flat_map"
+    FILTER = "filter"
+    PROCESS = "process"
+    SINK = "sink"
+    PARTITION = "partition"  # virtual: sets the partitioner of the edge to the next operator
+    UNION = "union"  # virtual: the next operator reads all inputs
+
+
+class Partitioning(enum.Enum):
+    FORWARD = "forward"
+    REBALANCE = "rebalance"
+    KEY_GROUPS = "key_groups"
+
+
+@dataclass(frozen=True)
+class PartitionerSpec:
+    kind: Partitioning
+    key_selector: Callable[[Any], Any] | None = None
+
+
+_ids = itertools.count()
+
+
+@dataclass(eq=False)
+class Transformation:
+    kind: TransformationKind
+    name: str
+    inputs: list[Transformation] = field(default_factory=list)
+    function: Any = None
+    key_selector: Callable[[Any], Any] | None = None
+    partitioner: PartitionerSpec | None = None
+    parallelism: int | None = None
+    uid: str | None = None
+    id: int = field(default_factory=lambda: next(_ids))
+
+    @property
+    def is_virtual(self) -> bool:
+        return self.kind in (TransformationKind.PARTITION, TransformationKind.UNION)

@@ -1,0 +1,282 @@
+"""The dependency rule of ARCHITECTURE.md ("Layers"), read from the code's imports with ``ast``.
+
+Imports point down only; the two halves of the checkpoint protocol (driver-side coordination and
+the task-side runtime) do not import each other; the pure modules import no I/O; and there is no
+import circle. Imports under ``if TYPE_CHECKING:`` do not run and are not counted; imports inside
+functions run and are.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "barrierflow"
+
+# Lowest first. A module may import modules of its own layer or of a lower one. The longest
+# matching prefix decides a module's layer.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("barrierflow.errors", "barrierflow.functions", "barrierflow.graph")),
+    (
+        "state, checkpoint formats and storage, protocol",
+        ("barrierflow.state", "barrierflow.checkpoint", "barrierflow.protocol"),
+    ),
+    ("connectors", ("barrierflow.connectors",)),
+    (
+        "task runtime and driver-side coordination",
+        ("barrierflow.runtime", "barrierflow.coordination"),
+    ),
+    ("cluster", ("barrierflow.cluster",)),
+    (
+        "user surface",
+        ("barrierflow.api", "barrierflow.state_backend", "barrierflow.testing"),
+    ),
+    ("entry points", ("barrierflow.cli", "barrierflow")),
+)
+
+# Packages of one layer that must not import each other.
+SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
+
+# Modules that perform no I/O: they take events and facts and return decisions. They import
+# only each other and no library that reaches outside the process (or reads its clock).
+PURE = (
+    "barrierflow.errors",
+    "barrierflow.graph",
+    "barrierflow.protocol",
+    "barrierflow.state.key_groups",
+    "barrierflow.checkpoint.barrier_handler",
+    "barrierflow.checkpoint.history",
+    "barrierflow.checkpoint.metadata",
+    "barrierflow.checkpoint.restore",
+    "barrierflow.checkpoint.storage_layout",
+    "barrierflow.coordination.completed_checkpoint_store",
+    "barrierflow.coordination.pending_checkpoint",
+    "barrierflow.coordination.shared_state_registry",
+    "barrierflow.coordination.state_assignment",
+    "barrierflow.coordination.trigger_policy",
+)
+IMPURE_LIBRARIES = frozenset(
+    {
+        "fsspec",
+        "os",
+        "pathlib",
+        "pyarrow",
+        "pyspark",
+        "rocksdict",
+        "shutil",
+        "socket",
+        "subprocess",
+        "tempfile",
+        "threading",
+        "time",
+        "zmq",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module
+    target: str  # imported module (a barrierflow module or a top-level library)
+    path: Path
+    line: int
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return lines
+
+
+def imports_of(path: Path) -> list[Import]:
+    source = module_name(path)
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = _type_checking_lines(tree)
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        if node.lineno in skipped if hasattr(node, "lineno") else False:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # ``from package import module`` imports the module itself.
+            names = [
+                f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}") else node.module
+                for a in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            target = name if name.startswith("barrierflow") else name.split(".")[0]
+            found.append(Import(source, target, path, node.lineno))
+    return found
+
+
+ALL_IMPORTS = [i for p in sorted(PACKAGE.rglob("*.py")) for i in imports_of(p)]
+INTERNAL = [i for i in ALL_IMPORTS if i.target.startswith("barrierflow")]
+
+
+def _matches(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_of(module: str) -> int:
+    best = max(
+        (len(prefix), index)
+        for index, (_, prefixes) in enumerate(LAYERS)
+        for prefix in prefixes
+        if _matches(module, prefix)
+    )
+    return best[1]
+
+
+def test_every_module_of_the_package_has_a_layer():
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(module_name(path))  # raises for a module no prefix matches
+
+
+def test_imports_point_down_only():
+    wrong = [
+        f"{i.where()}: {i.source} ({LAYERS[layer_of(i.source)][0]}) imports {i.target} "
+        f"({LAYERS[layer_of(i.target)][0]}), a higher layer"
+        for i in INTERNAL
+        if layer_of(i.target) > layer_of(i.source)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_runtime_and_coordination_do_not_import_each_other():
+    wrong = [
+        f"{i.where()}: {i.source} imports {i.target}"
+        for a, b in SEPARATE
+        for i in INTERNAL
+        if (_matches(i.source, a) and _matches(i.target, b))
+        or (_matches(i.source, b) and _matches(i.target, a))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _is_pure(module: str) -> bool:
+    return any(_matches(module, p) for p in PURE)
+
+
+def test_pure_modules_import_no_io_and_only_pure_modules():
+    assert all(is_module(p) for p in PURE), [p for p in PURE if not is_module(p)]
+    wrong = []
+    for i in ALL_IMPORTS:
+        if not _is_pure(i.source):
+            continue
+        if i.target in IMPURE_LIBRARIES:
+            wrong.append(f"{i.where()}: pure {i.source} imports {i.target}")
+        elif i.target.startswith("barrierflow") and not (
+            _is_pure(i.target) or i.target in ("barrierflow", *_packages_of_pure())
+        ):
+            wrong.append(f"{i.where()}: pure {i.source} imports {i.target}, which is not pure")
+    assert not wrong, "\n".join(wrong)
+
+
+def _packages_of_pure() -> set[str]:
+    return {p.rsplit(".", 1)[0] for p in PURE}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph``, as a path that returns to its start, if any."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_there_is_no_import_circle():
+    graph: dict[str, set[str]] = {}
+    for i in INTERNAL:
+        if i.target != i.source:
+            graph.setdefault(i.source, set()).add(i.target)
+    circle = _cycle(graph)
+    assert circle is None, "import circle: " + " -> ".join(circle)
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(m for m in sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["import barrierflow.runtime.task_executor", "import barrierflow.runtime.task"],
+)
+def test_an_executor_importing_the_runtime_loads_neither_the_api_nor_the_job_master(statement):
+    loaded = _loaded_after(statement)
+    unwanted = {
+        m
+        for m in loaded
+        if _matches(m, "barrierflow.api")
+        or _matches(m, "barrierflow.cluster")
+        or _matches(m, "barrierflow.coordination")
+        or m.split(".")[0] in ("yaml", "pyspark", "typer", "rich", "py4j")
+    }
+    assert not unwanted, sorted(unwanted)
+
+
+def test_importing_the_barrier_handler_loads_only_the_pure_protocol():
+    loaded = _loaded_after("import barrierflow.checkpoint.barrier_handler")
+    ours = {m for m in loaded if m.startswith("barrierflow")}
+    assert all(_is_pure(m) or m in ("barrierflow", *_packages_of_pure()) for m in ours), ours
+    assert not {"zmq", "pyarrow", "yaml", "pyspark"} & {m.split(".")[0] for m in loaded}
+
+
+def test_import_barrierflow_is_lazy_and_still_gives_every_public_name():
+    loaded = _loaded_after("import barrierflow")
+    assert {m for m in loaded if m.startswith("barrierflow")} == {"barrierflow"}
+    import barrierflow
+
+    assert sorted(barrierflow.__all__) == sorted(barrierflow._EXPORTS)
+    for name in barrierflow.__all__:
+        assert getattr(barrierflow, name).__name__ == name
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        barrierflow.Nope  # noqa: B018
