@@ -35,7 +35,7 @@ from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import Transformation, TransformationKind
-from barrierflow.runtime.task import TaskConfig
+from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
 from barrierflow.state_backend import (

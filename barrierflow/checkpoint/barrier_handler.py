@@ -17,18 +17,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+
 
 class DeclineReason(enum.Enum):
     SUBSUMED = "a newer checkpoint barrier arrived before this checkpoint was aligned"
     CANCELED = "the checkpoint was canceled upstream"
     INPUT_FINISHED = "an input finished before its barrier arrived"
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointBarrier:
-    checkpoint_id: int
-    timestamp_ms: int
-    is_final: bool = False  # taken after every source ended: tasks may finish once complete
 
 
 @dataclass(frozen=True, slots=True)

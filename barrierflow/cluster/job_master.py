@@ -51,7 +51,7 @@ from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
 from barrierflow.runtime.mailbox import Mailbox
 from barrierflow.runtime.operators import OperatorSpec
-from barrierflow.runtime.task import TaskConfig, TaskDescriptor
+from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.runtime.task_executor import SlotDescriptor
 from barrierflow.state.backends import local_job_dir
 
@@ -170,7 +170,7 @@ class JobMaster:
         self._router.setsockopt(zmq.LINGER, 0)
         port = self._router.bind_to_random_port(f"tcp://{plan.bind_host}")
         self.endpoint = f"tcp://{plan.bind_host}:{port}"
-        self._mailbox = Mailbox(self._context)
+        self._mailbox = Mailbox.in_process(self._context)
         self._canceled = False
         self._coordinator: CheckpointCoordinator | None = None
         if plan.coordinator_config is not None:

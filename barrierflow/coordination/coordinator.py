@@ -45,6 +45,7 @@ from barrierflow.coordination.trigger_policy import TriggerNow, TriggerPolicy, W
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.protocol import messages as msg
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, FINAL_CHECKPOINT
 
 log = logging.getLogger("barrierflow.checkpoint")
 
@@ -226,7 +227,8 @@ class CheckpointCoordinator:
         self._started[cid] = now
         self._last_trigger_s = now
         for source in self._sources:
-            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, is_final))
+            options = FINAL_CHECKPOINT if is_final else CHECKPOINT
+            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, options))
 
     # --- acknowledgements -----------------------------------------------------------------------
 

@@ -2,8 +2,10 @@
 
 Header: attempt token (u64: fences off frames of older attempts and strangers), kind (u8),
 channel index in the consumer's input gate (u32). Buffers carry a pickled list of records
-(docs/adr/0002-record-and-state-serialization.md); events carry a few packed integers.
-Performs no I/O.
+(docs/adr/0002-record-and-state-serialization.md); credits and cancel markers a few packed
+integers. A barrier carries its frame version (u8), then the ``CheckpointBarrier`` as a
+MessagePack map decoded by field name: a field added later, with a default, is read by older
+consumers of the same version and defaulted by newer ones. Performs no I/O.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import enum
 import struct
 
+import msgspec
+
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+
 HEADER = struct.Struct("<QBI")
-BARRIER = struct.Struct("<qq?")  # checkpoint id, timestamp ms, final
 CHECKPOINT_ID = struct.Struct("<q")
 CREDIT = struct.Struct("<I")
+BARRIER_FRAME_VERSION = 1
 
 
 class Kind(enum.IntEnum):
@@ -27,5 +33,31 @@ class Kind(enum.IntEnum):
     CREDIT = 6  # consumer -> producer
 
 
+class BarrierFrameError(ValueError):
+    """A barrier frame this barrierflow cannot read: another version, or damaged."""
+
+
 def header(token: int, kind: Kind, channel: int) -> bytes:
     return HEADER.pack(token, kind, channel)
+
+
+_barrier_encoder = msgspec.msgpack.Encoder()
+_barrier_decoder = msgspec.msgpack.Decoder(CheckpointBarrier)
+
+
+def encode_barrier(barrier: CheckpointBarrier) -> bytes:
+    return bytes((BARRIER_FRAME_VERSION,)) + _barrier_encoder.encode(barrier)
+
+
+def decode_barrier(payload: bytes) -> CheckpointBarrier:
+    version = payload[0] if payload else None
+    if version != BARRIER_FRAME_VERSION:
+        raise BarrierFrameError(
+            f"barrier frame version {version} is not one this barrierflow reads "
+            f"({BARRIER_FRAME_VERSION}); do the producer and consumer run different "
+            "barrierflow versions?"
+        )
+    try:
+        return _barrier_decoder.decode(payload[1:])
+    except (msgspec.DecodeError, ValueError) as e:
+        raise BarrierFrameError(f"undecodable barrier frame of version {version}: {e}") from e

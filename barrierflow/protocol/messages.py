@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions
 
 
 class Message(msgspec.Struct, frozen=True, tag=True):
@@ -80,9 +81,11 @@ class TaskFailed(Message, frozen=True):
 
 
 class TriggerCheckpoint(Message, frozen=True):
+    """To every source subtask: inject the barrier of ``checkpoint_id``."""
+
     checkpoint_id: int
     timestamp_ms: int
-    is_final: bool = False
+    options: CheckpointOptions = CHECKPOINT
 
 
 class NotifyCheckpointComplete(Message, frozen=True):

@@ -1,7 +1,10 @@
 """The task's mailbox: other threads put mails, the task thread runs them between buffers.
 
+A mail is a zero-argument callable. ``put`` also sends an empty frame on ``push``, so that the
+task thread, waiting in a poll that includes ``socket`` (the other end), wakes up.
+
 **Threading:** ``put`` from any thread; ``drain`` and ``socket`` (for the task's poll) from the
-task thread only. A mail is a zero-argument callable.
+task thread only.
 """
 
 from __future__ import annotations
@@ -15,15 +18,22 @@ import zmq
 
 
 class Mailbox:
-    def __init__(self, context: zmq.Context) -> None:
-        endpoint = f"inproc://mailbox-{uuid.uuid4().hex}"
+    def __init__(self, pull: zmq.Socket, push: zmq.Socket) -> None:
+        """``pull`` and ``push``: two connected ends (``Mailbox.in_process`` makes them)."""
         self._mails: deque[Callable[[], None]] = deque()
         self._lock = threading.Lock()
         self._closed = False
-        self._pull = context.socket(zmq.PULL)
-        self._pull.bind(endpoint)
-        self._push = context.socket(zmq.PUSH)  # used under _lock by any thread
-        self._push.connect(endpoint)
+        self._pull = pull
+        self._push = push  # used under _lock by any thread
+
+    @classmethod
+    def in_process(cls, context: zmq.Context) -> Mailbox:
+        endpoint = f"inproc://mailbox-{uuid.uuid4().hex}"
+        pull = context.socket(zmq.PULL)
+        pull.bind(endpoint)
+        push = context.socket(zmq.PUSH)
+        push.connect(endpoint)
+        return cls(pull, push)
 
     @property
     def socket(self) -> zmq.Socket:

@@ -19,6 +19,7 @@ from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.connectors.source import SourceReader
 from barrierflow.functions import Function, KeyedProcessFunction, RuntimeContext
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
@@ -100,7 +101,11 @@ class Operator:
         """End of input: returns what the operator still buffers."""
         return []
 
-    def snapshot_state(self, checkpoint_id: int) -> OperatorSnapshot | None:
+    def snapshot_state(
+        self, checkpoint_id: int, options: CheckpointOptions
+    ) -> OperatorSnapshot | None:
+        """The synchronous phase of a snapshot, on the task thread; ``OperatorSnapshot.keyed``
+        is its asynchronous phase. None: nothing to store."""
         return None
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -199,8 +204,8 @@ class KeyedProcessOperator(Operator):
             raise self.failure(record, e, key_context.key) from e
         return out
 
-    def snapshot_state(self, checkpoint_id: int) -> OperatorSnapshot:
-        return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id))
+    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
+        return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id, options))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self.backend.notify_checkpoint_complete(checkpoint_id)
@@ -245,7 +250,7 @@ class SourceOperator(Operator):
         except Exception as e:
             raise UserFunctionError(f"{self._where} failed to read: {type(e).__name__}: {e}") from e
 
-    def snapshot_state(self, checkpoint_id: int) -> OperatorSnapshot:
+    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         self.state.get_list_state(self.SPLITS).update(self.reader.snapshot())
         return OperatorSnapshot(self.state.snapshot(), None)
 
@@ -288,7 +293,7 @@ class SinkOperator(Operator):
             self.writer.commit(self.writer.prepare_commit(0))
         return []
 
-    def snapshot_state(self, checkpoint_id: int) -> OperatorSnapshot:
+    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         committables = self.writer.prepare_commit(checkpoint_id)
         if committables:
             self._pending.append({"checkpoint_id": checkpoint_id, "committables": committables})

@@ -1,18 +1,21 @@
 """StreamTask: one subtask of one vertex, running its operator chain in a mailbox loop.
 
-The loop, between buffers: run mails (control messages from the JobMaster, finished async
-snapshots, cancellation), then, if no output channel has a backlog, take the next buffer (a
-source batch or a network buffer of an unblocked channel) and run it through the chain.
-Checkpoints therefore happen between buffers, never inside a record.
+A turn of the loop (``step``): run mails (control messages from the JobMaster, finished
+asynchronous snapshots, cancellation); then, if no output channel has a backlog, take the next
+buffer (a source batch or a network buffer of an unblocked channel) and run it through the
+chain. Checkpoints therefore happen between buffers, never inside a record; the task's
+``SubtaskCheckpointCoordinator`` takes them.
 
-Lifecycle: open operators (restoring state) -> process -> end of input: ``finish()`` the chain,
-send END_OF_DATA -> with checkpointing, wait until a *final* checkpoint completes (one triggered
-after every source of the job ended, so every task has finished and 2PC sinks commit their last
-data; all tasks stay until then, so every checkpoint sees every task) -> END_OF_PARTITION
-downstream -> close.
+Lifecycle: ``open`` (connect outputs, open operators restoring their state) -> ``step`` until
+done -> ``end`` -> ``close``. At the end of input: ``finish()`` the chain, send END_OF_DATA;
+with checkpointing, wait until a *final* checkpoint completes (one triggered after every source
+of the job ended, so every task has finished and 2PC sinks commit their last data; all tasks
+stay until then, so every checkpoint sees every task); then END_OF_PARTITION downstream.
 
-**Threading:** ``run`` on the task's own thread; ``cancel`` from any thread (it puts a mail).
-The asynchronous phase of snapshots runs on the slot's pool and reports back through mails.
+**Threading:** ``run`` (or ``open``/``step``/``end``/``close``) on the task's own thread;
+``cancel`` from any thread (it puts a mail). The asynchronous phase of snapshots runs on the
+slot's pool and reports back through mails. **I/O:** only through the ``TaskNetwork``'s
+sockets and, for snapshots and restores, checkpoint storage.
 """
 
 from __future__ import annotations
@@ -22,79 +25,29 @@ import pickle
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from typing import Any
 
 import zmq
 
-from barrierflow.checkpoint.barrier_handler import (
-    AtLeastOnceBarrierHandler,
-    BlockChannel,
-    CheckpointBarrier,
-    Decline,
-    ExactlyOnceBarrierHandler,
-    SnapshotNow,
-    UnblockAll,
-)
-from barrierflow.checkpoint.metadata import (
-    OperatorSubtaskState,
-    SubtaskCheckpointStats,
-)
-from barrierflow.checkpoint.restore import OperatorRestore
-from barrierflow.checkpoint.state_streams import (
-    CheckpointAbortedError,
-    CheckpointStreams,
-    StorageRestoreStreams,
-)
+from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.graph.execution_graph import OutputPlan
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.frames import BARRIER, CHECKPOINT_ID, Kind
-from barrierflow.runtime.mailbox import Mailbox
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, decode_barrier
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.runtime.operators import (
+    Operator,
     OperatorContext,
-    OperatorSpec,
     SourceOperator,
     create_operator,
 )
-from barrierflow.state.backends import StateBackendConfig, local_recovery_dir, local_subtask_dir
-
-
-@dataclass(frozen=True)
-class TaskConfig:
-    buffer_size: int
-    buffer_timeout_s: float
-    initial_credit: int
-    checkpointing: bool
-    exactly_once: bool
-    storage_uri: str | None  # this job's root: <checkpoint-dir>/<job-id>
-    inline_threshold: int
-    write_buffer_size: int
-    max_parallelism: int
-    state_backend: StateBackendConfig
-
-
-@dataclass(frozen=True)
-class TaskDescriptor:
-    """Everything one subtask needs; built by the JobMaster, shipped in the Spark closure."""
-
-    job_id: str
-    job_name: str
-    attempt: int
-    token: int
-    vertex: str
-    vertex_name: str
-    subtask: int
-    parallelism: int
-    chain: tuple[OperatorSpec, ...]
-    num_input_channels: int
-    outputs: tuple[OutputPlan, ...]
-    config: TaskConfig
-    restore_uri: str | None  # job root of the checkpoint restored from
-    restore: dict[str, OperatorRestore] | None  # operator uid -> state
+from barrierflow.runtime.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
+from barrierflow.runtime.task_descriptor import TaskDescriptor
+from barrierflow.runtime.task_network import TaskNetwork
+from barrierflow.state.backends import local_recovery_dir, local_subtask_dir
 
 
 class TaskCancelled(Exception):
@@ -105,39 +58,24 @@ class StreamTask:
     def __init__(
         self,
         descriptor: TaskDescriptor,
-        context: zmq.Context,
-        jobmaster_endpoint: str,
+        network: TaskNetwork,
         input_gate: InputGate | None,
-        endpoint_of: dict[tuple[str, int], str],
         snapshot_pool: Executor,
     ) -> None:
         self.d = descriptor
-        self.name = f"{descriptor.vertex_name} ({descriptor.subtask + 1}/{descriptor.parallelism})"
-        self._context = context
-        self._jobmaster_endpoint = jobmaster_endpoint
+        self.name = descriptor.name
+        self._network = network
         self._gate = input_gate
-        self._endpoint_of = endpoint_of
         self._pool = snapshot_pool
-        self.mailbox = Mailbox(context)
+        self.mailbox = network.mailbox()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self.run, name=f"task {self.name}", daemon=True)
-        config = descriptor.config
-        n = descriptor.num_input_channels
-        self._barriers = (
-            ExactlyOnceBarrierHandler(n) if config.exactly_once else AtLeastOnceBarrierHandler(n)
-        )
         self._end_of_data_channels: set[int] = set()
         self._finished = False  # finish() was called: no more records
-        self._final_checkpoint_id: int | None = None  # first checkpoint after all sources ended
-        self._final_checkpoint_done = False
-        self._done = False
-        self._alignment_bytes = 0
-        self._aborted_checkpoints: set[int] = set()  # written by the task thread only
-        self._storage = (
-            CheckpointStorage(config.storage_uri, config.write_buffer_size)
-            if config.storage_uri
-            else None
-        )
+        self._done = False  # END_OF_PARTITION sent
+        self._ctl: zmq.Socket | None = None
+        self._partitions: list[ResultPartition] = []
+        self._operators: list[Operator] = []
 
     # --- thread entry -----------------------------------------------------------------------
 
@@ -153,66 +91,50 @@ class StreamTask:
 
     def run(self) -> None:
         d = self.d
-        self._ctl = self._context.socket(zmq.DEALER)
-        self._ctl.setsockopt(zmq.IDENTITY, msg.task_identity(d.attempt, d.vertex, d.subtask))
-        self._ctl.setsockopt(zmq.LINGER, 2000)
-        self._ctl.connect(self._jobmaster_endpoint)
-        self._partitions: list[ResultPartition] = []
-        self._operators = []
         try:
-            started = time.perf_counter()
-            restore_streams = self._open()
-            self._send(
-                msg.TaskRunning(
-                    d.attempt,
-                    d.vertex,
-                    d.subtask,
-                    restore_bytes_read=restore_streams.bytes_read,
-                    restore_ms=(time.perf_counter() - started) * 1000,
-                )
-            )
-            self._loop()
-            self._send(msg.TaskFinished(d.attempt, d.vertex, d.subtask))
+            self.open()
+            while self.step():
+                pass
+            self.end()
         except TaskCancelled:
             pass
         except BaseException as e:  # noqa: BLE001 - reported to the JobMaster, slot re-raises
             self.error = e
-            self._send(
-                msg.TaskFailed(
-                    d.attempt,
-                    d.vertex,
-                    d.subtask,
-                    f"{type(e).__name__}: {e}",
-                    "".join(traceback.format_exception(e)),
+            if self._ctl is not None:
+                self.send_to_job_master(
+                    msg.TaskFailed(
+                        d.attempt,
+                        d.vertex,
+                        d.subtask,
+                        f"{type(e).__name__}: {e}",
+                        "".join(traceback.format_exception(e)),
+                    )
                 )
-            )
         finally:
-            self._close()
+            self.close()
 
-    # --- setup and teardown -------------------------------------------------------------------
+    # --- lifecycle ----------------------------------------------------------------------------
 
-    def _open(self) -> StorageRestoreStreams:
-        """Connects the outputs and opens the chain, restoring its state; returns what the
-        restore read."""
+    def open(self) -> None:
+        """Connects the outputs, opens the chain (restoring its state) and reports running."""
         d = self.d
+        self._ctl = self._network.control(msg.task_identity(d.attempt, d.vertex, d.subtask))
+        started = time.perf_counter()
         restore_streams = StorageRestoreStreams(
             CheckpointStorage(d.restore_uri) if d.restore_uri else None,
             shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
         )
-        backend = d.config.state_backend
         for plan in d.outputs:
-            channels = []
-            for target in plan.targets:
-                identity = f"{plan.edge}:{d.subtask}:{target.channel}".encode()
-                channels.append(
-                    OutputChannel(
-                        self._context,
-                        self._endpoint_of[target.consumer],
-                        identity,
-                        d.token,
-                        target.channel,
-                    )
+            channels = [
+                OutputChannel(
+                    self._network.output(
+                        target.consumer, f"{plan.edge}:{d.subtask}:{target.channel}".encode()
+                    ),
+                    d.token,
+                    target.channel,
                 )
+                for target in plan.targets
+            ]
             self._partitions.append(
                 ResultPartition(
                     plan.partitioner,
@@ -223,35 +145,66 @@ class StreamTask:
                 )
             )
         for spec in d.chain:
-            name = f"{spec.uid}-{d.subtask}"
             op = create_operator(spec)
-            op.open(
-                OperatorContext(
-                    subtask=d.subtask,
-                    parallelism=d.parallelism,
-                    max_parallelism=d.config.max_parallelism,
-                    attempt=d.attempt,
-                    task_name=self.name,
-                    checkpointing=d.config.checkpointing,
-                    restore=(d.restore or {}).get(spec.uid) if d.restore is not None else None,
-                    restore_streams=restore_streams,
-                    state_backend=backend,
-                    local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt)
-                    if backend.kind == "rocksdb"
-                    else "",
-                    recovery_dir=local_recovery_dir(backend, d.job_id, name)
-                    if backend.kind == "rocksdb" and backend.local_recovery
-                    else None,
-                )
-            )
+            op.open(self._operator_context(spec.uid, restore_streams))
             self._operators.append(op)
         self._source = (
             self._operators[0] if isinstance(self._operators[0], SourceOperator) else None
         )
         self._chain = self._operators[1:] if self._source else self._operators
-        return restore_streams
+        self.checkpoints = SubtaskCheckpointCoordinator(d, self, self._operators, self._pool)
+        self._poller_in = self._network.poller()
+        self._poller_out = self._network.poller()
+        for poller in (self._poller_in, self._poller_out):
+            poller.register(self._ctl, zmq.POLLIN)
+            poller.register(self.mailbox.socket, zmq.POLLIN)
+        if self._gate is not None:
+            self._poller_in.register(self._gate.socket, zmq.POLLIN)
+        for p in self._partitions:
+            for c in p.channels:
+                self._poller_out.register(c.socket, zmq.POLLIN)
+        self._next_flush = time.monotonic() + d.config.buffer_timeout_s
+        self.send_to_job_master(
+            msg.TaskRunning(
+                d.attempt,
+                d.vertex,
+                d.subtask,
+                restore_bytes_read=restore_streams.bytes_read,
+                restore_ms=(time.perf_counter() - started) * 1000,
+            )
+        )
 
-    def _close(self) -> None:
+    def _operator_context(
+        self, uid: str, restore_streams: StorageRestoreStreams
+    ) -> OperatorContext:
+        d = self.d
+        backend = d.config.state_backend
+        name = f"{uid}-{d.subtask}"
+        rocksdb = backend.kind == "rocksdb"
+        return OperatorContext(
+            subtask=d.subtask,
+            parallelism=d.parallelism,
+            max_parallelism=d.config.max_parallelism,
+            attempt=d.attempt,
+            task_name=self.name,
+            checkpointing=d.config.checkpointing,
+            restore=d.restore.get(uid) if d.restore is not None else None,
+            restore_streams=restore_streams,
+            state_backend=backend,
+            local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt) if rocksdb else "",
+            recovery_dir=local_recovery_dir(backend, d.job_id, name)
+            if rocksdb and backend.local_recovery
+            else None,
+        )
+
+    def end(self) -> None:
+        """After the last turn: waits until every queued buffer and event went out."""
+        while self._backlogged():
+            self._run_mails()
+            time.sleep(0.001)
+        self.send_to_job_master(msg.TaskFinished(self.d.attempt, self.d.vertex, self.d.subtask))
+
+    def close(self) -> None:
         for op in reversed(self._operators):
             with contextlib.suppress(Exception):
                 op.close()
@@ -259,58 +212,46 @@ class StreamTask:
             p.close()
         if self._gate is not None:
             self._gate.close()
-        self._ctl.close()
+        if self._ctl is not None:
+            self._ctl.close()
         self.mailbox.close()
 
     # --- the mailbox loop --------------------------------------------------------------------
 
-    def _loop(self) -> None:
-        poller_in = zmq.Poller()
-        poller_in.register(self._ctl, zmq.POLLIN)
-        poller_in.register(self.mailbox.socket, zmq.POLLIN)
-        if self._gate is not None:
-            poller_in.register(self._gate.socket, zmq.POLLIN)
-        poller_out = zmq.Poller()
-        poller_out.register(self._ctl, zmq.POLLIN)
-        poller_out.register(self.mailbox.socket, zmq.POLLIN)
-        for p in self._partitions:
-            for c in p.channels:
-                poller_out.register(c.socket, zmq.POLLIN)
-        timeout_s = self.d.config.buffer_timeout_s
-        next_flush = time.monotonic() + timeout_s
-        buffer_size = self.d.config.buffer_size
+    def step(self) -> bool:
+        """One turn of the loop; False once the task is done."""
+        if self._done:
+            return False
+        self._run_mails()
+        if self._backlogged():
+            self._poller_out.poll(100)
+            return not self._done
         source = self._source
-
-        while not self._done:
-            self._run_mails()
-            if self._backlogged():
-                poller_out.poll(100)
-                continue
-            if source is not None and not self._finished:
-                batch = source.poll(buffer_size)
-                if batch is None:
-                    self._end_of_input()
-                elif batch:
-                    self._process(batch)
-                else:
-                    poller_in.poll(10)
-            elif self._gate is not None and not self._gate.is_finished:
-                item = self._gate.poll_next()
-                if item is None:
-                    wait_ms = max(0, int((next_flush - time.monotonic()) * 1000)) + 1
-                    poller_in.poll(wait_ms)
-                else:
-                    self._on_input(*item)
+        if source is not None and not self._finished:
+            batch = source.poll(self.d.config.buffer_size)
+            if batch is None:
+                self._end_of_input()
+            elif batch:
+                self._process(batch)
             else:
-                self._maybe_terminate()
-                if not self._done:
-                    poller_in.poll(100)
-            now = time.monotonic()
-            if now >= next_flush:
-                for p in self._partitions:
-                    p.flush()
-                next_flush = now + timeout_s
-        self._drain_outputs()
+                self._poller_in.poll(10)
+        elif self._gate is not None and not self._gate.is_finished:
+            item = self._gate.poll_next()
+            if item is None:
+                wait_ms = max(0, int((self._next_flush - time.monotonic()) * 1000)) + 1
+                self._poller_in.poll(wait_ms)
+            else:
+                self._on_input(*item)
+        else:
+            self._maybe_terminate()
+            if not self._done:
+                self._poller_in.poll(100)
+        now = time.monotonic()
+        if now >= self._next_flush:
+            for p in self._partitions:
+                p.flush()
+            self._next_flush = now + self.d.config.buffer_timeout_s
+        return not self._done
 
     def _backlogged(self) -> bool:
         for p in self._partitions:
@@ -320,15 +261,10 @@ class StreamTask:
                     return True
         return False
 
-    def _drain_outputs(self) -> None:
-        """Waits until every queued buffer and event went out (end of the task)."""
-        while self._backlogged():
-            self._run_mails()
-            time.sleep(0.001)
-
     def _run_mails(self) -> None:
-        while self._ctl.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            self._on_control(msg.decode(self._ctl.recv()))
+        ctl = self._ctl
+        while ctl.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            self._on_control(msg.decode(ctl.recv()))
         if self.mailbox.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             for mail in self.mailbox.drain():
                 mail()
@@ -341,43 +277,57 @@ class StreamTask:
         for p in self._partitions:
             p.emit(records)
 
-    def _emit_all(self, kind: Kind, payload: bytes | None = None) -> None:
+    # --- what the checkpoint coordinator asks of the task ---------------------------------------
+
+    def block_channel(self, channel: int) -> None:
+        self._gate.block(channel)
+
+    def unblock_all_channels(self) -> None:
+        self._gate.unblock_all()
+
+    def broadcast_event(self, kind: Kind, payload: bytes | None = None) -> None:
         for p in self._partitions:
             p.broadcast_event(kind, payload)
+
+    def send_to_job_master(self, message: msg.Message) -> None:
+        self._ctl.send(msg.encode(message))
+
+    def run_in_task_thread(self, mail: Callable[[], None]) -> None:
+        self.mailbox.put(mail)
 
     # --- input events ---------------------------------------------------------------------------
 
     def _on_input(self, channel: int, kind: Kind, payload: bytes | None) -> None:
         if kind == Kind.BUFFER:
-            if self._barriers.aligning_checkpoint_id is not None:
-                self._alignment_bytes += len(payload)
+            self.checkpoints.on_buffer(len(payload))
             self._process(pickle.loads(payload))
         elif kind == Kind.BARRIER:
-            barrier = CheckpointBarrier(*BARRIER.unpack(payload))
-            self._execute(self._barriers.on_barrier(channel, barrier, time.perf_counter_ns()))
+            self.checkpoints.on_barrier(channel, decode_barrier(payload))
         elif kind == Kind.CANCEL_MARKER:
             (cid,) = CHECKPOINT_ID.unpack(payload)
-            self._execute(self._barriers.on_cancel_marker(cid))
+            self.checkpoints.on_cancel_marker(cid)
         elif kind == Kind.END_OF_DATA:
             self._end_of_data_channels.add(channel)
             if len(self._end_of_data_channels) == self._gate.num_channels:
                 self._end_of_input()
         elif kind == Kind.END_OF_PARTITION:
-            self._execute(self._barriers.on_end_of_partition(channel))
+            self.checkpoints.on_end_of_partition(channel)
 
-    def _execute(self, actions: list) -> None:
-        for action in actions:
-            if isinstance(action, BlockChannel):
-                self._gate.block(action.channel)
-            elif isinstance(action, SnapshotNow):
-                alignment_ms = (time.perf_counter_ns() - action.alignment_started_ns) / 1e6
-                self._checkpoint(action.barrier, alignment_ms, self._alignment_bytes)
-                self._alignment_bytes = 0
-            elif isinstance(action, UnblockAll):
-                self._gate.unblock_all()
-            elif isinstance(action, Decline):
-                self._alignment_bytes = 0
-                self._decline(action.checkpoint_id, action.reason.value)
+    def _on_control(self, message: msg.AnyMessage) -> None:
+        if message.attempt != self.d.attempt:
+            return
+        if isinstance(message, msg.TriggerCheckpoint):
+            if self._source is not None:
+                self.checkpoints.trigger(
+                    CheckpointBarrier(message.checkpoint_id, message.timestamp_ms, message.options)
+                )
+        elif isinstance(message, msg.NotifyCheckpointComplete):
+            self.checkpoints.notify_complete(message.checkpoint_id)
+            self._maybe_terminate()
+        elif isinstance(message, msg.NotifyCheckpointAborted):
+            self.checkpoints.notify_aborted(message.checkpoint_id, message.references_released)
+        elif isinstance(message, msg.CancelAttempt):
+            raise TaskCancelled()
 
     # --- end of input ---------------------------------------------------------------------------
 
@@ -392,9 +342,9 @@ class StreamTask:
             for p in self._partitions:
                 p.emit(records)
         self._finished = True
-        self._emit_all(Kind.END_OF_DATA)
+        self.broadcast_event(Kind.END_OF_DATA)
         if self._source is not None:
-            self._send(msg.EndOfInput(self.d.attempt, self.d.vertex, self.d.subtask))
+            self.send_to_job_master(msg.EndOfInput(self.d.attempt, self.d.vertex, self.d.subtask))
         self._maybe_terminate()
 
     def _maybe_terminate(self) -> None:
@@ -402,110 +352,7 @@ class StreamTask:
             return
         if self._gate is not None and not self._gate.is_finished:
             return
-        if self.d.config.checkpointing and not self._final_checkpoint_done:
+        if self.d.config.checkpointing and not self.checkpoints.final_checkpoint_completed:
             return
-        self._emit_all(Kind.END_OF_PARTITION)
+        self.broadcast_event(Kind.END_OF_PARTITION)
         self._done = True
-
-    # --- checkpoints -----------------------------------------------------------------------------
-
-    def _on_control(self, message: msg.AnyMessage) -> None:
-        if message.attempt != self.d.attempt:
-            return
-        if isinstance(message, msg.TriggerCheckpoint):
-            if self._source is None:
-                return
-            barrier = CheckpointBarrier(
-                message.checkpoint_id, message.timestamp_ms, message.is_final
-            )
-            self._checkpoint(barrier, 0.0)
-        elif isinstance(message, msg.NotifyCheckpointComplete):
-            for op in self._operators:
-                op.notify_checkpoint_complete(message.checkpoint_id)
-            final = self._final_checkpoint_id
-            if final is not None and message.checkpoint_id >= final:
-                self._final_checkpoint_done = True
-                self._maybe_terminate()
-        elif isinstance(message, msg.NotifyCheckpointAborted):
-            self._aborted_checkpoints.add(message.checkpoint_id)
-            for op in self._operators:
-                op.notify_checkpoint_aborted(message.checkpoint_id, message.references_released)
-        elif isinstance(message, msg.CancelAttempt):
-            raise TaskCancelled()
-
-    def _checkpoint(
-        self, barrier: CheckpointBarrier, alignment_ms: float, alignment_bytes: int = 0
-    ) -> None:
-        """Synchronous phase here; the writing runs on the snapshot pool, then acks by mail."""
-        started = time.perf_counter()
-        cid = barrier.checkpoint_id
-        snapshots = [(op.uid, op.snapshot_state(cid)) for op in self._operators]
-        self._emit_all(Kind.BARRIER, BARRIER.pack(cid, barrier.timestamp_ms, barrier.is_final))
-        if barrier.is_final and self._final_checkpoint_id is None:
-            self._final_checkpoint_id = cid
-        sync_ms = (time.perf_counter() - started) * 1000
-        self._pool.submit(
-            self._async_snapshot, cid, snapshots, sync_ms, alignment_ms, alignment_bytes
-        )
-
-    def _async_snapshot(
-        self, cid: int, snapshots: list, sync_ms: float, alignment_ms: float, alignment_bytes: int
-    ) -> None:
-        """Writes the state streams and mails the acknowledgement. If the coordinator aborts the
-        checkpoint meanwhile, stops writing and deletes what it wrote (the coordinator deletes
-        the checkpoint's directory too, but may do so before this thread's last write, and does
-        not know of shared files before the acknowledgement)."""
-        d = self.d
-        started = time.perf_counter()
-        all_streams: list[CheckpointStreams] = []
-        try:
-            states: dict[str, OperatorSubtaskState] = {}
-            for uid, snap in snapshots:
-                if snap is None:
-                    continue
-                streams = CheckpointStreams(
-                    self._storage,
-                    cid,
-                    uid,
-                    d.subtask,
-                    d.attempt,
-                    d.config.inline_threshold,
-                    self._aborted_checkpoints.__contains__,
-                )
-                all_streams.append(streams)
-                operator_state = (
-                    streams.write(snap.operator_state, "op") if snap.operator_state else None
-                )
-                keyed = snap.keyed(streams) if snap.keyed else []
-                states[uid] = OperatorSubtaskState(d.subtask, operator_state, keyed)
-            if cid in self._aborted_checkpoints:
-                raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
-            stats = SubtaskCheckpointStats(
-                d.vertex,
-                d.subtask,
-                sync_ms,
-                (time.perf_counter() - started) * 1000,
-                alignment_ms,
-                sum(s.state_size() for s in states.values()),
-                alignment_bytes,
-                sum(s.checkpointed_size(cid) for s in states.values()),
-            )
-            ack = msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
-            self.mailbox.put(lambda: self._send(ack))
-        except CheckpointAbortedError:
-            for streams in all_streams:
-                streams.delete_written()
-        except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
-            for streams in all_streams:
-                streams.delete_written()
-            reason = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
-            self.mailbox.put(lambda: self._decline(cid, reason, downstream=False))
-
-    def _decline(self, cid: int, reason: str, downstream: bool = True) -> None:
-        d = self.d
-        self._send(msg.DeclineCheckpoint(d.attempt, d.vertex, d.subtask, cid, reason))
-        if downstream:
-            self._emit_all(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))
-
-    def _send(self, message: msg.Message) -> None:
-        self._ctl.send(msg.encode(message))

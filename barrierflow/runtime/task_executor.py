@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import zmq
 
 from barrierflow.protocol import messages as msg
-from barrierflow.runtime.network.input_gate import InputGate
-from barrierflow.runtime.task import StreamTask, TaskDescriptor
+from barrierflow.runtime.network.input_gate import InputGate, bind_gate_socket
+from barrierflow.runtime.task import StreamTask
+from barrierflow.runtime.task_descriptor import TaskDescriptor
+from barrierflow.runtime.task_network import ZmqTaskNetwork
 
 HEARTBEAT_INTERVAL_S = 0.5
 
@@ -72,8 +74,10 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
         for d in slot.tasks:
             if d.num_input_channels == 0:
                 continue
-            gate = InputGate(context, d.num_input_channels, d.token, initial_credit=4)
-            tcp, in_proc = gate.bind(bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask))
+            socket_, tcp, in_proc = bind_gate_socket(
+                context, bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask)
+            )
+            gate = InputGate(socket_, d.num_input_channels, d.token, d.config.initial_credit)
             gates[(d.vertex, d.subtask)] = gate
             local[f"{d.vertex}/{d.subtask}"] = tcp
             inproc[(d.vertex, d.subtask)] = in_proc
@@ -83,15 +87,9 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
                 vertex, subtask = key.rsplit("/", 1)
                 endpoint_of[(vertex, int(subtask))] = endpoint
         endpoint_of.update(inproc)  # same process: no TCP
+        network = ZmqTaskNetwork(context, slot.jobmaster_endpoint, endpoint_of)
         for d in slot.tasks:
-            task = StreamTask(
-                d,
-                context,
-                slot.jobmaster_endpoint,
-                gates.get((d.vertex, d.subtask)),
-                endpoint_of,
-                pool,
-            )
+            task = StreamTask(d, network, gates.get((d.vertex, d.subtask)), pool)
             tasks.append(task)
             task.start()
         _watch(slot, control, tasks)

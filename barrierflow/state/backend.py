@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from barrierflow.checkpoint.metadata import FileHandle, KeyedStateHandle, StreamHandle
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 
 
@@ -89,8 +90,11 @@ class KeyedStateBackend(Protocol):
     def get_state(self, descriptor: StateDescriptor) -> Any:
         """The runtime state object for ``descriptor``; the same object for the same name."""
 
-    def snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
-        """Synchronous phase: freeze a consistent view; returns the asynchronous phase."""
+    def snapshot(self, checkpoint_id: int, options: CheckpointOptions) -> AsyncSnapshot:
+        """Synchronous phase: freeze a consistent view; returns the asynchronous phase.
+
+        ``options.snapshot_format``: CANONICAL asks for the backend-neutral key-group format
+        (``checkpoint/key_group_format.py``) whatever the backend's own format is."""
 
     def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
         """Loads the key groups of this backend's range found in ``handles``; call once, before

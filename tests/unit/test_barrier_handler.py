@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from barrierflow.checkpoint.barrier_handler import (
     AtLeastOnceBarrierHandler,
     BlockChannel,
-    CheckpointBarrier,
     Decline,
     DeclineReason,
     ExactlyOnceBarrierHandler,
     SnapshotNow,
     UnblockAll,
 )
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 
 
 def barrier(cid: int) -> CheckpointBarrier:

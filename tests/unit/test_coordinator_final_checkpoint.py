@@ -60,14 +60,14 @@ def test_a_checkpoint_triggered_before_the_sources_ended_is_not_the_final_one(tm
     clock.now += 1.0
     coordinator.tick()
     (first,) = _triggers(sent)
-    assert not first.is_final
+    assert not first.options.is_final
 
     coordinator.sources_finished()  # while checkpoint 1 is pending
     _ack_all(coordinator, tasks, first.checkpoint_id)  # completes after the sources ended
     coordinator.tick()
 
     final = _triggers(sent)[-1]
-    assert final.checkpoint_id == first.checkpoint_id + 1 and final.is_final
+    assert final.checkpoint_id == first.checkpoint_id + 1 and final.options.is_final
 
 
 def test_an_aborted_final_checkpoint_is_retried_at_once_and_none_follows_a_completed_one(
@@ -77,12 +77,12 @@ def test_an_aborted_final_checkpoint_is_retried_at_once_and_none_follows_a_compl
     coordinator.sources_finished()
     coordinator.tick()
     (final,) = _triggers(sent)
-    assert final.is_final
+    assert final.options.is_final
 
     coordinator.on_decline(msg.DeclineCheckpoint(1, *sorted(tasks)[0], final.checkpoint_id, "x"))
     coordinator.tick()  # no interval wait: the job cannot end without it
     retry = _triggers(sent)[-1]
-    assert retry.checkpoint_id == final.checkpoint_id + 1 and retry.is_final
+    assert retry.checkpoint_id == final.checkpoint_id + 1 and retry.options.is_final
 
     _ack_all(coordinator, tasks, retry.checkpoint_id)
     clock.now += 10.0

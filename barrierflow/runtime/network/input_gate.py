@@ -17,12 +17,25 @@ import zmq
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
 
 
+def bind_gate_socket(
+    context: zmq.Context, tcp_host: str, inproc_name: str
+) -> tuple[zmq.Socket, str, str]:
+    """A ROUTER for an input gate, bound on ``tcp_host`` (producers of other slots) and on
+    ``inproc://<inproc_name>`` (producers of the same slot); returns it and both endpoints."""
+    socket = context.socket(zmq.ROUTER)
+    socket.setsockopt(zmq.LINGER, 0)
+    port = socket.bind_to_random_port(f"tcp://{tcp_host}")
+    inproc = f"inproc://{inproc_name}"
+    socket.bind(inproc)
+    return socket, f"tcp://{tcp_host}:{port}", inproc
+
+
 class InputGate:
     def __init__(
-        self, context: zmq.Context, num_channels: int, token: int, initial_credit: int
+        self, socket: zmq.Socket, num_channels: int, token: int, initial_credit: int
     ) -> None:
-        self.socket = context.socket(zmq.ROUTER)
-        self.socket.setsockopt(zmq.LINGER, 0)
+        """``socket``: a bound ROUTER (``bind_gate_socket``) that producers connect to."""
+        self.socket = socket
         self._token = token
         self._initial_credit = initial_credit
         self._queues: list[deque[tuple[Kind, bytes | None]]] = [
@@ -38,12 +51,6 @@ class InputGate:
     @property
     def num_channels(self) -> int:
         return len(self._queues)
-
-    def bind(self, tcp_host: str, inproc_name: str) -> tuple[str, str]:
-        port = self.socket.bind_to_random_port(f"tcp://{tcp_host}")
-        inproc = f"inproc://{inproc_name}"
-        self.socket.bind(inproc)
-        return f"tcp://{tcp_host}:{port}", inproc
 
     @property
     def is_finished(self) -> bool:

@@ -28,15 +28,13 @@ class RecordRoutingError(Exception):
 
 
 class OutputChannel:
+    """One channel to one consumer. ``socket``: connected to the consumer's input gate
+    (``TaskNetwork.output``); the channel says HELLO on it at once, to be granted credit."""
+
     __slots__ = ("_backlog", "_credit", "_headers", "_token", "socket")
 
-    def __init__(
-        self, context: zmq.Context, endpoint: str, identity: bytes, token: int, channel: int
-    ) -> None:
-        self.socket = context.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.IDENTITY, identity)
-        self.socket.setsockopt(zmq.LINGER, 2000)
-        self.socket.connect(endpoint)
+    def __init__(self, socket: zmq.Socket, token: int, channel: int) -> None:
+        self.socket = socket
         self._token = token
         self._headers = {k: header(token, k, channel) for k in Kind}
         self._credit = 0

@@ -27,6 +27,7 @@ from barrierflow.checkpoint.metadata import (
     KeyedStateHandle,
     KeyGroupsHandle,
 )
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -191,7 +192,10 @@ class HeapKeyedStateBackend:
         self._states[descriptor.name] = state
         return state
 
-    def snapshot(self, checkpoint_id: int = 0) -> AsyncSnapshot:
+    def snapshot(
+        self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
+    ) -> AsyncSnapshot:
+        """Its only format is the canonical one, whatever ``options`` ask."""
         frozen = {name: (t.kind, dict(t.data)) for name, t in self._tables.items() if t.data}
         self.version += 1
         key_group_of = self._key_groups.key_group

@@ -83,6 +83,11 @@ from barrierflow.checkpoint.metadata import (
     stream_size,
 )
 from barrierflow.checkpoint.storage_layout import checkpoint_dir, parse_checkpoint_dir
+from barrierflow.protocol.checkpoint_barrier import (
+    CHECKPOINT,
+    CheckpointOptions,
+    SnapshotFormat,
+)
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -496,13 +501,15 @@ class RocksDBKeyedStateBackend:
 
     # --- snapshots ------------------------------------------------------------------------------
 
-    def snapshot(self, checkpoint_id: int = 0) -> AsyncSnapshot:
+    def snapshot(
+        self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
+    ) -> AsyncSnapshot:
         """Full: creates one iterator per state; each reads the state as it is now, whatever is
         written later. (Not ``Rdict.snapshot()``: rocksdict 0.3.29's ``Snapshot.items()`` and
         ``Snapshot.iter()`` drop the snapshot and read the live data.) Incremental: a native
         checkpoint, see the module docstring."""
         self._check_open()
-        if self._incremental:
+        if self._incremental and options.snapshot_format is SnapshotFormat.NATIVE:
             return self._incremental_snapshot(checkpoint_id)
         scan = ReadOptions()
         scan.fill_cache(False)  # a full scan would evict the working set of the task

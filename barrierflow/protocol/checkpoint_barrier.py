@@ -1,0 +1,72 @@
+"""A checkpoint barrier and the options it carries from the coordinator's trigger to every
+operator's snapshot.
+
+The coordinator decides what a checkpoint is (a periodic checkpoint, a savepoint, the final
+checkpoint of a bounded job), in which format state is written and how barriers align; the
+options travel in ``TriggerCheckpoint``, in every barrier frame, and reach
+``Operator.snapshot_state`` and ``KeyedStateBackend.snapshot``. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+
+class CheckpointKind(enum.Enum):
+    CHECKPOINT = "checkpoint"  # periodic: the system's recovery log, deleted once subsumed
+    SAVEPOINT = "savepoint"  # the user's: triggered by hand, kept until the user deletes it
+    FINAL = "final"  # after every source ended: tasks finish once it completes
+
+
+class SnapshotFormat(enum.Enum):
+    NATIVE = "native"  # each backend's own (RocksDB: its SST files, incremental if enabled)
+    CANONICAL = "canonical"  # the backend-neutral key-group format (docs/formats.md)
+
+
+class Alignment(enum.Enum):
+    ALIGNED = "aligned"  # block each channel that delivered the barrier until all did
+    UNALIGNED = "unaligned"  # the barrier overtakes buffered records, which are stored
+    ALIGNED_WITH_TIMEOUT = "aligned-with-timeout"  # aligned, unaligned after the timeout
+
+
+class CheckpointOptions(msgspec.Struct, frozen=True):
+    """What one checkpoint is; the same for every task of the checkpoint."""
+
+    kind: CheckpointKind = CheckpointKind.CHECKPOINT
+    snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
+    alignment: Alignment = Alignment.ALIGNED
+    aligned_timeout_ms: int = 0  # with ALIGNED_WITH_TIMEOUT: how long alignment may block
+
+    def __post_init__(self) -> None:
+        if self.kind is CheckpointKind.SAVEPOINT and self.alignment is not Alignment.ALIGNED:
+            # A savepoint must be self-contained and portable: no in-flight data in it.
+            raise ValueError(f"a savepoint is always aligned, got alignment {self.alignment.value}")
+        timed = self.alignment is Alignment.ALIGNED_WITH_TIMEOUT
+        if timed != (self.aligned_timeout_ms > 0):
+            raise ValueError(
+                "aligned_timeout_ms must be positive with alignment aligned-with-timeout and 0 "
+                f"otherwise, got {self.aligned_timeout_ms} with {self.alignment.value}"
+            )
+
+    @property
+    def is_final(self) -> bool:
+        return self.kind is CheckpointKind.FINAL
+
+    @property
+    def is_savepoint(self) -> bool:
+        return self.kind is CheckpointKind.SAVEPOINT
+
+
+CHECKPOINT = CheckpointOptions()
+FINAL_CHECKPOINT = CheckpointOptions(kind=CheckpointKind.FINAL)
+
+
+class CheckpointBarrier(msgspec.Struct, frozen=True):
+    """Injected at the sources for checkpoint ``checkpoint_id``; separates the records that
+    checkpoint includes (before it) from those it does not (after it)."""
+
+    checkpoint_id: int
+    timestamp_ms: int
+    options: CheckpointOptions = CHECKPOINT

@@ -1,0 +1,49 @@
+"""What one subtask needs to run: built by the JobMaster, shipped to the slot in the Spark
+closure (so everything here must pickle). Performs no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from barrierflow.checkpoint.restore import OperatorRestore
+from barrierflow.graph.execution_graph import OutputPlan
+from barrierflow.runtime.operators import OperatorSpec
+from barrierflow.state.backends import StateBackendConfig
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """The same for every subtask of a job."""
+
+    buffer_size: int
+    buffer_timeout_s: float
+    initial_credit: int
+    checkpointing: bool
+    exactly_once: bool
+    storage_uri: str | None  # this job's root: <checkpoint-dir>/<job-id>
+    inline_threshold: int
+    write_buffer_size: int
+    max_parallelism: int
+    state_backend: StateBackendConfig
+
+
+@dataclass(frozen=True)
+class TaskDescriptor:
+    job_id: str
+    job_name: str
+    attempt: int
+    token: int
+    vertex: str
+    vertex_name: str
+    subtask: int
+    parallelism: int
+    chain: tuple[OperatorSpec, ...]
+    num_input_channels: int
+    outputs: tuple[OutputPlan, ...]
+    config: TaskConfig
+    restore_uri: str | None  # job root of the checkpoint restored from
+    restore: dict[str, OperatorRestore] | None  # operator uid -> state
+
+    @property
+    def name(self) -> str:
+        return f"{self.vertex_name} ({self.subtask + 1}/{self.parallelism})"

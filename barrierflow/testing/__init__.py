@@ -1,0 +1,1 @@
+"""Test harnesses that run operators and tasks in-process: no Spark, no network."""

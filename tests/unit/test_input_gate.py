@@ -1,0 +1,104 @@
+"""The input gate's credit accounting and channel blocking, over an in-memory socket: a producer
+gets its initial credit when it says HELLO and one credit back per buffer the task takes; a
+blocked channel's buffers stay queued and earn nothing; frames of other attempts are dropped."""
+
+from __future__ import annotations
+
+import threading
+
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.runtime.network.input_gate import InputGate
+from barrierflow.testing.in_memory_network import InMemorySocket
+
+TOKEN = 42
+
+
+class Producers:
+    def __init__(self, num_channels: int, initial_credit: int = 2) -> None:
+        self.socket = InMemorySocket("gate", threading.Condition())
+        self.gate = InputGate(self.socket, num_channels, TOKEN, initial_credit)
+
+    def send(self, channel: int, kind: Kind, payload: bytes | None = None, token=TOKEN) -> None:
+        frames = [f"producer-{channel}".encode(), header(token, kind, channel)]
+        self.socket.deliver(frames if payload is None else [*frames, payload])
+
+    def credits(self) -> list[tuple[bytes, int, int]]:
+        """(producer, channel, credit) granted since the last call."""
+        granted = []
+        for identity, head, credit in self.socket.take_sent():
+            token, kind, channel = HEADER.unpack(head)
+            assert (token, kind) == (TOKEN, Kind.CREDIT)
+            granted.append((identity, channel, CREDIT.unpack(credit)[0]))
+        return granted
+
+    def drain(self) -> list[tuple[int, Kind, bytes | None]]:
+        items = []
+        while (item := self.gate.poll_next()) is not None:
+            items.append(item)
+        return items
+
+
+def test_hello_grants_the_initial_credit_to_that_producer():
+    p = Producers(2, initial_credit=3)
+    p.send(1, Kind.HELLO)
+    p.gate.receive_available()
+    assert p.credits() == [(b"producer-1", 1, 3)]
+
+
+def test_each_buffer_taken_returns_one_credit_and_events_return_none():
+    p = Producers(1)
+    p.send(0, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"one")
+    p.send(0, Kind.BARRIER, b"\x01")
+    p.send(0, Kind.BUFFER, b"two")
+    p.gate.receive_available()
+    p.credits()
+    assert [(kind, payload) for _, kind, payload in p.drain()] == [
+        (Kind.BUFFER, b"one"),
+        (Kind.BARRIER, b"\x01"),
+        (Kind.BUFFER, b"two"),
+    ]
+    assert p.credits() == [(b"producer-0", 0, 1), (b"producer-0", 0, 1)]
+
+
+def test_a_blocked_channel_keeps_its_buffers_queued_and_earns_no_credit():
+    p = Producers(2)
+    for channel in (0, 1):
+        p.send(channel, Kind.HELLO)
+        p.send(channel, Kind.BUFFER, f"from {channel}".encode())
+    p.gate.block(0)
+    assert [(ch, payload) for ch, _, payload in p.drain()] == [(1, b"from 1")]
+    assert [(ch, n) for _, ch, n in p.credits()] == [(0, 2), (1, 2), (1, 1)]
+    p.gate.unblock_all()
+    assert [(ch, payload) for ch, _, payload in p.drain()] == [(0, b"from 0")]
+    assert [(ch, n) for _, ch, n in p.credits()] == [(0, 1)]
+
+
+def test_channels_are_read_round_robin():
+    p = Producers(2)
+    for channel in (0, 1):
+        p.send(channel, Kind.HELLO)
+    for payload in (b"a0", b"a1"):
+        p.send(0, Kind.BUFFER, payload)
+    for payload in (b"b0", b"b1"):
+        p.send(1, Kind.BUFFER, payload)
+    assert [payload for _, _, payload in p.drain()] == [b"a0", b"b0", b"a1", b"b1"]
+
+
+def test_frames_of_another_attempt_or_an_unknown_channel_are_dropped():
+    p = Producers(1)
+    p.send(0, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"stale", token=TOKEN + 1)
+    p.socket.deliver([b"stranger", header(TOKEN, Kind.BUFFER, 5), b"unknown channel"])
+    p.send(0, Kind.BUFFER, b"fresh")
+    assert [payload for _, _, payload in p.drain()] == [b"fresh"]
+
+
+def test_the_gate_is_finished_once_every_channel_delivered_its_end_of_partition():
+    p = Producers(2)
+    p.send(0, Kind.END_OF_PARTITION)
+    p.drain()
+    assert not p.gate.is_finished
+    p.send(1, Kind.END_OF_PARTITION)
+    p.drain()
+    assert p.gate.is_finished
