@@ -159,7 +159,7 @@ def _size(n: int) -> str:
 def _rows(job_root: str) -> list[dict]:
     """One row per checkpoint of the job: from its history, else from retained metadata."""
     storage = CheckpointStorage(job_root)
-    retained = {c.checkpoint_id for c in storage.list_completed()}
+    retained = set(storage.list_completed())
     history = storage.read_history()
     rows = []
     if history is not None:
@@ -264,7 +264,7 @@ def show_checkpoint(
         records = history.records if history else []
         record = next((r for r in records if r.checkpoint_id == checkpoint_id), None)
         meta = None
-        if any(c.checkpoint_id == checkpoint_id for c in storage.list_completed()):
+        if checkpoint_id in storage.list_completed():
             try:
                 meta = storage.read_metadata(checkpoint_id)
             except CorruptCheckpointError as e:

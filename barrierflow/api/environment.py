@@ -29,7 +29,7 @@ from barrierflow.cluster.job_master import (
 )
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
-from barrierflow.coordination.coordinator import CoordinatorConfig
+from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph

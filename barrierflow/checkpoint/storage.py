@@ -13,7 +13,6 @@ import contextlib
 import os
 import posixpath
 import uuid
-from dataclasses import dataclass
 
 import msgspec
 import pyarrow.fs as pafs
@@ -49,12 +48,6 @@ def resolve_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
             f"checkpoint storage {uri!r} cannot be used: {e}. Use a local path or a URI such as "
             "file:///path, s3://bucket/path, gs://bucket/path or hdfs://host/path"
         ) from e
-
-
-@dataclass(frozen=True)
-class CompletedCheckpointLocation:
-    checkpoint_id: int
-    metadata_path: str
 
 
 def job_root_uri(base_uri: str, job_id: str) -> str:
@@ -168,8 +161,9 @@ class CheckpointStorage:
     def read_metadata(self, checkpoint_id: int) -> CheckpointMetadata:
         return read_metadata_file(self._fs, self.absolute(layout.metadata_path(checkpoint_id)))
 
-    def list_completed(self) -> list[CompletedCheckpointLocation]:
-        """Checkpoints that have a ``_metadata`` marker, oldest first (not yet validated)."""
+    def list_completed(self) -> list[int]:
+        """Ids of the checkpoints that have a ``_metadata`` marker, oldest first (their
+        metadata not yet read, so not yet validated)."""
         found = []
         try:
             infos = self._fs.get_file_info(pafs.FileSelector(self.job_root))
@@ -181,8 +175,8 @@ class CheckpointStorage:
                 continue
             marker = self.absolute(layout.metadata_path(cid))
             if self._fs.get_file_info(marker).type == pafs.FileType.File:
-                found.append(CompletedCheckpointLocation(cid, marker))
-        return sorted(found, key=lambda c: c.checkpoint_id)
+                found.append(cid)
+        return sorted(found)
 
     def discard_checkpoint_dir(self, checkpoint_id: int) -> None:
         path = self.absolute(layout.checkpoint_dir(checkpoint_id))

@@ -41,7 +41,7 @@ from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.spark import deployment
-from barrierflow.coordination.coordinator import (
+from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
     CoordinatorConfig,
@@ -49,6 +49,7 @@ from barrierflow.coordination.coordinator import (
 from barrierflow.coordination.state_assignment import assign_state
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.runtime.mailbox import Mailbox
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
@@ -182,7 +183,7 @@ class JobMaster:
                 plan.graph.job_graph,
                 self._storage,
                 plan.coordinator_config,
-                self._send_to_task,
+                self,
                 first_checkpoint_id=first_id,
             )
             if plan.resume:
@@ -406,7 +407,7 @@ class JobMaster:
         attempt.restored_checkpoint = restore.checkpoint_id if restore is not None else None
         self._attempt = attempt
         if self._coordinator is not None:
-            self._coordinator.start_attempt(number, attempt.tasks, graph.source_subtasks)
+            self._coordinator.start_attempt(attempt.tasks, graph.source_subtasks)
         self.status = JobStatus.RUNNING
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
         self._submitted = deployment.submit(
@@ -621,9 +622,30 @@ class JobMaster:
         with contextlib.suppress(zmq.ZMQError):
             self._router.send_multipart((identity, msg.encode(message)), zmq.NOBLOCK)
 
+    # --- the coordinator's TaskGateway: messages to the tasks of the running attempt ----------
+
+    def trigger_checkpoint(self, task: tuple[str, int], barrier: CheckpointBarrier) -> None:
+        attempt = self._attempt.number
+        self._send_to_task(
+            task,
+            msg.TriggerCheckpoint(
+                attempt, barrier.checkpoint_id, barrier.timestamp_ms, barrier.options
+            ),
+        )
+
+    def notify_checkpoint_complete(self, task: tuple[str, int], checkpoint_id: int) -> None:
+        self._send_to_task(task, msg.NotifyCheckpointComplete(self._attempt.number, checkpoint_id))
+
+    def notify_checkpoint_aborted(
+        self, task: tuple[str, int], checkpoint_id: int, references_released: bool
+    ) -> None:
+        self._send_to_task(
+            task,
+            msg.NotifyCheckpointAborted(self._attempt.number, checkpoint_id, references_released),
+        )
+
     def _send_to_task(self, task: tuple[str, int], message: msg.Message) -> None:
-        assert self._attempt is not None
-        self._send(msg.task_identity(self._attempt.number, *task), message)
+        self._send(msg.task_identity(message.attempt, *task), message)
 
     def _result(self, attempts: int, started: float) -> JobExecutionResult:
         final = None

@@ -1,4 +1,4 @@
-"""Coordinator bookkeeping: acknowledgements, retained checkpoints, when to trigger."""
+"""Coordinator bookkeeping: acknowledgements, pending checkpoints, retained checkpoints."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from barrierflow.coordination.pending_checkpoint import (
     PendingCheckpoint,
     TaskAcknowledgement,
 )
-from barrierflow.coordination.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
 
 TASKS = frozenset({("v0", 0), ("v0", 1), ("v1", 0)})
 
@@ -119,54 +118,3 @@ def test_store_all_returns_a_copy():
     store.add(metadata(1))
     store.all().clear()
     assert store.latest() == metadata(1)
-
-
-# --- TriggerPolicy -------------------------------------------------------------------------------
-
-
-def test_trigger_policy_triggers_the_first_checkpoint_at_once():
-    assert TriggerPolicy(10.0).decide(5.0, None, None, 0) == TriggerNow()
-
-
-def test_trigger_policy_waits_for_the_interval_since_the_last_trigger():
-    policy = TriggerPolicy(interval_s=10.0)
-    assert policy.decide(14.0, last_trigger_s=5.0, last_completion_s=6.0, num_pending=0) == (
-        WaitUntil(15.0)
-    )
-    assert policy.decide(15.0, 5.0, 6.0, 0) == TriggerNow()
-    assert policy.decide(30.0, 5.0, 6.0, 0) == TriggerNow()
-
-
-def test_trigger_policy_waits_for_the_min_pause_after_the_last_completion():
-    policy = TriggerPolicy(interval_s=10.0, min_pause_s=4.0)
-    # interval elapsed at 15, but the last checkpoint completed at 14: wait until 18
-    assert policy.decide(15.0, 5.0, 14.0, 0) == WaitUntil(18.0)
-    assert policy.decide(18.0, 5.0, 14.0, 0) == TriggerNow()
-
-
-def test_trigger_policy_with_min_pause_allows_one_checkpoint_at_a_time():
-    policy = TriggerPolicy(interval_s=1.0, min_pause_s=4.0, max_concurrent=3)
-    assert policy.decide(100.0, 50.0, 40.0, num_pending=1) is None
-
-
-def test_trigger_policy_respects_max_concurrent():
-    policy = TriggerPolicy(interval_s=1.0, max_concurrent=2)
-    assert policy.decide(100.0, 50.0, 40.0, num_pending=1) == TriggerNow()
-    assert policy.decide(100.0, 50.0, 40.0, num_pending=2) is None
-
-
-def test_trigger_policy_urgent_skips_the_interval_but_not_max_concurrent():
-    policy = TriggerPolicy(interval_s=60.0, max_concurrent=1)
-    assert policy.decide(11.0, 10.0, None, 0) == WaitUntil(70.0)
-    assert policy.decide(11.0, 10.0, None, 0, urgent=True) == TriggerNow()
-    assert policy.decide(11.0, 10.0, None, 1, urgent=True) is None
-
-
-def test_trigger_policy_urgent_still_waits_for_the_min_pause():
-    policy = TriggerPolicy(interval_s=60.0, min_pause_s=5.0)
-    assert policy.decide(11.0, 10.0, 10.5, 0, urgent=True) == WaitUntil(15.5)
-
-
-def test_trigger_policy_with_min_pause_allows_one_checkpoint_at_a_time_before_any_completed():
-    policy = TriggerPolicy(interval_s=1.0, min_pause_s=4.0, max_concurrent=3)
-    assert policy.decide(100.0, 50.0, None, num_pending=1) is None

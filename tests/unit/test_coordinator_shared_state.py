@@ -17,23 +17,14 @@ from barrierflow.checkpoint.metadata import (
     InlineHandle,
     OperatorSubtaskState,
     SharedFileHandle,
-    SubtaskCheckpointStats,
 )
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.coordination.coordinator import CheckpointCoordinator, CoordinatorConfig
+from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
-from barrierflow.protocol import messages as msg
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from barrierflow.testing.coordinator_harness import CoordinatorHarness
 
 
 class Job:
@@ -47,31 +38,20 @@ class Job:
         )
         self.uid = graph.job_graph.vertices[0].chain[0].uid
         self.storage = CheckpointStorage(str(root))
-        self.clock = Clock()
-        self.sent: list[msg.Message] = []
         config = CoordinatorConfig(1.0, 60.0, 0.0, max_concurrent, 10, num_retained)
-        self.coordinator = CheckpointCoordinator(
-            "job-id",
-            graph.job_graph,
-            self.storage,
-            config,
-            lambda task, m: self.sent.append(m),
-            clock=self.clock,
-        )
-        (self.task,) = frozenset(s.id for s in graph.subtasks)
-        self.attempt = 0
+        self.harness = CoordinatorHarness(graph, config, self.storage)
+        self.coordinator = self.harness.coordinator
+        self.clock = self.harness.clock
+        (self.task,) = self.harness.tasks
         self.uploaded: dict[str, SharedFileHandle] = {}  # sst name -> its upload
-        self.start_attempt()
 
-    def start_attempt(self) -> None:
-        self.attempt += 1
-        self.coordinator.start_attempt(self.attempt, frozenset({self.task}), [self.task])
+    def wait_for_another_task(self) -> None:
+        """From the next checkpoint on, one more task must acknowledge: they stay pending."""
+        self.coordinator.start_attempt(frozenset({self.task, ("other", 0)}), [self.task])
         self.coordinator.all_tasks_running()
 
     def trigger(self) -> int:
-        self.clock.now += 1.0
-        self.coordinator.tick()
-        return self.sent[-1].checkpoint_id
+        return self.harness.trigger()
 
     def upload(self, cid: int, name: str) -> SharedFileHandle:
         path = layout.shared_state_file(cid, self.uid, 0, name, "u")
@@ -86,10 +66,8 @@ class Job:
         handle = IncrementalKeyedHandle(
             0, 127, cid, shared, {"CURRENT": InlineHandle(b"MANIFEST-1\n")}, {"count": "value"}
         )
-        state = OperatorSubtaskState(0, None, [handle])
-        stats = SubtaskCheckpointStats(self.task[0], 0, 0.0, 0.0, 0.0, 0)
-        self.coordinator.on_acknowledge(
-            msg.AcknowledgeCheckpoint(self.attempt, *self.task, cid, {self.uid: state}, stats)
+        self.harness.acknowledge(
+            cid, self.task, {self.uid: OperatorSubtaskState(0, None, [handle])}
         )
 
     def on_disk(self) -> set[str]:
@@ -136,19 +114,19 @@ def test_an_aborted_checkpoint_deletes_its_uploads_but_not_the_files_it_reused(j
     job.ack(one, new=["a.sst"])
     two = job.trigger()
     job.ack(two, new=[], reused=["a.sst"])
-    job.coordinator._tasks = frozenset({job.task, ("other", 0)})  # three stays pending
+    job.wait_for_another_task()  # three stays pending
     three = job.trigger()
     job.ack(three, new=["x.sst"], reused=["a.sst"])
-    job.clock.now += 61
+    job.clock.advance(61)
     job.coordinator.tick()  # times out
     assert job.status(three) is CheckpointStatus.FAILED
     assert "x.sst" not in job.on_disk() and "a.sst" in job.on_disk()
 
 
 def test_a_late_acknowledgement_of_an_aborted_checkpoint_has_its_uploads_deleted(job):
-    job.coordinator._tasks = frozenset({job.task, ("other", 0)})
+    job.wait_for_another_task()
     one = job.trigger()
-    job.clock.now += 61
+    job.clock.advance(61)
     job.coordinator.tick()
     job.ack(one, new=["late.sst"])
     assert job.on_disk() == set()
@@ -186,10 +164,22 @@ def test_a_file_released_while_a_checkpoint_was_pending_is_held_for_it(tmp_path)
     assert job.on_disk() == {"c.sst"}
 
 
+def test_a_held_file_goes_when_the_last_checkpoint_it_waited_for_completes_without_it(tmp_path):
+    job = Job(tmp_path, max_concurrent=2)
+    one = job.trigger()
+    job.ack(one, new=["a.sst"])
+    two = job.trigger()
+    three = job.trigger()
+    job.ack(two, new=["b.sst"])  # a.sst unreferenced, held while three is pending
+    assert job.on_disk() == {"a.sst", "b.sst"}
+    job.ack(three, new=[], reused=["b.sst"])
+    assert job.on_disk() == {"b.sst"}
+
+
 def test_an_ended_attempt_is_swept_of_files_no_retained_checkpoint_references(job):
     one = job.trigger()
     job.ack(one, new=["a.sst"])
-    job.coordinator._tasks = frozenset({job.task, ("other", 0)})
+    job.wait_for_another_task()
     two = job.trigger()
     job.upload(two, "orphan.sst")  # a task uploaded, then died before acknowledging
     job.storage.write_state_file(f"{layout.checkpoint_dir(two)}/op.keyed", b"state")

@@ -55,11 +55,13 @@ PURE = (
     "barrierflow.checkpoint.metadata",
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",
+    "barrierflow.coordination.checkpoint_failure_manager",
+    "barrierflow.coordination.checkpoint_request_decider",
     "barrierflow.coordination.completed_checkpoint_store",
+    "barrierflow.coordination.coordinator_storage",
     "barrierflow.coordination.pending_checkpoint",
     "barrierflow.coordination.shared_state_registry",
     "barrierflow.coordination.state_assignment",
-    "barrierflow.coordination.trigger_policy",
 )
 IMPURE_LIBRARIES = frozenset(
     {

@@ -1,8 +1,11 @@
 """CheckpointCoordinator: triggers checkpoints, collects acknowledgements, completes them.
 
-The decisions live in pure parts (``TriggerPolicy``, ``PendingCheckpoint``,
-``CompletedCheckpointStore``); this shell carries them out: it sends triggers and
-notifications through the JobMaster's gateway, writes metadata and deletes files.
+A thin shell: the decisions are the pure parts' (``CheckpointRequestDecider``: what to trigger
+and when; ``PendingCheckpoints``: what expired, what a completion subsumes;
+``CheckpointFailureManager``: when failures fail the job; ``CompletedCheckpointStore``: what is
+retained; ``SharedStateRegistry``: which shared files may go). The shell carries them out: it
+reaches tasks through a ``TaskGateway``, storage through a ``CoordinatorStorage``, and reads
+time from a ``Clock``.
 
 Completing checkpoint N, in order:
   1. build the metadata from every task's acknowledgement; abort N instead if it references a
@@ -10,20 +13,22 @@ Completing checkpoint N, in order:
   2. write ``chk-N/_metadata``, last and atomically: from now on N is restorable;
   3. register N's shared files, add N to the completed store, delete the checkpoints it
      subsumed and the shared files no retained checkpoint references any more;
-  4. notify every task that N is complete (2PC sinks commit now).
-Aborting N deletes its directory and the shared files its acknowledgements listed. When an
-attempt has ended (every one of its tasks stopped), files no retained checkpoint references are
-swept: uploads of tasks that died or were stopped before acknowledging.
+  4. abort the older pending checkpoints, which can no longer complete usefully;
+  5. notify every task that N is complete (2PC sinks commit now).
+Aborting N deletes its directory and the shared files its acknowledgements listed, and tells
+every task. When an attempt has ended (every one of its tasks stopped), files no retained
+checkpoint references are swept: uploads of tasks that died or were stopped before
+acknowledging.
 
-**Threading:** the JobMaster's thread only. **I/O:** checkpoint storage.
+**Threading:** the JobMaster's thread only. **I/O:** through ``CoordinatorStorage``.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
@@ -32,29 +37,54 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
     OperatorSubtaskState,
 )
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.coordination.checkpoint_failure_manager import (
+    CheckpointFailureManager,
+    CheckpointFailureReason,
+)
+from barrierflow.coordination.checkpoint_request_decider import (
+    CheckpointRequest,
+    CheckpointRequestDecider,
+    TriggerConfig,
+    TriggerNow,
+    WaitUntil,
+)
+from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
+from barrierflow.coordination.coordinator_storage import CoordinatorStorage
 from barrierflow.coordination.pending_checkpoint import (
-    AckResult,
     PendingCheckpoint,
+    PendingCheckpoints,
     TaskAcknowledgement,
     TaskKey,
 )
 from barrierflow.coordination.shared_state_registry import SharedStateRegistry
-from barrierflow.coordination.trigger_policy import TriggerNow, TriggerPolicy, WaitUntil
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, FINAL_CHECKPOINT
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 
 log = logging.getLogger("barrierflow.checkpoint")
+
+SLOW_REPORT_EVERY_S = 30.0
+IDLE_TICK_S = 0.1  # how soon to look again when nothing is due before some event
 
 
 class CheckpointFailuresExceeded(Exception):
     """More consecutive checkpoint failures than ``tolerable-failed-checkpoints``."""
 
 
-SLOW_REPORT_AFTER_S = 30.0
+class TaskGateway(Protocol):
+    """How the coordinator reaches the tasks of the running attempt (the JobMaster's control
+    channel: it stamps each message with the attempt). Sending never blocks and never fails:
+    a task that is gone is noticed by the JobMaster, not here."""
+
+    def trigger_checkpoint(self, task: TaskKey, barrier: CheckpointBarrier) -> None: ...
+
+    def notify_checkpoint_complete(self, task: TaskKey, checkpoint_id: int) -> None: ...
+
+    def notify_checkpoint_aborted(
+        self, task: TaskKey, checkpoint_id: int, references_released: bool
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -73,39 +103,40 @@ class CheckpointCoordinator:
         self,
         job_id: str,
         job_graph: JobGraph,
-        storage: CheckpointStorage,
+        storage: CoordinatorStorage,
         config: CoordinatorConfig,
-        send_to_task: Callable[[TaskKey, msg.Message], None],
+        gateway: TaskGateway,
         first_checkpoint_id: int = 1,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._job_id = job_id
         self._graph = job_graph
         self._storage = storage
         self._config = config
-        self._send = send_to_task
-        self._clock = clock
-        self._policy = TriggerPolicy(config.interval_s, config.min_pause_s, config.max_concurrent)
+        self._gateway = gateway
+        self._clock = clock or SystemClock()
+        self._decider = CheckpointRequestDecider(
+            TriggerConfig(
+                config.interval_s,
+                config.min_pause_s,
+                config.max_concurrent,
+                config.checkpoints_after_tasks_finish,
+            )
+        )
+        self._pending = PendingCheckpoints(config.timeout_s, SLOW_REPORT_EVERY_S)
+        self._failures = CheckpointFailureManager(config.tolerable_failures)
         self.store = CompletedCheckpointStore(config.num_retained)
-        self._pending: dict[int, PendingCheckpoint] = {}
-        self._started: dict[int, float] = {}
-        self._next_slow_report: dict[int, float] = {}
+        self.registry = SharedStateRegistry()
+        self.history = CheckpointHistory(job_id, job_graph.job_name)
         self._next_id = first_checkpoint_id
-        self._attempt = 0
         self._tasks: frozenset[TaskKey] = frozenset()
         self._sources: list[TaskKey] = []
-        self._last_trigger_s: float | None = None
-        self._last_completion_s: float | None = None
-        self._consecutive_failures = 0
-        self._sources_finished = False
-        self._final_due = False
-        self._final_completed = False
-        self._some_source_ended = False
-        self.num_completed = 0
-        self.num_failed = 0
-        self.history = CheckpointHistory(job_id, job_graph.job_name)
-        self.registry = SharedStateRegistry()
         self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
+        self.num_completed = 0
+
+    @property
+    def num_failed(self) -> int:
+        return self._failures.num_failed
 
     def take_over(self) -> bool:
         """Adopts the retained checkpoints a previous coordinator of this job left: the newest
@@ -113,11 +144,11 @@ class CheckpointCoordinator:
         from their metadata, checkpoint ids continue after every id already used, and what
         they do not reference is deleted. False when there was no readable checkpoint."""
         retained: list[CheckpointMetadata] = []
-        for location in reversed(self._storage.list_completed()):
+        for checkpoint_id in reversed(self._storage.list_completed()):
             if len(retained) == self._config.num_retained:
                 break
             try:
-                retained.append(self._storage.read_metadata(location.checkpoint_id))
+                retained.append(self._storage.read_metadata(checkpoint_id))
             except CorruptCheckpointError as e:
                 log.error("%s; not taken over", e)
         for metadata in reversed(retained):
@@ -130,11 +161,14 @@ class CheckpointCoordinator:
             self.history = history
         if not retained:
             return False
-        shared = self._storage.list_shared()
         used = [
             *self._storage.list_checkpoint_dirs(),
             *(r.checkpoint_id for r in self.history.records),
-            *(cid for cid in map(layout.parse_shared_state_file, shared) if cid is not None),
+            *(
+                cid
+                for cid in map(layout.parse_shared_state_file, self._storage.list_shared())
+                if cid is not None
+            ),
         ]
         self._next_id = max([self._next_id - 1, *used]) + 1
         log.info(
@@ -148,87 +182,64 @@ class CheckpointCoordinator:
 
     # --- attempts -------------------------------------------------------------------------------
 
-    def start_attempt(
-        self, attempt: int, tasks: frozenset[TaskKey], sources: list[TaskKey]
-    ) -> None:
+    def start_attempt(self, tasks: frozenset[TaskKey], sources: list[TaskKey]) -> None:
         self.abort_all("the job restarted")
         self._aborted.clear()
-        self._attempt = attempt
         self._tasks = tasks
         self._sources = sources
-        self._sources_finished = False
-        self._final_due = False
-        self._final_completed = False
-        self._some_source_ended = False
+        self._decider.attempt_started()
 
     def all_tasks_running(self) -> None:
-        """The first checkpoint of an attempt comes one interval after all tasks run."""
-        self._last_trigger_s = self._clock()
+        self._decider.all_tasks_running(self._clock.monotonic_s())
 
     def source_ended(self) -> None:
         """One source subtask read all of its input."""
-        self._some_source_ended = True
+        self._decider.source_ended()
 
     def sources_finished(self) -> None:
-        """Every source read all of its input: a final checkpoint is due now, and every later
-        one is final too (in case the first is aborted)."""
-        self._sources_finished = True
-        self._final_due = True
+        """Every source read all of its input: a final checkpoint is due now."""
+        self._decider.sources_finished()
 
     # --- triggering -----------------------------------------------------------------------------
 
     def tick(self) -> float:
-        """Triggers what is due and aborts what timed out; returns when to tick next."""
-        now = self._clock()
-        for cid, started in list(self._started.items()):
-            if now - started > self._config.timeout_s:
-                self._abort(cid, f"timed out after {self._config.timeout_s:g} s", failure=True)
-            elif now - started > self._next_slow_report.get(cid, SLOW_REPORT_AFTER_S):
-                self._next_slow_report[cid] = now - started + SLOW_REPORT_AFTER_S
-                waiting = sorted(self._pending[cid].not_yet_acknowledged)
-                log.warning(
-                    "Checkpoint %d has been running for %.0f s; waiting for %d of %d tasks: %s",
-                    cid,
-                    now - started,
-                    len(waiting),
-                    len(self._tasks),
-                    ", ".join(f"{v}[{i}]" for v, i in waiting[:10]),
-                )
-        if self._final_completed:
-            return now + 1.0  # the tasks are ending; a later checkpoint could never complete
-        if (
-            not self._config.checkpoints_after_tasks_finish
-            and self._some_source_ended
-            and not self._sources_finished
-        ):
-            return now + 0.1  # no checkpoints while only some sources have finished
-        decision = self._policy.decide(
-            now,
-            self._last_trigger_s,
-            self._last_completion_s,
-            len(self._pending),
-            urgent=self._final_due,
-        )
+        """Aborts what timed out and triggers what is due; returns when to tick next."""
+        now = self._clock.monotonic_s()
+        for cid in self._pending.expired(now):
+            self._abort(
+                cid,
+                CheckpointFailureReason.EXPIRED,
+                f"timed out after {self._config.timeout_s:g} s",
+            )
+        for pending in self._pending.due_for_report(now):
+            waiting = sorted(pending.not_yet_acknowledged)
+            log.warning(
+                "Checkpoint %d has been running for %.0f s; waiting for %d of %d tasks: %s",
+                pending.checkpoint_id,
+                self._pending.elapsed_s(pending.checkpoint_id, now),
+                len(waiting),
+                len(self._tasks),
+                ", ".join(f"{v}[{i}]" for v, i in waiting[:10]),
+            )
+        decision = self._decider.decide(now, len(self._pending))
         if isinstance(decision, TriggerNow):
-            self._final_due = False
-            self._trigger(now)
+            self._trigger(decision.request, now)
             return now + min(self._config.interval_s, 0.5)
         if isinstance(decision, WaitUntil):
             return decision.deadline_s
-        return now + 0.1
+        return now + IDLE_TICK_S
 
-    def _trigger(self, now: float) -> None:
+    def _trigger(self, request: CheckpointRequest, now: float) -> None:
         cid = self._next_id
         self._next_id += 1
-        timestamp_ms = int(time.time() * 1000)
-        is_final = self._sources_finished
-        self._pending[cid] = PendingCheckpoint(cid, timestamp_ms, self._tasks, is_final)
+        barrier = CheckpointBarrier(cid, self._clock.wall_ms(), request.options)
+        self._pending.add(
+            PendingCheckpoint(cid, barrier.timestamp_ms, self._tasks, request.options), now
+        )
         self.registry.checkpoint_triggered(cid)
-        self._started[cid] = now
-        self._last_trigger_s = now
+        self._decider.triggered(request, now)
         for source in self._sources:
-            options = FINAL_CHECKPOINT if is_final else CHECKPOINT
-            self._send(source, msg.TriggerCheckpoint(self._attempt, cid, timestamp_ms, options))
+            self._gateway.trigger_checkpoint(source, barrier)
 
     # --- acknowledgements -----------------------------------------------------------------------
 
@@ -239,18 +250,20 @@ class CheckpointCoordinator:
                 new = _uploaded_by(ack.checkpoint_id, ack.operator_states.values())
                 self._delete_shared(self.registry.unregister_aborted(ack.checkpoint_id, new))
             return
-        result = pending.acknowledge(
+        # A duplicate or an unknown task's ack is not recorded; a pending checkpoint that is
+        # fully acknowledged completes (or aborts) at once, so no ack finds it again.
+        pending.acknowledge(
             TaskAcknowledgement((ack.vertex, ack.subtask), ack.operator_states, ack.stats)
         )
-        if result is AckResult.SUCCESS and pending.is_fully_acknowledged:
+        if pending.is_fully_acknowledged:
             self._complete(pending)
 
     def on_decline(self, decline: msg.DeclineCheckpoint) -> None:
-        if decline.checkpoint_id in self._pending:
+        if self._pending.get(decline.checkpoint_id) is not None:
             self._abort(
                 decline.checkpoint_id,
+                CheckpointFailureReason.DECLINED,
                 f"declined by {decline.vertex}[{decline.subtask}]: {decline.reason}",
-                failure=True,
             )
 
     def _complete(self, pending: PendingCheckpoint) -> None:
@@ -263,9 +276,9 @@ class CheckpointCoordinator:
         if missing:
             self._abort(
                 cid,
+                CheckpointFailureReason.STALE_REFERENCE,
                 f"it references {len(missing)} shared file(s) of a checkpoint no longer "
                 f"retained, e.g. {sorted(missing)[0]}",
-                failure=True,
                 references_released=True,
             )
             return
@@ -273,25 +286,26 @@ class CheckpointCoordinator:
         try:
             self._storage.write_metadata(metadata)
         except OSError as e:
-            self._abort(cid, f"writing its metadata failed: {e}", failure=True)
+            self._abort(
+                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
+            )
             return
-        del self._pending[cid]
-        started = self._started.pop(cid)
+        now = self._clock.monotonic_s()
+        duration_ms = self._pending.elapsed_s(cid, now) * 1000
+        self._pending.remove(cid)
         # 3. shared files and retention
         self._delete_shared(self.registry.register_checkpoint(cid, metadata.shared_paths()))
         subsumed = self.store.add(metadata)
         for checkpoint in subsumed:
             self._discard(checkpoint.checkpoint_id)
         self._delete_shared(self.registry.subsume(c.checkpoint_id for c in subsumed))
-        now = self._clock()
-        self._last_completion_s = now
-        self._consecutive_failures = 0
-        self._final_completed = pending.is_final
+        self._decider.completed(pending.options, now)
+        self._failures.completed()
         self.num_completed += 1
-        # Older pending checkpoints can never complete usefully once a newer one did.
-        for older in [c for c in self._pending if c < cid]:
-            self._abort(older, f"subsumed by checkpoint {cid}", failure=False)
-        record = self._record(pending, CheckpointStatus.COMPLETED, (now - started) * 1000)
+        # 4. older pending checkpoints
+        for older in self._pending.subsumed_by(cid):
+            self._abort(older, CheckpointFailureReason.SUBSUMED, f"subsumed by checkpoint {cid}")
+        record = self._record(pending, CheckpointStatus.COMPLETED, duration_ms)
         self._add_to_history(record)
         log.info(
             "Completed checkpoint %d in %.0f ms: %s (%s written), %d tasks",
@@ -301,9 +315,9 @@ class CheckpointCoordinator:
             _human_bytes(record.checkpointed_size),
             record.num_tasks,
         )
-        # 4. notify: sinks commit, incremental backends may reuse this checkpoint's files
+        # 5. notify: sinks commit, incremental backends may reuse this checkpoint's files
         for task in self._tasks:
-            self._send(task, msg.NotifyCheckpointComplete(self._attempt, cid))
+            self._gateway.notify_checkpoint_complete(task, cid)
 
     def _record(
         self,
@@ -313,13 +327,13 @@ class CheckpointCoordinator:
         reason: str | None = None,
     ) -> CheckpointRecord:
         acks = list(pending.acknowledged.values())
-        states = [s for a in acks for s in a.operator_states.values()]
+        states = pending.acknowledged_states()
         cid = pending.checkpoint_id
         return CheckpointRecord(
-            checkpoint_id=pending.checkpoint_id,
+            checkpoint_id=cid,
             status=status,
             trigger_timestamp_ms=pending.trigger_timestamp_ms,
-            end_timestamp_ms=int(time.time() * 1000),
+            end_timestamp_ms=self._clock.wall_ms(),
             duration_ms=duration_ms,
             state_size=sum(s.state_size() for s in states),
             checkpointed_size=sum(s.checkpointed_size(cid) for s in states),
@@ -360,7 +374,7 @@ class CheckpointCoordinator:
             job_name=self._graph.job_name,
             checkpoint_id=pending.checkpoint_id,
             trigger_timestamp_ms=pending.trigger_timestamp_ms,
-            completion_timestamp_ms=int(time.time() * 1000),
+            completion_timestamp_ms=self._clock.wall_ms(),
             operators=operators,
             stats=[a.stats for a in pending.acknowledged.values()],
         )
@@ -373,41 +387,34 @@ class CheckpointCoordinator:
         self._sweep_orphans()
 
     def abort_all(self, reason: str) -> None:
-        for cid in list(self._pending):
-            self._abort(cid, reason, failure=False)
+        for cid in self._pending.ids():
+            self._abort(cid, CheckpointFailureReason.ATTEMPT_ENDED, reason)
 
     def _abort(
-        self, cid: int, reason: str, failure: bool, references_released: bool = False
+        self,
+        cid: int,
+        reason: CheckpointFailureReason,
+        detail: str,
+        references_released: bool = False,
     ) -> None:
-        pending = self._pending.pop(cid, None)
-        started = self._started.pop(cid, None)
-        if pending is None:
+        now = self._clock.monotonic_s()
+        if self._pending.get(cid) is None:
             return
+        elapsed_ms = self._pending.elapsed_s(cid, now) * 1000
+        pending = self._pending.remove(cid)
         pending.discarded = True
         self._aborted.add(cid)
-        acknowledged = [
-            s for a in pending.acknowledged.values() for s in a.operator_states.values()
-        ]
-        self._delete_shared(self.registry.unregister_aborted(cid, _uploaded_by(cid, acknowledged)))
-        if self._sources_finished:
-            self._final_due = True  # the job cannot end before a final checkpoint completes
-        elapsed_ms = (self._clock() - started) * 1000 if started is not None else 0.0
-        self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, reason))
+        uploaded = _uploaded_by(cid, pending.acknowledged_states())
+        self._delete_shared(self.registry.unregister_aborted(cid, uploaded))
+        self._decider.aborted()
+        self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, detail))
         self._discard(cid)
         for task in self._tasks:
-            self._send(task, msg.NotifyCheckpointAborted(self._attempt, cid, references_released))
-        log.warning("Checkpoint %d aborted: %s", cid, reason)
-        if failure:
-            self._count_failure(cid, reason)
-
-    def _count_failure(self, cid: int, reason: str) -> None:
-        self.num_failed += 1
-        self._consecutive_failures += 1
-        if self._consecutive_failures > self._config.tolerable_failures:
-            raise CheckpointFailuresExceeded(
-                f"checkpoint {cid} failed ({reason}); {self._consecutive_failures} consecutive "
-                f"failures exceed tolerable-failed-checkpoints = {self._config.tolerable_failures}"
-            )
+            self._gateway.notify_checkpoint_aborted(task, cid, references_released)
+        log.warning("Checkpoint %d aborted: %s", cid, detail)
+        fail = self._failures.failed(cid, reason, detail)
+        if fail is not None:
+            raise CheckpointFailuresExceeded(fail.reason)
 
     def _discard(self, cid: int) -> None:
         try:
@@ -463,7 +470,7 @@ def _uploaded_by(checkpoint_id: int, states: Iterable[OperatorSubtaskState]) -> 
     return [path for state in states for path in state.shared_paths(uploaded_by=checkpoint_id)]
 
 
-def _human_bytes(n: int) -> str:
+def _human_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
