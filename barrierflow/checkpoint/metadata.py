@@ -50,13 +50,15 @@ def stream_size(handle: StreamHandle) -> int:
 
 
 class KeyGroupsHandle(msgspec.Struct, frozen=True, tag="key-groups"):
-    """A full snapshot of the keyed state of a key-group range; ``offsets`` locate each key
-    group's section. Self-contained: it references nothing of other checkpoints."""
+    """A full snapshot of the keyed state of a key-group range in the key-group format
+    (``checkpoint/key_group_format.py``); ``offsets`` locate each key group's section.
+    Self-contained: it references nothing of other checkpoints."""
 
     key_group_start: int
     key_group_end: int
     offsets: list[tuple[int, int, int]]  # (key group, offset, length)
     stream: StreamHandle
+    format_version: int = 1  # of the key-group format; absent in metadata written before it
 
     def state_size(self) -> int:
         return stream_size(self.stream)

@@ -52,6 +52,7 @@ PURE = (
     "barrierflow.state.key_groups",
     "barrierflow.checkpoint.barrier_handler",
     "barrierflow.checkpoint.history",
+    "barrierflow.checkpoint.key_group_format",
     "barrierflow.checkpoint.metadata",
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",

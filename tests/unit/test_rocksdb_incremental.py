@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
+from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHandle
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.errors import CorruptCheckpointError
@@ -219,3 +219,26 @@ def test_a_local_copy_that_does_not_open_is_deleted_and_the_files_downloaded(tmp
     assert not (tmp_path / "local-recovery" / "chk-1").exists()
     assert second.get(2999) == "a"
     second.backend.dispose()
+
+
+def test_a_canonical_snapshot_is_in_the_key_group_format_and_restores_into_the_heap(subtask):
+    from barrierflow.protocol.checkpoint_barrier import (
+        CheckpointKind,
+        CheckpointOptions,
+        SnapshotFormat,
+    )
+    from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
+
+    subtask.put(range(100), 7)
+    subtask.checkpoint(1)
+    shared_before = subtask.storage.list_shared()
+    savepoint = CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL)
+    snapshot = subtask.backend.snapshot(2, savepoint)
+    streams = CheckpointStreams(subtask.storage, 2, "counter", 0, 1, inline_threshold=1024)
+    (handle,) = snapshot(streams)
+    assert isinstance(handle, KeyGroupsHandle)
+    assert subtask.storage.list_shared() == shared_before  # self-contained: no shared file
+    heap = HeapKeyedStateBackend(MAX_PARALLELISM, FULL)
+    heap.restore([handle], StorageRestoreStreams(subtask.storage, shares_storage=False))
+    heap.key_context.key = 42
+    assert heap.get_state(COUNT).value() == 7

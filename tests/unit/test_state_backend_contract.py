@@ -26,7 +26,8 @@ from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageResto
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend, incremental_sections
+from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
+from barrierflow.state.backends.rocksdb.incremental_restore import incremental_sections
 from barrierflow.state.descriptors import StateKind
 from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
 

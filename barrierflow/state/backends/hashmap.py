@@ -4,10 +4,8 @@ Snapshots are copy-on-write: the synchronous phase copies each state table (a sh
 copy) and bumps the backend's version; list and map values created before that version are
 copied before their first mutation, so the asynchronous phase reads a frozen view.
 
-Snapshot file: one pickled section per key group, ``{state name: (kind, [(key, value), ...])}``;
-the handle records each section's offset, so a restore reads only its own key groups. Values
-are pickled (PyFlink's default for untyped state); the bytes are checksum-verified before they
-are unpickled (docs/adr/0002-record-and-state-serialization.md).
+Snapshots are in the key-group format (``checkpoint/key_group_format.py``), the canonical one:
+a restore reads only the sections of its own key groups.
 
 Restores from incremental RocksDB checkpoints too, by reading their databases row by row.
 
@@ -17,11 +15,11 @@ Restores from incremental RocksDB checkpoints too, by reading their databases ro
 from __future__ import annotations
 
 import os
-import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from barrierflow.checkpoint.key_group_format import Section, read_key_groups, write_key_groups
 from barrierflow.checkpoint.metadata import (
     IncrementalKeyedHandle,
     KeyedStateHandle,
@@ -202,7 +200,7 @@ class HeapKeyedStateBackend:
         kg_range = self._range
 
         def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
-            sections: dict[int, dict[str, tuple[str, list]]] = {}
+            sections: dict[int, Section] = {}
             for name, (kind, data) in frozen.items():
                 plain = kind is StateKind.VALUE
                 for key, value in data.items():
@@ -211,24 +209,18 @@ class HeapKeyedStateBackend:
                     if entry is None:
                         entry = by_name[name] = (kind.value, [])
                     entry[1].append((key, value if plain else _plain(value)))
-            if not sections:
-                return []
-            chunks, offsets, position = [], [], 0
-            for kg in sorted(sections):
-                chunk = pickle.dumps(sections[kg], protocol=5)
-                offsets.append((kg, position, len(chunk)))
-                chunks.append(chunk)
-                position += len(chunk)
-            handle = streams.write(b"".join(chunks), "keyed")
-            return [KeyGroupsHandle(kg_range.start, kg_range.end, offsets, handle)]
+            in_order = ((kg, sections[kg]) for kg in sorted(sections))
+            return write_key_groups(in_order, kg_range, streams.write)
 
         return write
 
     def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
         for handle in handles:
             if isinstance(handle, IncrementalKeyedHandle):
-                # Taken by the rocksdb backend: read through RocksDB, in a scratch directory.
-                from barrierflow.state.backends.rocksdb import incremental_sections
+                # RocksDB's own files: only RocksDB reads them, in a scratch directory.
+                from barrierflow.state.backends.rocksdb.incremental_restore import (
+                    incremental_sections,
+                )
 
                 with tempfile.TemporaryDirectory(prefix="barrierflow-restore-") as scratch:
                     scratch_db = os.path.join(scratch, "db")
@@ -236,15 +228,11 @@ class HeapKeyedStateBackend:
                         handle, streams, self._range, scratch_db
                     ):
                         self._restore_section(section)
-                continue
-            wanted = [o for o in handle.offsets if o[0] in self._range]
-            if not wanted:
-                continue
-            data = streams.read(handle.stream)
-            for _kg, offset, length in wanted:
-                self._restore_section(pickle.loads(data[offset : offset + length]))
+            else:
+                for _kg, section in read_key_groups(handle, self._range, streams.read):
+                    self._restore_section(section)
 
-    def _restore_section(self, section: dict[str, tuple[str, list]]) -> None:
+    def _restore_section(self, section: Section) -> None:
         for name, (kind_value, entries) in section.items():
             kind = StateKind(kind_value)
             table = self._tables.setdefault(name, _Table(kind))

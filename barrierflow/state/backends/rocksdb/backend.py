@@ -1,0 +1,378 @@
+"""RocksDBKeyedStateBackend: keyed state of one operator subtask in an embedded RocksDB.
+
+One RocksDB instance (a rocksdict ``Rdict`` in raw mode: bytes in, bytes out) per backend, in
+``<local_dir>/db`` (``database.py``), rows laid out by ``key_codec.py``, read and written by the
+state objects of ``state_objects.py``. Snapshots are full (``full_snapshot.py``, the key-group
+format, which any backend restores) or incremental (``incremental_snapshot.py``, RocksDB's own
+files); a canonical snapshot is always full. Restores open an incremental checkpoint's files
+as the database when they are exactly this backend's (``incremental_restore.py``; from the
+local copy with local recovery, ``local_recovery.py``), and copy rows in otherwise.
+
+**Threading:** the task thread, except the ``AsyncSnapshot`` that ``snapshot()`` returns: it
+runs once on a snapshot thread. ``dispose()`` stops a full one at its next key group and waits
+for it; an incremental one reads only its immutable local checkpoint directory, and
+``dispose()``, or an abort with local recovery, may delete that directory under it: it then
+fails (its checkpoint is over anyway). **I/O:** the local RocksDB directory; checkpoint
+streams go through the task's ``SnapshotStreams`` and ``RestoreStreams``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterable
+from typing import Any
+
+from rocksdict import Rdict, ReadOptions, WriteOptions
+
+from barrierflow.checkpoint.key_group_format import read_key_groups
+from barrierflow.checkpoint.metadata import (
+    IncrementalKeyedHandle,
+    KeyedStateHandle,
+    KeyGroupsHandle,
+    SharedFileHandle,
+)
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions, SnapshotFormat
+from barrierflow.state.backend import (
+    AsyncSnapshot,
+    KeyContext,
+    RestoreStreams,
+    check_state_kind,
+)
+from barrierflow.state.backends.rocksdb.database import (
+    CHECKPOINTS,
+    DB,
+    SCRATCH,
+    BatchWriter,
+    MiB,
+    claim,
+    db_options,
+    open_database,
+)
+from barrierflow.state.backends.rocksdb.full_snapshot import FullSnapshot, SnapshotGuard
+from barrierflow.state.backends.rocksdb.incremental_restore import (
+    column_families_of,
+    fetch_files,
+    opened_handle,
+)
+from barrierflow.state.backends.rocksdb.incremental_snapshot import (
+    IncrementalSnapshot,
+    NativeCheckpoint,
+    create_native_checkpoint,
+)
+from barrierflow.state.backends.rocksdb.key_codec import (
+    PROTOCOL,
+    CurrentKey,
+    column_family,
+    dumps,
+    key_bytes,
+    row_prefix,
+)
+from barrierflow.state.backends.rocksdb.local_recovery import LocalCheckpoints
+from barrierflow.state.backends.rocksdb.state_objects import (
+    RocksDBListState,
+    RocksDBMapState,
+    RocksDBValueState,
+    Table,
+)
+from barrierflow.state.descriptors import StateDescriptor, StateKind
+from barrierflow.state.key_groups import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    KeyGroupCache,
+    KeyGroupRange,
+    stable_hash,
+)
+
+log = logging.getLogger("barrierflow.state")
+
+
+class RocksDBKeyedStateBackend:
+    """Keyed state of one operator subtask, for the key groups in ``key_group_range``.
+
+    ``local_dir`` belongs to the backend: it is created if missing and deleted by ``dispose()``.
+    What an earlier instance left there (a crashed attempt that was never disposed) is deleted
+    first, since a new instance's state comes from ``restore()`` only; a directory holding
+    anything else is refused rather than wiped. ``block_cache_bytes`` is the read cache shared by
+    all states; ``write_buffer_bytes`` the size of one state's memtable, and half the budget of
+    all memtables of the instance together; ``target_file_size_bytes`` and ``level_base_bytes``
+    shape compactions (RocksDB's ``target_file_size_base`` and ``max_bytes_for_level_base``).
+    ``incremental`` chooses incremental snapshots;
+    ``local_recovery_dir`` (incremental only) keeps the local checkpoint of the last completed
+    checkpoint there, outside ``local_dir``, for a restart of this subtask on this machine.
+    """
+
+    def __init__(
+        self,
+        max_parallelism: int,
+        key_group_range: KeyGroupRange,
+        local_dir: str,
+        block_cache_bytes: int = 64 * MiB,
+        write_buffer_bytes: int = 64 * MiB,
+        incremental: bool = False,
+        target_file_size_bytes: int = 64 * MiB,
+        level_base_bytes: int = 256 * MiB,
+        local_recovery_dir: str | None = None,
+    ) -> None:
+        if not 0 < max_parallelism <= UPPER_BOUND_MAX_PARALLELISM:
+            raise ValueError(
+                f"max parallelism must be between 1 and {UPPER_BOUND_MAX_PARALLELISM} (two bytes "
+                f"of every row key hold the key group), got {max_parallelism}"
+            )
+        self.key_context = KeyContext()
+        self._max_parallelism = max_parallelism
+        self._range = key_group_range
+        self._key_groups = KeyGroupCache(max_parallelism)
+        self._current = CurrentKey(self._key_groups.key_group)
+        self.local_dir = os.path.abspath(local_dir)
+        claim(self.local_dir)
+        self._incremental = incremental
+        keep = incremental and local_recovery_dir is not None
+        self._local = LocalCheckpoints(
+            os.path.abspath(local_recovery_dir)
+            if keep
+            else os.path.join(self.local_dir, CHECKPOINTS),
+            keep=keep,
+        )
+        self._options = db_options(
+            block_cache_bytes, write_buffer_bytes, target_file_size_bytes, level_base_bytes
+        )
+        # No write-ahead log: checkpoints make state durable, and a crashed instance's
+        # directory is discarded (as in Flink); the WAL would only halve the write rate.
+        self._write_options = WriteOptions()
+        self._write_options.disable_wal = True
+        self._db = self._open(os.path.join(self.local_dir, DB), ())
+        self._tables: dict[str, Table] = {}
+        self._states: dict[str, Any] = {}
+        self._guard = SnapshotGuard(self.local_dir)
+        # Incremental, under the guard's lock: the shared files each pending checkpoint
+        # references, by local name, and those of the last checkpoint notified complete (the
+        # only ones a new one may reuse).
+        self._uploads: dict[int, dict[str, SharedFileHandle]] = {}
+        self._confirmed: dict[str, SharedFileHandle] = {}
+
+    def _open(self, path: str, column_families: Iterable[str]) -> Rdict:
+        return open_database(path, self._options, self._write_options, column_families)
+
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        state = self._states.get(descriptor.name)
+        table = self._tables.get(descriptor.name)
+        if table is not None:
+            check_state_kind(descriptor, table.kind)
+        if state is not None:
+            return state
+        if table is None:
+            table = self._table(descriptor.name, descriptor.kind)
+        if descriptor.kind is StateKind.VALUE:
+            state = RocksDBValueState(table, self.key_context, self._current)
+        elif descriptor.kind is StateKind.LIST:
+            state = RocksDBListState(table, self.key_context, self._current)
+        else:
+            state = RocksDBMapState(table, self.key_context, self._current)
+        self._states[descriptor.name] = state
+        return state
+
+    def _table(self, name: str, kind: StateKind, exists: bool = False) -> Table:
+        """``exists``: the column family came with a restored database."""
+        table = self._tables.get(name)
+        if table is not None:
+            if table.kind is not kind:
+                raise ValueError(
+                    f"state {name!r} is {table.kind.value} state here and {kind.value} state in "
+                    "the snapshot being restored"
+                )
+            return table
+        self._guard.check_open()
+        if exists:
+            db = self._db.get_column_family(column_family(name, kind))
+        else:
+            db = self._db.create_column_family(column_family(name, kind), self._options)
+        db.set_write_options(self._write_options)
+        table = self._tables[name] = Table(name, kind, db, self._db)
+        return table
+
+    # --- snapshots ------------------------------------------------------------------------------
+
+    def snapshot(
+        self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
+    ) -> AsyncSnapshot:
+        """Incremental when so configured and ``options`` ask for the native format; else full."""
+        self._guard.check_open()
+        if self._incremental and options.snapshot_format is SnapshotFormat.NATIVE:
+            return self._incremental_snapshot(checkpoint_id)
+        scan = ReadOptions()
+        scan.fill_cache(False)  # a full scan would evict the working set of the task
+        cursors = [(t.name, t.kind, t.db.items(read_opt=scan)) for t in self._tables.values()]
+        return FullSnapshot(self._guard, cursors, scan, self._range)
+
+    def _incremental_snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
+        if not self._tables:
+            return lambda streams: []
+        directory = self._local.path(checkpoint_id)
+        shutil.rmtree(directory, ignore_errors=True)  # left by an attempt that crashed
+        native = self.native_checkpoint(directory)
+        return IncrementalSnapshot(
+            checkpoint_id,
+            native,
+            self._confirmed,
+            self._range,
+            self._uploaded,
+            self._local.uploaded,
+        )
+
+    def native_checkpoint(self, directory: str) -> NativeCheckpoint:
+        """Flushes every memtable and hard-links the live files into ``directory`` (which must
+        not exist, on the file system of ``local_dir``).
+
+        Call from the task thread, as a synchronous phase: the flush blocks processing.
+        """
+        self._guard.check_open()
+        return create_native_checkpoint(self._db, self._tables.values(), directory)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """From now on the next checkpoint references this one's files (none, if this backend
+        wrote nothing for it: then it cannot know which earlier files are still retained)."""
+        with self._guard.lock:
+            uploads = self._uploads.pop(checkpoint_id, None)
+            self._confirmed = uploads or {}
+            for older in [c for c in self._uploads if c < checkpoint_id]:
+                del self._uploads[older]
+        if self._local.keep and uploads is not None:
+            self._local.delete(lambda cid: cid < checkpoint_id)
+
+    def notify_checkpoint_aborted(
+        self, checkpoint_id: int, references_released: bool = False
+    ) -> None:
+        """``references_released``: this backend missed a notification and reused files
+        already released; it forgets its confirmed files, so that the next checkpoint uploads
+        everything rather than failing the same way."""
+        with self._guard.lock:
+            self._uploads.pop(checkpoint_id, None)
+            if references_released:
+                self._confirmed = {}
+        if self._local.keep:
+            self._local.delete(lambda cid: cid == checkpoint_id)
+
+    def _uploaded(self, checkpoint_id: int, shared: list[SharedFileHandle]) -> None:
+        """From a snapshot thread: ``checkpoint_id``'s shared files, for when it completes."""
+        with self._guard.lock:
+            if not self._guard.disposed:
+                self._uploads[checkpoint_id] = {s.local_name: s for s in shared}
+
+    # --- restore --------------------------------------------------------------------------------
+
+    def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
+        """One incremental handle of exactly this key-group range opens as the database (from
+        the local copy when there is one) if no state was declared yet; otherwise rows are
+        copied in from each handle."""
+        incremental = [h for h in handles if isinstance(h, IncrementalKeyedHandle)]
+        full = [h for h in handles if isinstance(h, KeyGroupsHandle)]
+        if (
+            not self._tables
+            and len(incremental) == 1
+            and not full
+            and (incremental[0].key_group_start, incremental[0].key_group_end)
+            == (self._range.start, self._range.end)
+        ):
+            self._open_restored(incremental[0], streams)
+            return
+        for handle in incremental:
+            self._copy_rows(handle, streams)
+        for handle in full:
+            self._restore_full(handle, streams)
+
+    def _open_restored(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
+        """A local copy that fails to open is deleted and the files downloaded instead (else
+        every restart would fail on it the same way)."""
+        db_path = os.path.join(self.local_dir, DB)
+        self._db.close()
+        local = self._local.intact_copy(handle)
+        try:
+            try:
+                self._db = self._fetch_and_open(handle, streams, db_path, local)
+            except Exception as e:
+                if local is None:
+                    raise
+                log.warning(
+                    "Local copy %s of checkpoint %d is unusable (%s); downloading it",
+                    local,
+                    handle.checkpoint_id,
+                    e,
+                )
+                shutil.rmtree(local, ignore_errors=True)
+                self._db = self._fetch_and_open(handle, streams, db_path, None)
+        except BaseException:
+            shutil.rmtree(db_path, ignore_errors=True)
+            self._db = self._open(db_path, ())  # empty, so that dispose() works as ever
+            raise
+        for name, kind in handle.states.items():
+            self._table(name, StateKind(kind), exists=True)
+        if streams.shares_storage:
+            # This job's own files: the next checkpoint references them instead of uploading.
+            self._confirmed = {s.local_name: s for s in handle.shared}
+
+    def _fetch_and_open(
+        self,
+        handle: IncrementalKeyedHandle,
+        streams: RestoreStreams,
+        db_path: str,
+        local_copy: str | None,
+    ) -> Rdict:
+        shutil.rmtree(db_path, ignore_errors=True)
+        fetch_files(handle, streams, db_path, local_copy)
+        return self._open(db_path, column_families_of(db_path, handle))
+
+    def _copy_rows(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
+        """Copies the rows of this backend's key groups out of ``handle``'s database."""
+        scratch = os.path.join(self.local_dir, SCRATCH)
+        with opened_handle(handle, streams, scratch, self._range) as cursors:
+            writer = BatchWriter(self._db)
+            for name, kind, rows in cursors:
+                table = self._table(name, kind)
+                for key, value in rows:
+                    writer.put(key, value, table)
+            writer.flush()
+
+    def _restore_full(self, handle: KeyGroupsHandle, streams: RestoreStreams) -> None:
+        writer = BatchWriter(self._db)
+        for kg, section in read_key_groups(handle, self._range, streams.read):
+            for name, (kind_value, entries) in section.items():
+                table = self._table(name, StateKind(kind_value))
+                for key, value in entries:
+                    self._restore_entry(writer, table, kg, key, value)
+        writer.flush()
+
+    def _restore_entry(
+        self, writer: BatchWriter, table: Table, kg: int, key: Any, value: Any
+    ) -> None:
+        if stable_hash(key) % self._max_parallelism != kg:
+            # Lookups look for a key under the key group of its hash: a row under another key
+            # group would be silently lost.
+            raise ValueError(
+                f"key {key!r:.200} is in key group {kg} of the snapshot but hashes to another "
+                f"one at max parallelism {self._max_parallelism}; was the snapshot taken with "
+                "another max parallelism?"
+            )
+        prefix = row_prefix(kg, key_bytes(key))
+        if table.kind is StateKind.MAP:
+            for map_key, map_value in value.items():
+                writer.put(prefix + key_bytes(map_key), dumps(map_value, PROTOCOL), table)
+        elif value is not None if table.kind is StateKind.VALUE else len(value) > 0:
+            # A row always holds a value: None and [] are no value (the heap never holds them).
+            writer.put(prefix, dumps(value, PROTOCOL), table)
+
+    def dispose(self) -> None:
+        """Closes the database and deletes ``local_dir``; an asynchronous snapshot still running
+        stops at its next key group (and fails), one not yet started fails when it starts."""
+        if not self._guard.dispose():
+            return
+        # No iterator is left, and dropping the tables drops the column family handles: closing
+        # the handles now closes the database (an iterator or a column family handle would keep
+        # it open, writing into the directory deleted below).
+        databases = [table.db for table in self._tables.values()]
+        self._tables.clear()
+        self._states.clear()
+        for db in databases:
+            db.close()
+        self._db.close()
+        shutil.rmtree(self.local_dir, ignore_errors=True)

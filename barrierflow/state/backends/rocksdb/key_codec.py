@@ -1,0 +1,177 @@
+"""How keyed state is laid out in RocksDB: row keys, column family names, and the decoding of
+rows back into the key-group format's sections.
+
+One column family per declared state, named ``<kind>/<state name>`` so that the database itself
+says what each family holds. A row's key is, with K the pickled user key::
+
+    key group (u16, big endian) | len(K) (u32, big endian) | K [| pickled map key]
+
+The key group comes first so that a key-group range is one contiguous range of rows in every
+column family; the user key is length-prefixed so that the entries of one key's map are exactly
+the rows that start with that key's prefix (a range scan). Values are pickled, as in the heap
+backend (docs/adr/0002-record-and-state-serialization.md).
+
+Keys must compare in bytes as they compare in Python: the heap backend's dicts treat ``1``,
+``1.0`` and ``True`` as one key (and ``stable_hash`` puts them in one key group), but their
+pickles differ, and pickle memoizes by object identity, so ``("a", s)`` pickles differently when
+``s`` is or is not the very same object as ``"a"``. Keys are therefore canonicalized
+(``canonical``) and tuples pickled without the memo (``key_bytes``); a snapshot returns the
+canonical form (``1`` for ``True``), which is equal to the original.
+
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import io
+import numbers
+import pickle
+import struct
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from barrierflow.checkpoint.key_group_format import Section
+from barrierflow.state.descriptors import StateKind
+
+PROTOCOL = 5
+HEADER_BYTES = 6  # key group (2 bytes) + length of the pickled user key (4 bytes)
+UNSET = object()
+
+dumps = pickle.dumps
+loads = pickle.loads
+
+# A cursor over one state's rows: (state name, kind, iterator of (row key, value) in key order).
+Cursor = tuple[str, StateKind, Iterator[tuple[bytes, bytes]]]
+
+
+def column_family(name: str, kind: StateKind) -> str:
+    return f"{kind.value}/{name}"
+
+
+def canonical(key: Any) -> Any:
+    """One representative of the keys equal to ``key``, so that equal keys give equal bytes.
+
+    Mirrors ``stable_hash``: numbers that equal an int become that int, other numbers that equal
+    a float become that float, str/bytes/tuple subclasses become the plain type. Other types
+    (possible as map keys only) are returned unchanged and compared by their pickled bytes.
+    """
+    kind = type(key)
+    if kind is int or kind is str or kind is bytes or key is None:
+        return key
+    if kind is float:
+        return int(key) if key.is_integer() else key
+    if kind is bool:
+        return int(key)
+    if isinstance(key, tuple):
+        return tuple(canonical(item) for item in key)
+    if isinstance(key, str):
+        return str(key)
+    if isinstance(key, bytes):
+        return bytes(key)
+    if isinstance(key, numbers.Number) and not isinstance(key, complex):
+        try:
+            if key == int(key):
+                return int(key)
+            if key == float(key):
+                return canonical(float(key))
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return key
+
+
+_MEMO_FREE = frozenset({int, str, bytes, float, type(None)})  # a pickle of one such has no memo
+
+
+def key_bytes(key: Any) -> bytes:
+    """The deterministic pickle of a user or map key (see the module docstring for why)."""
+    key = canonical(key)
+    if type(key) in _MEMO_FREE:
+        return dumps(key, PROTOCOL)
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, PROTOCOL)
+    pickler.fast = True  # no memo: equal objects pickle alike whether or not they are identical
+    pickler.dump(key)
+    return buffer.getvalue()
+
+
+_pack_header = struct.Struct(">HI").pack  # key group, length of the pickled user key
+
+
+def row_prefix(key_group: int, user_key_bytes: bytes) -> bytes:
+    return _pack_header(key_group, len(user_key_bytes)) + user_key_bytes
+
+
+def successor(prefix: bytes) -> bytes:
+    """The smallest byte string greater than every string that starts with ``prefix``.
+
+    Never empty: a prefix starts with a key group below 32768, so its first byte is below 0xff.
+    """
+    stripped = prefix.rstrip(b"\xff")
+    return stripped[:-1] + bytes((stripped[-1] + 1,))
+
+
+class CurrentKey:
+    """The row-key prefix of ``key_context.key``, computed once per key change.
+
+    The operator sets the key once per record and then calls its state objects, often more than
+    once; hashing and pickling the key would otherwise be most of the cost of a state access.
+    The cache compares keys with ``==``, which is sound because equal keys have equal prefixes.
+    """
+
+    __slots__ = ("_key_group_of", "key", "prefix")
+
+    def __init__(self, key_group_of: Callable[[Any], int]) -> None:
+        self._key_group_of = key_group_of
+        self.key: Any = UNSET
+        self.prefix = b""
+
+    def refresh(self, key: Any) -> bytes:
+        kind = type(key)
+        user_key = dumps(key, PROTOCOL) if kind is int or kind is str else key_bytes(key)
+        prefix = _pack_header(self._key_group_of(key), len(user_key)) + user_key
+        self.key, self.prefix = key, prefix
+        return prefix
+
+
+def sections_of_rows(
+    cursors: list[Cursor], check: Callable[[], None] = lambda: None
+) -> Iterator[tuple[int, Section]]:
+    """The key-group format's sections, in key-group order: every column family is sorted by key
+    group, so one pass over each, in step, yields one key group at a time. ``check`` runs before
+    each key group (to stop a scan whose backend was disposed)."""
+    heads: list[tuple[bytes, bytes] | None] = [next(c[2], None) for c in cursors]
+    while True:
+        pending = [head[0][:2] for head in heads if head is not None]
+        if not pending:
+            return
+        check()
+        kg_bytes = min(pending)
+        section: Section = {}
+        for i in range(len(cursors)):
+            rows = []
+            head = heads[i]
+            while head is not None and head[0][:2] == kg_bytes:
+                rows.append(head)
+                head = next(cursors[i][2], None)
+            heads[i] = head
+            if rows:
+                name, kind = cursors[i][0], cursors[i][1]
+                section[name] = (kind.value, _decode(kind, rows))
+        yield int.from_bytes(kg_bytes, "big"), section
+
+
+def _decode(kind: StateKind, rows: list[tuple[bytes, bytes]]) -> list[tuple[Any, Any]]:
+    """Rows of one key group of one state -> the section's ``[(key, value), ...]``."""
+    if kind is not StateKind.MAP:
+        return [(loads(k[HEADER_BYTES:]), loads(v)) for k, v in rows]
+    entries: list[tuple[Any, Any]] = []
+    mapping: dict[Any, Any] = {}
+    last = b""
+    for k, v in rows:
+        end = HEADER_BYTES + int.from_bytes(k[2:HEADER_BYTES], "big")
+        if k[:end] != last:
+            last = k[:end]
+            mapping = {}
+            entries.append((loads(k[HEADER_BYTES:end]), mapping))
+        mapping[loads(k[end:])] = loads(v)
+    return entries
