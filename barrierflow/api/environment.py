@@ -344,11 +344,12 @@ class StreamExecutionEnvironment:
 
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)
+        from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import get_or_create_session, network_hosts
 
         spark = self._spark or get_or_create_session(plan.graph.num_slots)
         plan.bind_host, plan.slot_bind_host = network_hosts(spark)
-        return JobMaster(plan, spark)
+        return JobMaster(plan, SparkDeployer(spark))
 
     def execute(self, job_name: str = "barrierflow job") -> JobExecutionResult:
         """Runs the job and blocks until it finishes (bounded sources) or fails for good."""

@@ -39,8 +39,9 @@ from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.cluster import job_master_client
+from barrierflow.cluster.deployer import Deployer
+from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
 from barrierflow.cluster.restart_strategy import RestartStrategy
-from barrierflow.cluster.spark import deployment
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
@@ -50,7 +51,6 @@ from barrierflow.coordination.state_assignment import assign_state
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
-from barrierflow.runtime.mailbox import Mailbox
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.runtime.task_executor import SlotDescriptor
@@ -162,16 +162,17 @@ class _Attempt:
 
 
 class JobMaster:
-    def __init__(self, plan: JobPlan, spark) -> None:
+    def __init__(
+        self, plan: JobPlan, deployer: Deployer, network: JobMasterNetwork | None = None
+    ) -> None:
+        """``network``: by default a ROUTER on ``plan.bind_host``."""
         self.plan = plan
         self.status = JobStatus.CREATED
-        self._spark = spark
-        self._context = zmq.Context()
-        self._router = self._context.socket(zmq.ROUTER)
-        self._router.setsockopt(zmq.LINGER, 0)
-        port = self._router.bind_to_random_port(f"tcp://{plan.bind_host}")
-        self.endpoint = f"tcp://{plan.bind_host}:{port}"
-        self._mailbox = Mailbox.in_process(self._context)
+        self._deployer = deployer
+        self._network = network or ZmqJobMasterNetwork(plan.bind_host)
+        self._router = self._network.router
+        self.endpoint = self._network.endpoint
+        self._mailbox = self._network.mailbox()
         self._canceled = False
         self._coordinator: CheckpointCoordinator | None = None
         if plan.coordinator_config is not None:
@@ -190,9 +191,7 @@ class JobMaster:
                 try:
                     self._take_over()
                 except BaseException:
-                    self._router.close()
-                    self._mailbox.close()
-                    self._context.term()
+                    self._close()
                     raise
         self._attempt: _Attempt | None = None
         self._restores: list[RestoreStats] = []
@@ -281,9 +280,12 @@ class JobMaster:
             if self.plan.slot_bind_host == "127.0.0.1":  # local master: the slots' disk is ours
                 local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
                 shutil.rmtree(local, ignore_errors=True)
-            self._router.close()
-            self._mailbox.close()
-            self._context.term()
+            self._close()
+
+    def _close(self) -> None:
+        self._router.close()
+        self._mailbox.close()
+        self._network.close()
 
     def _publish_address(self) -> None:
         """Lets ``barrierflow cancel`` reach this job: the address file under the job's
@@ -410,8 +412,7 @@ class JobMaster:
             self._coordinator.start_attempt(attempt.tasks, graph.source_subtasks)
         self.status = JobStatus.RUNNING
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
-        self._submitted = deployment.submit(
-            self._spark,
+        self._submitted = self._deployer.submit(
             slots,
             f"{plan.job_name} attempt {number}",
             lambda error, a=attempt: self._mailbox.put(lambda: self._on_spark_done(a, error)),
@@ -419,7 +420,7 @@ class JobMaster:
         return attempt
 
     def _supervise(self, attempt: _Attempt) -> None:
-        poller = zmq.Poller()
+        poller = self._network.poller()
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._mailbox.socket, zmq.POLLIN)
         self._next_tick = time.monotonic()

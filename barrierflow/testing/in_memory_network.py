@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the sockets of a task or a JobMaster: no network, no zmq context.
+"""In-memory stand-ins for the sockets of a task or of a JobMaster: no network, no zmq context.
 
 ``InMemorySocket`` implements the part of ``zmq.Socket`` that barrierflow uses (``send``,
 ``send_multipart``, ``recv``, ``recv_multipart``, ``poll``, ``getsockopt(zmq.EVENTS)``,
@@ -21,6 +21,7 @@ from collections.abc import Callable
 import zmq
 
 from barrierflow.graph.execution_graph import SubtaskId
+from barrierflow.protocol import messages as msg
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
 from barrierflow.runtime.mailbox import Mailbox
 
@@ -170,3 +171,34 @@ class InMemoryTaskNetwork:
     @property
     def idle_waits(self) -> int:
         return sum(p.idle_waits for p in self.pollers)
+
+
+class InMemoryJobMasterNetwork:
+    """A ``JobMasterNetwork`` in memory. The test plays every slot, task and command line:
+    ``deliver`` sends a message from an identity, ``sent`` decodes what the JobMaster sent."""
+
+    endpoint = "inmemory://job-master"
+
+    def __init__(self) -> None:
+        self.condition = threading.Condition()
+        self.router = InMemorySocket("job master", self.condition)
+        self._sent: list[tuple[bytes, msg.AnyMessage]] = []
+
+    def mailbox(self) -> Mailbox:
+        pull = InMemorySocket("job master mailbox", self.condition)
+        return Mailbox(pull, InMemorySocket("job master mailbox push", self.condition, peer=pull))
+
+    def poller(self) -> InMemoryPoller:
+        return InMemoryPoller(self.condition)
+
+    def close(self) -> None:
+        pass
+
+    def deliver(self, identity: bytes, message: msg.Message) -> None:
+        self.router.deliver([identity, msg.encode(message)])
+
+    def sent(self) -> list[tuple[bytes, msg.AnyMessage]]:
+        """Everything the JobMaster sent so far, as (to whom, message), oldest first."""
+        for identity, data in self.router.take_sent():
+            self._sent.append((identity, msg.decode(data)))
+        return list(self._sent)

@@ -5,8 +5,8 @@ gives them ``BarrierTaskContext.allGather`` to exchange endpoints at start-up. W
 fails, Spark aborts the whole stage ("could not recover from a failed barrier ResultStage");
 the JobMaster, not Spark, decides about restarts.
 
-**Threading:** ``submit`` returns at once; the Spark job runs on a thread of its own and
-reports its end through the callback.
+**Threading:** ``SparkDeployer.submit`` returns at once; the Spark job runs on a thread of its
+own and reports its end through the callback.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _run_partition(slots: list[SlotDescriptor], _rows):
     yield run_slot(slot, lambda message: list(context.allGather(message)))
 
 
-class SubmittedAttempt:
+class SparkSubmittedAttempt:
     def __init__(self, spark, group: str, thread: threading.Thread) -> None:
         self._spark = spark
         self._group = group
@@ -41,25 +41,31 @@ class SubmittedAttempt:
         return not self._thread.is_alive()
 
 
-def submit(
-    spark,
-    slots: list[SlotDescriptor],
-    description: str,
-    on_done: Callable[[BaseException | None], None],
-) -> SubmittedAttempt:
-    sc = spark.sparkContext
-    group = f"barrierflow-{uuid.uuid4().hex}"
+class SparkDeployer:
+    """A ``Deployer`` over a SparkSession: an attempt is one Spark job of one barrier stage."""
 
-    def run() -> None:
-        try:
-            sc.setJobGroup(group, description, interruptOnCancel=True)
-            rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
-            rdd.mapPartitions(functools.partial(_run_partition, slots)).collect()
-        except BaseException as e:  # noqa: BLE001 - handed to the JobMaster, which decides
-            on_done(e)
-        else:
-            on_done(None)
+    def __init__(self, spark) -> None:
+        self._spark = spark
 
-    thread = threading.Thread(target=run, name=f"spark-{description}", daemon=True)
-    thread.start()
-    return SubmittedAttempt(spark, group, thread)
+    def submit(
+        self,
+        slots: list[SlotDescriptor],
+        description: str,
+        on_done: Callable[[BaseException | None], None],
+    ) -> SparkSubmittedAttempt:
+        sc = self._spark.sparkContext
+        group = f"barrierflow-{uuid.uuid4().hex}"
+
+        def run() -> None:
+            try:
+                sc.setJobGroup(group, description, interruptOnCancel=True)
+                rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
+                rdd.mapPartitions(functools.partial(_run_partition, slots)).collect()
+            except BaseException as e:  # noqa: BLE001 - handed to the JobMaster, which decides
+                on_done(e)
+            else:
+                on_done(None)
+
+        thread = threading.Thread(target=run, name=f"spark-{description}", daemon=True)
+        thread.start()
+        return SparkSubmittedAttempt(self._spark, group, thread)
