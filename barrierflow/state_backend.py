@@ -1,7 +1,7 @@
 """State backends, as PyFlink names them: ``env.set_state_backend(EmbeddedRocksDBStateBackend())``.
 
 These only choose; the runtime makes one keyed backend per operator subtask
-(``state/backends/hashmap.py``: HeapKeyedStateBackend, ``state/backends/rocksdb.py``:
+(``state/backends/hashmap.py``: HeapKeyedStateBackend, ``state/backends/rocksdb/``:
 RocksDBKeyedStateBackend). Equivalent to ``state.backend.type: hashmap | rocksdb``.
 """
 
