@@ -282,10 +282,7 @@ class StreamExecutionEnvironment:
                     "--checkpoint-dir"
                 )
             storage_uri = job_root_uri(cc.storage, job_id)
-            try:
-                CheckpointStorage(storage_uri).check_writable()
-            except StorageConfigError as e:
-                raise ConfigurationError(str(e)) from e
+            CheckpointStorage(storage_uri).check_writable()  # a StorageConfigError if not
             coordinator_config = CoordinatorConfig(
                 interval_s=cc.interval_ms / 1000,
                 timeout_s=cc.timeout_ms / 1000,
