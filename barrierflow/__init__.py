@@ -21,6 +21,8 @@ _EXPORTS = {
     "JobExecutionResult": "barrierflow.cluster.job_master",
     "JobStatus": "barrierflow.cluster.job_master",
     "RestartStrategies": "barrierflow.cluster.restart_strategy",
+    "SavepointError": "barrierflow.cluster.job_master",
+    "SavepointFormatType": "barrierflow.api.environment",
     "StreamExecutionEnvironment": "barrierflow.api.environment",
 }
 
@@ -34,6 +36,8 @@ __all__ = [
     "JobExecutionResult",
     "JobStatus",
     "RestartStrategies",
+    "SavepointError",
+    "SavepointFormatType",
     "StreamExecutionEnvironment",
 ]
 
@@ -53,12 +57,17 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from barrierflow.api.checkpoint_config import CheckpointConfig, CheckpointingMode
-    from barrierflow.api.environment import JobClient, StreamExecutionEnvironment
+    from barrierflow.api.environment import (
+        JobClient,
+        SavepointFormatType,
+        StreamExecutionEnvironment,
+    )
     from barrierflow.cluster.job_master import (
         JobCanceledError,
         JobExecutionError,
         JobExecutionResult,
         JobStatus,
+        SavepointError,
     )
     from barrierflow.cluster.restart_strategy import RestartStrategies
     from barrierflow.errors import ConfigurationError

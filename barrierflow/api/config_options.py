@@ -160,6 +160,13 @@ OPTIONS: tuple[Option, ...] = (
            check_text="must be positive"),
     Option(_CP + "incremental", _parse_bool, False, "incremental checkpoints (rocksdb)",
            deprecated_keys=("state.backend.incremental",)),
+    Option("execution.state-recovery.path", _parse_str, None,
+           "the savepoint or retained checkpoint a new job starts from (-s)"),
+    Option("execution.state-recovery.ignore-unclaimed-state", _parse_bool, False,
+           "skip state of operators the job does not have (-n)"),
+    Option("execution.state-recovery.claim-mode", _choice("NO_CLAIM", "CLAIM"), "NO_CLAIM",
+           "NO_CLAIM: never touch the snapshot restored from; CLAIM: own it and delete it "
+           "once subsumed"),
     Option("execution.state-recovery.from-local", _parse_bool, False,
            "restore from the task's local copy when possible",
            deprecated_keys=("state.backend.local-recovery",)),

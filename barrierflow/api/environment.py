@@ -7,6 +7,7 @@ hands it to a JobMaster on this process, the Spark driver.
 
 from __future__ import annotations
 
+import enum
 import logging
 import sys
 import threading
@@ -20,7 +21,7 @@ from barrierflow.api.checkpoint_config import (
 )
 from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_checkpoint
+from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.cluster.job_master import (
     JobExecutionResult,
     JobMaster,
@@ -30,11 +31,13 @@ from barrierflow.cluster.job_master import (
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
+from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import Transformation, TransformationKind
+from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
@@ -45,6 +48,15 @@ from barrierflow.state_backend import (
 )
 
 log = logging.getLogger("barrierflow")
+
+
+class SavepointFormatType(enum.Enum):
+    """CANONICAL: the key-group format, restorable into either state backend. NATIVE: the
+    backend's own (RocksDB: its SST files), faster to take and restore for large state."""
+
+    CANONICAL = "canonical"
+    NATIVE = "native"
+
 
 # Set by the ``barrierflow run`` command before it runs a job file; applied to every
 # environment the file creates, over what the file sets itself.
@@ -72,6 +84,8 @@ class StreamExecutionEnvironment:
         self._buffer_timeout_ms = 100
         self._buffer_size = 1024
         self._restore_path: str | None = None
+        self._allow_non_restored_state = False
+        self._claim_mode = "NO_CLAIM"
         self._resume_job_id: str | None = None
         self._spark = None
         self._state_backend: StateBackend = HashMapStateBackend()
@@ -120,6 +134,11 @@ class StreamExecutionEnvironment:
             # execution.checkpointing.incremental is read when the job is planned: it applies
             # to a RocksDB backend set in code too, unless that one says otherwise.
             "state.backend.type": self._set_state_backend_type,
+            "execution.state-recovery.path": self.set_restore_path,
+            "execution.state-recovery.ignore-unclaimed-state": lambda v: setattr(
+                self, "_allow_non_restored_state", v
+            ),
+            "execution.state-recovery.claim-mode": lambda v: setattr(self, "_claim_mode", v),
         }
         for key in conf:
             if key in appliers:
@@ -212,7 +231,8 @@ class StreamExecutionEnvironment:
         return self._buffer_timeout_ms
 
     def set_restore_path(self, path: str | None) -> StreamExecutionEnvironment:
-        """Start from this checkpoint (a ``chk-N`` directory or its ``_metadata``)."""
+        """Start from this savepoint or retained checkpoint (its directory or its
+        ``_metadata``); ``execution.state-recovery.path``."""
         self._restore_path = path
         return self
 
@@ -252,6 +272,10 @@ class StreamExecutionEnvironment:
             self._checkpoint_config.set_checkpoint_storage(_cli_overrides["checkpoint_dir"])
         if "restore_path" in _cli_overrides:
             self._restore_path = _cli_overrides["restore_path"]
+        if "allow_non_restored_state" in _cli_overrides:
+            self._allow_non_restored_state = _cli_overrides["allow_non_restored_state"]
+        if "claim_mode" in _cli_overrides:
+            self._claim_mode = _cli_overrides["claim_mode"]
         if "resume_job_id" in _cli_overrides:
             self.resume_job(_cli_overrides["resume_job_id"])
 
@@ -272,26 +296,25 @@ class StreamExecutionEnvironment:
                 f"resuming job {job_id} needs checkpointing enabled, and no restore path: it "
                 "restores the job's own latest checkpoint"
             )
+        if checkpointing and not cc.storage:
+            raise ConfigurationError(
+                "checkpointing is enabled but no checkpoint storage is set: call "
+                "get_checkpoint_config().set_checkpoint_storage('file:///path') or pass "
+                "--checkpoint-dir"
+            )
         storage_uri = None
-        coordinator_config = None
-        if checkpointing:
-            if not cc.storage:
-                raise ConfigurationError(
-                    "checkpointing is enabled but no checkpoint storage is set: call "
-                    "get_checkpoint_config().set_checkpoint_storage('file:///path') or pass "
-                    "--checkpoint-dir"
-                )
+        if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
             CheckpointStorage(storage_uri).check_writable()  # a StorageConfigError if not
-            coordinator_config = CoordinatorConfig(
-                interval_s=cc.interval_ms / 1000,
-                timeout_s=cc.timeout_ms / 1000,
-                min_pause_s=cc.min_pause_ms / 1000,
-                max_concurrent=cc.max_concurrent,
-                tolerable_failures=cc.tolerable_failures,
-                num_retained=cc.num_retained,
-                checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
-            )
+        coordinator_config = CoordinatorConfig(
+            interval_s=cc.interval_ms / 1000 if checkpointing else None,
+            timeout_s=cc.timeout_ms / 1000,
+            min_pause_s=cc.min_pause_ms / 1000,
+            max_concurrent=cc.max_concurrent,
+            tolerable_failures=cc.tolerable_failures,
+            num_retained=cc.num_retained,
+            checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
+        )
         restore_from = restore_root = None
         if self._restore_path:
             restore_from, restore_root = _read_restore_point(self._restore_path)
@@ -337,10 +360,28 @@ class StreamExecutionEnvironment:
             retain_on_cancel=cc.externalized_retention
             is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION,
             resume=self._resume_job_id is not None,
+            claim_restored=self._claim_mode == "CLAIM",
+            allow_non_restored_state=self._allow_non_restored_state,
+            savepoint_dir=cc.savepoint_dir,
         )
+
+    def _check_restore(self, plan: JobPlan) -> StateMapping | None:
+        """Fails before Spark starts when the restored state does not fit the job."""
+        if plan.restore_from is None:
+            return None
+        mapping = map_state(plan.restore_from, plan.graph.job_graph)
+        problems = mapping.problems(plan.allow_non_restored_state)
+        if problems and not _cli_overrides.get("dry_run"):
+            raise ConfigurationError(
+                f"cannot restore from {self._restore_path}: " + "; ".join(problems)
+            )
+        return mapping
 
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)
+        mapping = self._check_restore(plan)
+        if _cli_overrides.get("dry_run"):
+            raise DryRunFinished(*_dry_run_report(plan, mapping, self._restore_path))
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import get_or_create_session, network_hosts
 
@@ -358,10 +399,39 @@ class StreamExecutionEnvironment:
         return JobClient(self._job_master(job_name))
 
 
+class DryRunFinished(Exception):
+    """``barrierflow run --dry-run``: the job was planned, not run; ``report`` says what a
+    restore would do, ``ok`` whether it would succeed."""
+
+    def __init__(self, report: str, ok: bool) -> None:
+        super().__init__(report)
+        self.report = report
+        self.ok = ok
+
+
+def _dry_run_report(
+    plan: JobPlan, mapping: StateMapping | None, restore_path: str | None
+) -> tuple[str, bool]:
+    graph = plan.graph.job_graph
+    lines = [
+        f"Dry run of job {plan.job_name!r}: {len(graph.vertices)} vertices, "
+        f"{plan.graph.num_slots} slots, max parallelism {graph.max_parallelism}"
+    ]
+    if mapping is None:
+        lines.append("No snapshot to restore from: every operator starts empty.")
+        return "\n".join(lines), True
+    lines.append(f"Restoring {mapping.snapshot} {mapping.checkpoint_id} from {restore_path}:")
+    lines += [f"  {line}" for line in mapping.describe()]
+    problems = mapping.problems(plan.allow_non_restored_state)
+    lines += [f"Problem: {p}" for p in problems]
+    lines.append("The restore would fail." if problems else "The restore would succeed.")
+    return "\n".join(lines), not problems
+
+
 def _read_restore_point(path: str):
     try:
-        root, cid = locate_checkpoint(path)
-        return CheckpointStorage(root).read_metadata(cid), root
+        root, metadata = locate_snapshot(path)
+        return metadata, root
     except (StorageConfigError, CorruptCheckpointError) as e:
         raise ConfigurationError(f"cannot restore from {path}: {e}") from e
 
@@ -390,6 +460,32 @@ class JobClient:
 
     def cancel(self) -> None:
         self._job_master.cancel()
+
+    def trigger_savepoint(
+        self,
+        path: str | None = None,
+        format_type: SavepointFormatType = SavepointFormatType.CANONICAL,
+    ) -> str:
+        """Takes a savepoint into a new directory under ``path`` (None:
+        ``execution.checkpointing.savepoint-dir``) while the job goes on; returns its path.
+        Raises ``SavepointError`` with the reason when it fails."""
+        snapshot_format = SnapshotFormat(format_type.value)
+        return self._job_master.trigger_savepoint(path, snapshot_format).result()
+
+    def stop_with_savepoint(
+        self,
+        path: str | None = None,
+        drain: bool = False,
+        format_type: SavepointFormatType = SavepointFormatType.CANONICAL,
+    ) -> str:
+        """Takes a savepoint, stops the sources at it and ends the job (FINISHED), its sinks
+        committing everything up to it; ``drain`` first ends the input, so that operators
+        flush what they buffer. Returns the savepoint's path once the job ended."""
+        snapshot_format = SnapshotFormat(format_type.value)
+        future = self._job_master.trigger_savepoint(path, snapshot_format, stop=True, drain=drain)
+        savepoint = future.result()
+        self._thread.join()
+        return savepoint
 
     def get_job_execution_result(self, timeout_s: float | None = None) -> JobExecutionResult:
         self._thread.join(timeout_s)

@@ -14,16 +14,10 @@ Performs no I/O.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
-
-
-class DeclineReason(enum.Enum):
-    SUBSUMED = "a newer checkpoint barrier arrived before this checkpoint was aligned"
-    CANCELED = "the checkpoint was canceled upstream"
-    INPUT_FINISHED = "an input finished before its barrier arrived"
+from barrierflow.protocol.messages import DeclineReason
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import enum
 import msgspec
 
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
+from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 
 HISTORY_FILE = "_history.json"
 HISTORY_LENGTH = 100
@@ -34,6 +35,9 @@ class CheckpointRecord(msgspec.Struct, frozen=True):
     num_acknowledged: int
     failure_reason: str | None = None
     subtasks: list[SubtaskCheckpointStats] = []
+    kind: CheckpointKind = CheckpointKind.CHECKPOINT
+    snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
+    external_path: str | None = None  # a savepoint's directory
 
 
 class CheckpointHistory(msgspec.Struct):

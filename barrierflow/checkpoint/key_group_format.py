@@ -37,6 +37,7 @@ class EncodedKeyGroups:
     key_group_range: KeyGroupRange
     data: bytes
     offsets: list[tuple[int, int, int]]  # (key group, offset, length)
+    states: dict[str, str]  # state name -> kind, of every section
 
     def write(self, write: Callable[[bytes, str], StreamHandle]) -> list[KeyGroupsHandle]:
         """Writes the stream with ``write(data, "keyed")``; no handle when there is no section."""
@@ -51,6 +52,7 @@ class EncodedKeyGroups:
                 self.offsets,
                 stream,
                 format_version=KEY_GROUP_FORMAT_VERSION,
+                states=self.states,
             )
         ]
 
@@ -62,6 +64,7 @@ def encode_key_groups(
     out."""
     chunks: list[bytes] = []
     offsets: list[tuple[int, int, int]] = []
+    states: dict[str, str] = {}
     position = 0
     previous = -1
     for key_group, section in sections:
@@ -70,11 +73,12 @@ def encode_key_groups(
                 f"section of key group {key_group} out of order or outside {key_group_range}"
             )
         previous = key_group
+        states.update((name, kind) for name, (kind, _) in section.items())
         chunk = pickle.dumps(section, protocol=_PROTOCOL)
         offsets.append((key_group, position, len(chunk)))
         chunks.append(chunk)
         position += len(chunk)
-    return EncodedKeyGroups(key_group_range, b"".join(chunks), offsets)
+    return EncodedKeyGroups(key_group_range, b"".join(chunks), offsets, states)
 
 
 def write_key_groups(

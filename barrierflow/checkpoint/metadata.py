@@ -18,6 +18,7 @@ import struct
 import msgspec
 
 from barrierflow.errors import CorruptCheckpointError
+from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 
 MAGIC = b"BFLWMETA"
 FORMAT_VERSION = 2  # 2: keyed state handles are tagged (full "key-groups" or "incremental")
@@ -59,6 +60,7 @@ class KeyGroupsHandle(msgspec.Struct, frozen=True, tag="key-groups"):
     offsets: list[tuple[int, int, int]]  # (key group, offset, length)
     stream: StreamHandle
     format_version: int = 1  # of the key-group format; absent in metadata written before it
+    states: dict[str, str] = {}  # state name -> kind; empty in metadata written before it
 
     def state_size(self) -> int:
         return stream_size(self.stream)
@@ -160,6 +162,17 @@ class CheckpointMetadata(msgspec.Struct, frozen=True):
     completion_timestamp_ms: int
     operators: list[OperatorState]
     stats: list[SubtaskCheckpointStats] = []
+    # What it is (absent before savepoints existed: a checkpoint in its backend's format).
+    kind: CheckpointKind = CheckpointKind.CHECKPOINT
+    snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
+
+    @property
+    def is_savepoint(self) -> bool:
+        return self.kind in (
+            CheckpointKind.SAVEPOINT,
+            CheckpointKind.SUSPEND,
+            CheckpointKind.TERMINATE,
+        )
 
     def state_size(self) -> int:
         return sum(s.state_size() for op in self.operators for s in op.subtasks)

@@ -24,11 +24,13 @@ class CheckpointAbortedError(Exception):
 
 
 class CheckpointStreams:
-    """Where one operator subtask writes its part of one checkpoint.
+    """Where one operator subtask writes its part of one checkpoint or savepoint.
 
-    Every file is recorded before it is written, so that an aborted checkpoint's files, even
-    half-written ones, can be deleted by the task that wrote them (the coordinator does not
-    know of them before the acknowledgement).
+    ``storage`` is rooted where the snapshot's paths are relative to: the job's directory for
+    a checkpoint, the savepoint's own directory for a savepoint (``savepoint``), whose files,
+    the shared ones too, all go inside it. Every file is recorded before it is written, so that
+    an aborted snapshot's files, even half-written ones, can be deleted by the task that wrote
+    them (the coordinator does not know of them before the acknowledgement).
     """
 
     def __init__(
@@ -40,9 +42,11 @@ class CheckpointStreams:
         attempt: int,
         inline_threshold: int,
         is_aborted: Callable[[int], bool] = lambda checkpoint_id: False,
+        savepoint: bool = False,
     ) -> None:
         self._storage = storage
         self._checkpoint_id = checkpoint_id
+        self._files = layout.SnapshotFiles(checkpoint_id, savepoint)
         self._uid = operator_uid
         self._subtask = subtask
         self._attempt = attempt
@@ -54,9 +58,7 @@ class CheckpointStreams:
         self._check_not_aborted()
         if len(data) <= self._inline_threshold or self._storage is None:
             return InlineHandle(bytes(data))
-        path = layout.exclusive_state_file(
-            self._checkpoint_id, self._uid, self._subtask, self._attempt, kind
-        )
+        path = self._files.exclusive(self._uid, self._subtask, self._attempt, kind)
         self._written.append(path)
         return self._storage.write_state_file(path, data)
 
@@ -66,12 +68,8 @@ class CheckpointStreams:
             raise RuntimeError(
                 "incremental checkpoints need checkpoint storage; set a checkpoint directory"
             )
-        path = layout.shared_state_file(
-            self._checkpoint_id,
-            self._uid,
-            self._subtask,
-            os.path.basename(local_path),
-            uuid.uuid4().hex[:12],
+        path = self._files.shared(
+            self._uid, self._subtask, os.path.basename(local_path), uuid.uuid4().hex[:12]
         )
         self._written.append(path)
         return self._storage.upload_file(path, local_path)

@@ -117,9 +117,10 @@ class CheckpointStorage:
 
     # --- metadata (coordinator) ---------------------------------------------------------------
 
-    def write_metadata(self, metadata: CheckpointMetadata) -> str:
-        """Writes ``chk-N/_metadata`` last and atomically: a temporary file, then a rename."""
-        final = self.absolute(layout.metadata_path(metadata.checkpoint_id))
+    def write_metadata(self, metadata: CheckpointMetadata, rel_path: str | None = None) -> str:
+        """Writes ``chk-N/_metadata`` (or ``rel_path``) last and atomically: a temporary file,
+        then a rename."""
+        final = self.absolute(rel_path or layout.metadata_path(metadata.checkpoint_id))
         tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
         self._fs.create_dir(posixpath.dirname(final), recursive=True)
         with self._fs.open_output_stream(tmp) as out:
@@ -224,7 +225,11 @@ class CheckpointStorage:
         with contextlib.suppress(FileNotFoundError):
             self._fs.delete_dir(self.absolute(layout.SHARED_DIR))
 
-    def check_writable(self) -> None:
+    def check_writable(
+        self,
+        what: str = "checkpoint directory",
+        hint: str = "choose another directory with set_checkpoint_storage() or --checkpoint-dir",
+    ) -> None:
         """Fails early, with the path, where the job could not write its checkpoints."""
         probe = posixpath.join(self.job_root, f".probe-{uuid.uuid4().hex}")
         try:
@@ -233,10 +238,38 @@ class CheckpointStorage:
                 out.write(b"ok")
             self._fs.delete_file(probe)
         except OSError as e:
-            raise StorageConfigError(
-                f"checkpoint directory {self.job_root} is not writable: {e}. Choose another "
-                "directory with set_checkpoint_storage() or --checkpoint-dir"
-            ) from e
+            raise StorageConfigError(f"{what} {self.job_root} is not writable: {e}; {hint}") from e
+
+    def delete_root(self) -> None:
+        """Deletes the whole directory (a savepoint disposed of)."""
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_dir(self.job_root)
+
+
+class FileSystemSavepointStorage:
+    """Savepoint directories on any file system pyarrow.fs reaches (``SavepointStorage``)."""
+
+    def create(self, target_dir: str, job_id: str) -> str:
+        name = layout.savepoint_dir_name(job_id, uuid.uuid4().hex[:12])
+        location = f"{target_dir.rstrip('/')}/{name}"
+        CheckpointStorage(location).check_writable(
+            "savepoint directory", "choose another target directory"
+        )
+        return location
+
+    def write_metadata(self, location: str, metadata: CheckpointMetadata) -> str:
+        return CheckpointStorage(location).write_metadata(metadata, layout.METADATA_FILE)
+
+    def discard(self, location: str) -> None:
+        CheckpointStorage(location).delete_root()
+
+    def dispose(self, root: str, metadata: CheckpointMetadata) -> None:
+        if metadata.is_savepoint:
+            self.discard(root)
+            return
+        storage = CheckpointStorage(root)
+        storage.discard_checkpoint_dir(metadata.checkpoint_id)
+        storage.delete_files(sorted(metadata.shared_paths()))
 
 
 def _copy_summed(src, out) -> tuple[int, str]:
@@ -259,15 +292,22 @@ def read_metadata_file(fs: pafs.FileSystem, path: str) -> CheckpointMetadata:
     return decode_metadata(data, path)
 
 
-def locate_checkpoint(uri: str) -> tuple[str, int]:
-    """For ``--from``: a ``_metadata`` file or a ``chk-N`` directory, as (job root URI, N)."""
+def locate_snapshot(uri: str) -> tuple[str, CheckpointMetadata]:
+    """For ``-s``: a savepoint's or a checkpoint's directory, or its ``_metadata`` file, as
+    (the URI its paths are relative to, its metadata). A savepoint's paths are relative to its
+    own directory; a checkpoint's to its job's directory, the parent of its ``chk-N``."""
     uri = uri.rstrip("/")
-    if uri.endswith("/" + layout.METADATA_FILE):
-        uri = uri[: -len(layout.METADATA_FILE) - 1]
+    if uri.endswith("/" + layout.METADATA_FILE) or uri == layout.METADATA_FILE:
+        uri = uri[: -len(layout.METADATA_FILE)].rstrip("/")
+    fs, directory = resolve_filesystem(uri)
+    metadata = read_metadata_file(fs, posixpath.join(directory, layout.METADATA_FILE))
+    if metadata.is_savepoint:
+        return uri, metadata
     parent, _, name = uri.rpartition("/")
-    cid = layout.parse_checkpoint_dir(name)
-    if cid is None or not parent:
+    if layout.parse_checkpoint_dir(name) is None or not parent:
         raise StorageConfigError(
-            f"{uri!r} is not a checkpoint: name a chk-<N> directory or its _metadata file"
+            f"{uri!r} holds the metadata of checkpoint {metadata.checkpoint_id} but is not its "
+            "chk-<N> directory inside the job's directory, where its state files are; name "
+            "that directory"
         )
-    return parent, cid
+    return parent, metadata

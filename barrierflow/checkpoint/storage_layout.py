@@ -4,15 +4,18 @@
     <checkpoint-dir>/<job-id>/chk-<N>/...           files exclusive to checkpoint N
     <checkpoint-dir>/<job-id>/shared/...            files shared between checkpoints
     <checkpoint-dir>/<job-id>/taskowned/...         files owned by tasks
+    <savepoint-dir>/savepoint-<job>-<id>/_metadata  a savepoint, self-contained
+    <savepoint-dir>/savepoint-<job>-<id>/...        every file of it
 
-Paths inside metadata are relative to ``<checkpoint-dir>/<job-id>``, so a job directory can be
-moved. Performs no I/O.
+Paths inside a checkpoint's metadata are relative to ``<checkpoint-dir>/<job-id>``, a
+savepoint's to its own directory, so either can be moved. Performs no I/O.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 METADATA_FILE = "_metadata"
 _CHECKPOINT_DIR = re.compile(r"^chk-(\d+)$")
@@ -36,6 +39,29 @@ def _operator_subtask(operator_uid: str, subtask: int) -> str:
     safe_uid = re.sub(r"[^A-Za-z0-9_.-]", "_", operator_uid)
     uid_hash = hashlib.blake2b(operator_uid.encode(), digest_size=4).hexdigest()
     return f"{safe_uid}-{uid_hash}-{subtask}"
+
+
+def savepoint_dir_name(job_id: str, unique: str) -> str:
+    """``unique``: 12 random hex digits."""
+    return f"{SAVEPOINT_PREFIX}{job_id[:6]}-{unique}"
+
+
+@dataclass(frozen=True)
+class SnapshotFiles:
+    """Where the files of one snapshot go, relative to the root its metadata's paths are
+    relative to: a checkpoint's in ``chk-N/`` and ``shared/`` of the job's directory; a
+    savepoint's all in its own directory, so that it is self-contained and relocatable."""
+
+    checkpoint_id: int
+    savepoint: bool = False
+
+    def exclusive(self, operator_uid: str, subtask: int, attempt: int, kind: str) -> str:
+        path = exclusive_state_file(self.checkpoint_id, operator_uid, subtask, attempt, kind)
+        return path.split("/", 1)[1] if self.savepoint else path
+
+    def shared(self, operator_uid: str, subtask: int, local_name: str, unique: str) -> str:
+        path = shared_state_file(self.checkpoint_id, operator_uid, subtask, local_name, unique)
+        return path.split("/", 1)[1] if self.savepoint else path
 
 
 def exclusive_state_file(
@@ -63,3 +89,4 @@ def parse_shared_state_file(path: str) -> int | None:
 JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"
+SAVEPOINT_PREFIX = "savepoint-"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import hmac
 import json
 import logging
@@ -28,7 +29,8 @@ import secrets
 import shutil
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import msgspec
@@ -37,7 +39,7 @@ import zmq
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
@@ -45,12 +47,20 @@ from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
+    ClaimedSnapshot,
     CoordinatorConfig,
+    SavepointResult,
 )
+from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.state_assignment import assign_state
+from barrierflow.coordination.state_mapping import OperatorFate, map_state
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.checkpoint_barrier import (
+    CheckpointBarrier,
+    CheckpointKind,
+    SnapshotFormat,
+)
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.runtime.task_executor import SlotDescriptor
@@ -83,6 +93,10 @@ class JobExecutionError(Exception):
 
 class JobCanceledError(Exception):
     pass
+
+
+class SavepointError(Exception):
+    """A savepoint that could not be taken; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -123,10 +137,13 @@ class JobPlan:
     job_name: str
     graph: ExecutionGraph
     task_config: TaskConfig
-    coordinator_config: CoordinatorConfig | None  # None: checkpointing disabled
+    coordinator_config: CoordinatorConfig  # interval None: checkpointing off (savepoints only)
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
     restore_root_uri: str | None = None
+    claim_restored: bool = False  # execution.state-recovery.claim-mode CLAIM
+    allow_non_restored_state: bool = False  # execution.state-recovery.ignore-unclaimed-state
+    savepoint_dir: str | None = None  # execution.checkpointing.savepoint-dir
     retain_on_cancel: bool = False  # externalized-checkpoint-retention RETAIN_ON_CANCELLATION
     resume: bool = False  # take over the retained checkpoints of an earlier JobMaster of the job
     bind_host: str = "127.0.0.1"  # where the JobMaster listens
@@ -174,25 +191,28 @@ class JobMaster:
         self.endpoint = self._network.endpoint
         self._mailbox = self._network.mailbox()
         self._canceled = False
-        self._coordinator: CheckpointCoordinator | None = None
-        if plan.coordinator_config is not None:
-            assert plan.task_config.storage_uri is not None
-            self._storage = CheckpointStorage(plan.task_config.storage_uri)
-            first_id = plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1
-            self._coordinator = CheckpointCoordinator(
-                plan.job_id,
-                plan.graph.job_graph,
-                self._storage,
-                plan.coordinator_config,
-                self,
-                first_checkpoint_id=first_id,
-            )
-            if plan.resume:
-                try:
-                    self._take_over()
-                except BaseException:
-                    self._close()
-                    raise
+        # The job's checkpoint directory; without one, the history lives in memory.
+        uri = plan.task_config.storage_uri
+        self._storage = CheckpointStorage(uri) if uri else None
+        claimed = None
+        if plan.claim_restored and plan.restore_from is not None:
+            claimed = ClaimedSnapshot(plan.restore_root_uri, plan.restore_from)
+        self._coordinator = CheckpointCoordinator(
+            plan.job_id,
+            plan.graph.job_graph,
+            self._storage or InMemoryCheckpointStorage(),
+            plan.coordinator_config,
+            self,
+            FileSystemSavepointStorage(),
+            first_checkpoint_id=plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1,
+            claimed=claimed,
+        )
+        if plan.resume:
+            try:
+                self._take_over()
+            except BaseException:
+                self._close()
+                raise
         self._attempt: _Attempt | None = None
         self._restores: list[RestoreStats] = []
         self._next_tick = 0.0
@@ -211,7 +231,6 @@ class JobMaster:
                     f"job {self.plan.job_id} is still running (its JobMaster answers at "
                     f"{address['endpoint']}); cancel it first"
                 )
-        assert self._coordinator is not None
         if not self._coordinator.take_over():
             raise JobExecutionError(
                 f"job {self.plan.job_id} has no readable checkpoint under "
@@ -223,6 +242,31 @@ class JobMaster:
 
     def cancel(self) -> None:
         self._mailbox.put(self._on_cancel)
+
+    def trigger_savepoint(
+        self,
+        target_dir: str | None,
+        snapshot_format: SnapshotFormat,
+        stop: bool = False,
+        drain: bool = False,
+    ) -> Future[str]:
+        """From any thread: a savepoint into a new directory under ``target_dir`` (None: the
+        configured savepoint directory); ``stop`` ends the job with it (``drain``: after ending
+        the input). The future gets the savepoint's path, or a ``SavepointError``."""
+        future: Future[str] = Future()
+
+        def reply(result: SavepointResult) -> None:
+            if result.path is not None:
+                future.set_result(result.path)
+            else:
+                future.set_exception(SavepointError(result.error or "the savepoint failed"))
+
+        request = functools.partial(
+            self._request_savepoint, target_dir, snapshot_format, stop, drain, reply
+        )
+        if not self._mailbox.put(request):
+            reply(SavepointResult(None, error=f"job {self.plan.job_id} is not running"))
+        return future
 
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
@@ -241,13 +285,11 @@ class JobMaster:
                 attempt = self._start_attempt(number, restore, restore_uri)
                 self._supervise(attempt)
                 if attempt.failure is None and not self._canceled:
-                    if self._coordinator is not None:
-                        self._coordinator.attempt_ended("the job finished")
+                    self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
                 self._stop_attempt(attempt)
-                if self._coordinator is not None:
-                    self._coordinator.attempt_ended(f"attempt {number} ended")
+                self._coordinator.attempt_ended(f"attempt {number} ended")
                 if self._canceled:
                     self.status = JobStatus.CANCELED
                     self._apply_retention_on_cancel()
@@ -275,7 +317,8 @@ class JobMaster:
                 )
                 self._wait(delay)
         finally:
-            if self._coordinator is not None:
+            self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.value})")
+            if self._storage is not None:
                 self._storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE)
             if self.plan.slot_bind_host == "127.0.0.1":  # local master: the slots' disk is ours
                 local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
@@ -290,7 +333,7 @@ class JobMaster:
     def _publish_address(self) -> None:
         """Lets ``barrierflow cancel`` reach this job: the address file under the job's
         checkpoint directory; only who can read it (and so the secret) may cancel."""
-        if self._coordinator is None:
+        if self._storage is None:
             log.info("Job %s runs; its JobMaster listens at %s", self.plan.job_id, self.endpoint)
             return
         self._storage.write_small_file(
@@ -307,7 +350,7 @@ class JobMaster:
         )
 
     def _apply_retention_on_cancel(self) -> None:
-        if self._coordinator is None:
+        if self._storage is None:
             return
         retained = self._coordinator.store.all()
         if self.plan.retain_on_cancel:
@@ -333,11 +376,12 @@ class JobMaster:
                 reply = msg.encode(msg.PingJobReply(0, message.job_id))
                 self._router.send_multipart((identity, reply))
             return True
+        if isinstance(message, msg.TriggerSavepoint):
+            self._on_savepoint_request(identity, message)
+            return True
         if not isinstance(message, msg.CancelJob):
             return False
-        ok = message.job_id == self.plan.job_id and hmac.compare_digest(
-            message.secret, self._secret
-        )
+        ok = self._authorized(message.job_id, message.secret)
         reply = msg.CancelJobReply(0, ok, "" if ok else "wrong job id or secret")
         self._router.send_multipart((identity, msg.encode(reply)))
         if ok:
@@ -345,11 +389,52 @@ class JobMaster:
             self._canceled = True
         return True
 
+    def _authorized(self, job_id: str, secret: str) -> bool:
+        return job_id == self.plan.job_id and hmac.compare_digest(secret, self._secret)
+
+    def _on_savepoint_request(self, identity: bytes, m: msg.TriggerSavepoint) -> None:
+        def reply(result: SavepointResult) -> None:
+            self._send(identity, msg.SavepointReply(0, result.path, result.error))
+
+        if not self._authorized(m.job_id, m.secret):
+            reply(SavepointResult(None, error="wrong job id or secret"))
+            return
+        log.info("Job %s: savepoint requested from the command line", self.plan.job_id)
+        self._request_savepoint(m.target_dir or None, m.snapshot_format, m.stop, m.drain, reply)
+
+    def _request_savepoint(
+        self,
+        target_dir: str | None,
+        snapshot_format: SnapshotFormat,
+        stop: bool,
+        drain: bool,
+        reply: Callable[[SavepointResult], None],
+    ) -> None:
+        """On this thread. A stop with ``drain`` also tells the sources to end their input."""
+        if self._canceled:
+            reply(SavepointResult(None, error=f"job {self.plan.job_id} is being canceled"))
+            return
+        kind = (
+            CheckpointKind.TERMINATE
+            if stop and drain
+            else CheckpointKind.SUSPEND
+            if stop
+            else CheckpointKind.SAVEPOINT
+        )
+        self._coordinator.trigger_savepoint(
+            target_dir or self.plan.savepoint_dir, snapshot_format, kind, reply
+        )
+        attempt = self._attempt
+        if kind is CheckpointKind.TERMINATE and attempt is not None:
+            for source in self.plan.graph.source_subtasks:
+                self._send_to_task(source, msg.EndInput(attempt.number))
+        self._next_tick = time.monotonic()  # the savepoint is due at once
+
     # --- attempts -------------------------------------------------------------------------------
 
     def _restore_point(self) -> tuple[CheckpointMetadata | None, str | None]:
         coordinator = self._coordinator
-        if coordinator is not None and coordinator.store.latest() is not None:
+        if coordinator.store.latest() is not None:
             metadata = coordinator.latest_restorable()
             if metadata is None:
                 raise JobExecutionError(
@@ -366,7 +451,17 @@ class JobMaster:
         plan = self.plan
         graph = plan.graph
         token = random.getrandbits(63)
-        assignment = assign_state(restore, graph) if restore is not None else None
+        assignment = None
+        if restore is not None:
+            assignment = assign_state(restore, graph, plan.allow_non_restored_state)
+            left_behind = map_state(restore, graph.job_graph).of_fate(OperatorFate.LEFT_BEHIND)
+            if left_behind:
+                log.warning(
+                    "State of operators %s in checkpoint %d is not restored: the job has no "
+                    "such operators (allowed by --allow-non-restored-state)",
+                    left_behind,
+                    restore.checkpoint_id,
+                )
         if restore is not None:
             log.info("Attempt %d restores checkpoint %d", number, restore.checkpoint_id)
         slots = []
@@ -408,8 +503,7 @@ class JobMaster:
         attempt = _Attempt(number, token, frozenset(s.id for s in graph.subtasks))
         attempt.restored_checkpoint = restore.checkpoint_id if restore is not None else None
         self._attempt = attempt
-        if self._coordinator is not None:
-            self._coordinator.start_attempt(attempt.tasks, graph.source_subtasks)
+        self._coordinator.start_attempt(attempt.tasks, graph.source_subtasks)
         self.status = JobStatus.RUNNING
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
         self._submitted = self._deployer.submit(
@@ -431,7 +525,7 @@ class JobMaster:
             now = time.monotonic()
             # Trigger only once every task runs: a trigger to a task not yet connected is lost.
             all_running = attempt.running_tasks == attempt.tasks
-            if self._coordinator is not None and all_running and now >= self._next_tick:
+            if all_running and now >= self._next_tick:
                 try:
                     self._next_tick = self._coordinator.tick()
                 except CheckpointFailuresExceeded as e:
@@ -506,20 +600,16 @@ class JobMaster:
                         attempt.max_restore_ms,
                         attempt.restore_bytes_read,
                     )
-                if self._coordinator is not None:
-                    self._coordinator.all_tasks_running()
+                self._coordinator.all_tasks_running()
         elif isinstance(m, msg.AcknowledgeCheckpoint):
-            if self._coordinator is not None:
-                self._coordinator.on_acknowledge(m)
+            self._coordinator.on_acknowledge(m)
         elif isinstance(m, msg.DeclineCheckpoint):
-            if self._coordinator is not None:
-                self._coordinator.on_decline(m)
+            self._coordinator.on_decline(m)
         elif isinstance(m, msg.EndOfInput):
             attempt.ended_inputs.add((m.vertex, m.subtask))
-            if self._coordinator is not None:
-                self._coordinator.source_ended()
+            self._coordinator.source_ended()
             sources = set(self.plan.graph.source_subtasks)
-            if sources <= attempt.ended_inputs and self._coordinator is not None:
+            if sources <= attempt.ended_inputs:
                 self._coordinator.sources_finished()
                 self._next_tick = now  # the final checkpoint is due at once
         elif isinstance(m, msg.TaskFinished):
@@ -556,8 +646,7 @@ class JobMaster:
 
     def _stop_attempt(self, attempt: _Attempt) -> None:
         """Makes sure no subtask of ``attempt`` runs any more, then ends its Spark job."""
-        if self._coordinator is not None:
-            self._coordinator.abort_all(f"attempt {attempt.number} is stopping")
+        self._coordinator.abort_all(f"attempt {attempt.number} is stopping")
         cancel = msg.CancelAttempt(attempt.number, "the attempt failed or was canceled")
         for slot in attempt.slots:
             self._send(msg.slot_identity(attempt.number, slot), cancel)
@@ -649,20 +738,17 @@ class JobMaster:
         self._send(msg.task_identity(message.attempt, *task), message)
 
     def _result(self, attempts: int, started: float) -> JobExecutionResult:
-        final = None
-        ids: tuple[int, ...] = ()
-        completed = failed = 0
-        history: tuple[CheckpointRecord, ...] = ()
         attempt = self._attempt
         processing_ms = 0
         if attempt and attempt.all_running_at and attempt.all_finished_at:
             processing_ms = int((attempt.all_finished_at - attempt.all_running_at) * 1000)
-        if self._coordinator is not None:
-            history = tuple(self._coordinator.history.records)
-            ids = tuple(c.checkpoint_id for c in self._coordinator.store.all())
-            completed, failed = self._coordinator.num_completed, self._coordinator.num_failed
-            if ids:
-                final = self._storage.absolute(layout.metadata_path(ids[-1]))
+        coordinator = self._coordinator
+        ids = tuple(c.checkpoint_id for c in coordinator.store.all())
+        final = None
+        if ids and self._storage is not None:
+            final = self._storage.absolute(layout.metadata_path(ids[-1]))
+        history = tuple(coordinator.history.records)
+        completed, failed = coordinator.num_completed, coordinator.num_failed
         return JobExecutionResult(
             job_id=self.plan.job_id,
             job_name=self.plan.job_name,

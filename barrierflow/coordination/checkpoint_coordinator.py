@@ -20,13 +20,21 @@ every task. When an attempt has ended (every one of its tasks stopped), files no
 checkpoint references are swept: uploads of tasks that died or were stopped before
 acknowledging.
 
+A savepoint is asked for (``trigger_savepoint``) into a new directory under a target, and goes
+its own way: its files are all in that directory (nothing shared, nothing registered), it is
+never retained, subsumed or used for failover, and its failure fails nothing but the request.
+Completing it writes its ``_metadata`` there; only a savepoint that ends the job (stop) tells the
+tasks it completed, so a savepoint taken while the job goes on commits nothing. A job restored
+with ``claim-mode: CLAIM`` owns the snapshot it started from and deletes it once its own
+checkpoints would have subsumed it.
+
 **Threading:** the JobMaster's thread only. **I/O:** through ``CoordinatorStorage``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -44,13 +52,14 @@ from barrierflow.coordination.checkpoint_failure_manager import (
 from barrierflow.coordination.checkpoint_request_decider import (
     CheckpointRequest,
     CheckpointRequestDecider,
+    RequestKind,
     TriggerConfig,
     TriggerNow,
     WaitUntil,
 )
 from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
-from barrierflow.coordination.coordinator_storage import CoordinatorStorage
+from barrierflow.coordination.coordinator_storage import CoordinatorStorage, SavepointStorage
 from barrierflow.coordination.pending_checkpoint import (
     PendingCheckpoint,
     PendingCheckpoints,
@@ -58,10 +67,15 @@ from barrierflow.coordination.pending_checkpoint import (
     TaskKey,
 )
 from barrierflow.coordination.shared_state_registry import SharedStateRegistry
-from barrierflow.errors import CorruptCheckpointError
+from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.checkpoint_barrier import (
+    CheckpointBarrier,
+    CheckpointKind,
+    CheckpointOptions,
+    SnapshotFormat,
+)
 
 log = logging.getLogger("barrierflow.checkpoint")
 
@@ -88,8 +102,26 @@ class TaskGateway(Protocol):
 
 
 @dataclass(frozen=True)
+class SavepointResult:
+    """What the requester of a savepoint is told, once: where it is, or why it failed."""
+
+    checkpoint_id: int | None
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimedSnapshot:
+    """The snapshot a job restored from in CLAIM mode: it owns it, and deletes it when its own
+    checkpoints subsume it."""
+
+    root: str  # what its paths are relative to
+    metadata: CheckpointMetadata
+
+
+@dataclass(frozen=True)
 class CoordinatorConfig:
-    interval_s: float
+    interval_s: float | None  # None: checkpointing is off (savepoints only)
     timeout_s: float
     min_pause_s: float
     max_concurrent: int
@@ -106,14 +138,20 @@ class CheckpointCoordinator:
         storage: CoordinatorStorage,
         config: CoordinatorConfig,
         gateway: TaskGateway,
+        savepoint_storage: SavepointStorage,
         first_checkpoint_id: int = 1,
         clock: Clock | None = None,
+        claimed: ClaimedSnapshot | None = None,
     ) -> None:
         self._job_id = job_id
         self._graph = job_graph
         self._storage = storage
+        self._savepoint_storage = savepoint_storage
         self._config = config
         self._gateway = gateway
+        self._claimed = claimed
+        self._requesters: dict[CheckpointRequest, Callable[[SavepointResult], None]] = {}
+        self._savepoint_done: dict[int, Callable[[SavepointResult], None]] = {}
         self._clock = clock or SystemClock()
         self._decider = CheckpointRequestDecider(
             TriggerConfig(
@@ -184,6 +222,9 @@ class CheckpointCoordinator:
 
     def start_attempt(self, tasks: frozenset[TaskKey], sources: list[TaskKey]) -> None:
         self.abort_all("the job restarted")
+        for request in self._decider.queued_savepoints():
+            if request.options.ends_job:  # the tasks it would have stopped are gone
+                self._fail_request(request, "the job restarted before it stopped; stop it again")
         self._aborted.clear()
         self._tasks = tasks
         self._sources = sources
@@ -199,6 +240,49 @@ class CheckpointCoordinator:
     def sources_finished(self) -> None:
         """Every source read all of its input: a final checkpoint is due now."""
         self._decider.sources_finished()
+
+    def trigger_savepoint(
+        self,
+        target_dir: str | None,
+        snapshot_format: SnapshotFormat,
+        kind: CheckpointKind,
+        on_done: Callable[[SavepointResult], None],
+    ) -> None:
+        """Asks for a savepoint (``kind`` SAVEPOINT, or SUSPEND / TERMINATE to stop the job)
+        into a new directory under ``target_dir``. ``on_done`` is called once, on this thread:
+        at once if the directory cannot be made, else when the savepoint completed or failed."""
+        if target_dir is None:
+            on_done(
+                SavepointResult(
+                    None,
+                    error="no savepoint directory: give a target directory or set "
+                    "execution.checkpointing.savepoint-dir",
+                )
+            )
+            return
+        try:
+            location = self._savepoint_storage.create(target_dir, self._job_id)
+        except (StorageConfigError, OSError) as e:
+            on_done(SavepointResult(None, error=str(e)))
+            return
+        request = CheckpointRequest(
+            RequestKind.SAVEPOINT,
+            CheckpointOptions(kind, snapshot_format, target_location=location),
+        )
+        self._requesters[request] = on_done
+        self._decider.request_savepoint(request)
+        log.info("Savepoint requested into %s (%s)", location, snapshot_format.value)
+
+    def shutdown(self, reason: str) -> None:
+        """The job ended: what is pending is aborted and every request still queued fails."""
+        self.abort_all(reason)
+        for request in self._decider.queued_savepoints():
+            self._fail_request(request, reason)
+
+    def _fail_request(self, request: CheckpointRequest, reason: str) -> None:
+        self._decider.withdraw(request)
+        self._savepoint_storage.discard(request.options.target_location)
+        self._requesters.pop(request)(SavepointResult(None, error=reason))
 
     # --- triggering -----------------------------------------------------------------------------
 
@@ -224,7 +308,7 @@ class CheckpointCoordinator:
         decision = self._decider.decide(now, len(self._pending))
         if isinstance(decision, TriggerNow):
             self._trigger(decision.request, now)
-            return now + min(self._config.interval_s, 0.5)
+            return now + min(self._config.interval_s or IDLE_TICK_S, 0.5)
         if isinstance(decision, WaitUntil):
             return decision.deadline_s
         return now + IDLE_TICK_S
@@ -236,7 +320,10 @@ class CheckpointCoordinator:
         self._pending.add(
             PendingCheckpoint(cid, barrier.timestamp_ms, self._tasks, request.options), now
         )
-        self.registry.checkpoint_triggered(cid)
+        if request.options.is_savepoint:
+            self._savepoint_done[cid] = self._requesters.pop(request)
+        else:
+            self.registry.checkpoint_triggered(cid)
         self._decider.triggered(request, now)
         for source in self._sources:
             self._gateway.trigger_checkpoint(source, barrier)
@@ -260,13 +347,18 @@ class CheckpointCoordinator:
 
     def on_decline(self, decline: msg.DeclineCheckpoint) -> None:
         if self._pending.get(decline.checkpoint_id) is not None:
+            subsumed = decline.reason is msg.DeclineReason.SUBSUMED
+            detail = decline.detail or decline.reason.value
             self._abort(
                 decline.checkpoint_id,
-                CheckpointFailureReason.DECLINED,
-                f"declined by {decline.vertex}[{decline.subtask}]: {decline.reason}",
+                CheckpointFailureReason.SUBSUMED if subsumed else CheckpointFailureReason.DECLINED,
+                f"declined by {decline.vertex}[{decline.subtask}]: {detail}",
             )
 
     def _complete(self, pending: PendingCheckpoint) -> None:
+        if pending.options.is_savepoint:
+            self._complete_savepoint(pending)
+            return
         cid = pending.checkpoint_id
         # 1. metadata from the acknowledgements, if every file it references is still there
         metadata = self._build_metadata(pending)
@@ -299,6 +391,7 @@ class CheckpointCoordinator:
         for checkpoint in subsumed:
             self._discard(checkpoint.checkpoint_id)
         self._delete_shared(self.registry.subsume(c.checkpoint_id for c in subsumed))
+        self._dispose_claimed()
         self._decider.completed(pending.options, now)
         self._failures.completed()
         self.num_completed += 1
@@ -318,6 +411,56 @@ class CheckpointCoordinator:
         # 5. notify: sinks commit, incremental backends may reuse this checkpoint's files
         for task in self._tasks:
             self._gateway.notify_checkpoint_complete(task, cid)
+
+    def _complete_savepoint(self, pending: PendingCheckpoint) -> None:
+        """Writes its metadata into its directory; tells the tasks only if it ends the job."""
+        cid, options = pending.checkpoint_id, pending.options
+        location = options.target_location
+        try:
+            self._savepoint_storage.write_metadata(location, self._build_metadata(pending))
+        except OSError as e:
+            self._abort(
+                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
+            )
+            return
+        now = self._clock.monotonic_s()
+        duration_ms = self._pending.elapsed_s(cid, now) * 1000
+        self._pending.remove(cid)
+        self._decider.completed(options, now)
+        record = self._record(pending, CheckpointStatus.COMPLETED, duration_ms)
+        self._add_to_history(record)
+        log.info(
+            "Completed savepoint %d (%s, %s) in %.0f ms: %s, %d tasks. Path: %s",
+            cid,
+            options.kind.value,
+            options.snapshot_format.value,
+            record.duration_ms,
+            _human_bytes(record.state_size),
+            record.num_tasks,
+            location,
+        )
+        if options.commits:
+            for task in self._tasks:
+                self._gateway.notify_checkpoint_complete(task, cid)
+        self._savepoint_done.pop(cid)(SavepointResult(cid, path=location))
+
+    def _dispose_claimed(self) -> None:
+        """The claimed snapshot goes once the job's own retained checkpoints would have
+        subsumed it (it counts as the oldest of them)."""
+        claimed = self._claimed
+        if claimed is None or len(self.store.all()) < self._config.num_retained:
+            return
+        self._claimed = None
+        try:
+            self._savepoint_storage.dispose(claimed.root, claimed.metadata)
+        except OSError as e:
+            log.warning("Could not delete the claimed snapshot %s: %s", claimed.root, e)
+            return
+        log.info(
+            "Deleted the claimed snapshot %s (checkpoint %d), subsumed",
+            claimed.root,
+            claimed.metadata.checkpoint_id,
+        )
 
     def _record(
         self,
@@ -341,6 +484,9 @@ class CheckpointCoordinator:
             num_acknowledged=len(acks),
             failure_reason=reason,
             subtasks=[a.stats for a in acks],
+            kind=pending.options.kind,
+            snapshot_format=pending.options.snapshot_format,
+            external_path=pending.options.target_location or None,
         )
 
     def _add_to_history(self, record: CheckpointRecord) -> None:
@@ -377,6 +523,8 @@ class CheckpointCoordinator:
             completion_timestamp_ms=self._clock.wall_ms(),
             operators=operators,
             stats=[a.stats for a in pending.acknowledged.values()],
+            kind=pending.options.kind,
+            snapshot_format=pending.options.snapshot_format,
         )
 
     # --- aborting -------------------------------------------------------------------------------
@@ -403,18 +551,33 @@ class CheckpointCoordinator:
         elapsed_ms = self._pending.elapsed_s(cid, now) * 1000
         pending = self._pending.remove(cid)
         pending.discarded = True
-        self._aborted.add(cid)
-        uploaded = _uploaded_by(cid, pending.acknowledged_states())
-        self._delete_shared(self.registry.unregister_aborted(cid, uploaded))
-        self._decider.aborted()
+        options = pending.options
+        if options.is_savepoint:
+            self._discard_savepoint(options.target_location)
+        else:
+            self._aborted.add(cid)
+            uploaded = _uploaded_by(cid, pending.acknowledged_states())
+            self._delete_shared(self.registry.unregister_aborted(cid, uploaded))
+            self._discard(cid)
+        self._decider.aborted(options)
         self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, detail))
-        self._discard(cid)
         for task in self._tasks:
             self._gateway.notify_checkpoint_aborted(task, cid, references_released)
-        log.warning("Checkpoint %d aborted: %s", cid, detail)
-        fail = self._failures.failed(cid, reason, detail)
+        what = "Savepoint" if options.is_savepoint else "Checkpoint"
+        log.warning("%s %d aborted: %s", what, cid, detail)
+        if options.is_savepoint:
+            self._savepoint_done.pop(cid)(
+                SavepointResult(cid, error=f"savepoint {cid} failed: {detail}")
+            )
+        fail = self._failures.failed(cid, options, reason, detail)
         if fail is not None:
             raise CheckpointFailuresExceeded(fail.reason)
+
+    def _discard_savepoint(self, location: str) -> None:
+        try:
+            self._savepoint_storage.discard(location)
+        except OSError as e:
+            log.warning("Could not delete the failed savepoint's directory %s: %s", location, e)
 
     def _discard(self, cid: int) -> None:
         try:

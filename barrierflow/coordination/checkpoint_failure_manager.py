@@ -2,7 +2,8 @@
 
 A checkpoint that fails for a reason of its own (a task declined it, it timed out, its metadata
 could not be written, it referenced released files) counts; one aborted because a newer one
-completed, or because its attempt ended, does not. The job fails when more than
+completed or arrived, or because its attempt ended, does not, and a savepoint never does (its
+requester is told instead). The job fails when more than
 ``tolerable_failures`` counted failures follow each other; a completed checkpoint resets the
 count. Performs no I/O.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 
 
 class CheckpointFailureReason(enum.Enum):
@@ -40,9 +43,13 @@ class CheckpointFailureManager:
         self.num_failed = 0  # counted failures, over the whole job
 
     def failed(
-        self, checkpoint_id: int, reason: CheckpointFailureReason, detail: str
+        self,
+        checkpoint_id: int,
+        options: CheckpointOptions,
+        reason: CheckpointFailureReason,
+        detail: str,
     ) -> FailJob | None:
-        if not reason.counts:
+        if options.is_savepoint or not reason.counts:
             return None
         self.num_failed += 1
         self.consecutive_failures += 1

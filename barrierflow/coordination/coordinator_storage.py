@@ -1,4 +1,5 @@
-"""What the checkpoint coordinator reads and writes of a job's checkpoint storage.
+"""What the checkpoint coordinator reads and writes of a job's checkpoint storage, and of the
+directories of savepoints.
 
 ``checkpoint/storage.py``'s ``CheckpointStorage`` implements it over any file system;
 ``barrierflow/testing``'s ``InMemoryCheckpointStorage`` in memory, for unit tests. Paths are
@@ -39,3 +40,23 @@ class CoordinatorStorage(Protocol):
     def read_history(self) -> CheckpointHistory | None: ...
 
     def write_history(self, history: CheckpointHistory) -> None: ...
+
+
+class SavepointStorage(Protocol):
+    """Savepoint directories: ``<target>/savepoint-<first 6 of the job id>-<12 random hex>/``,
+    holding every file of the savepoint and its ``_metadata``, by paths relative to it."""
+
+    def create(self, target_dir: str, job_id: str) -> str:
+        """A new, writable savepoint directory under ``target_dir``; its URI. Raises
+        ``StorageConfigError`` naming the directory when it cannot be written."""
+
+    def write_metadata(self, location: str, metadata: CheckpointMetadata) -> str:
+        """Writes ``<location>/_metadata``, atomically; returns its path."""
+
+    def discard(self, location: str) -> None:
+        """Deletes the savepoint directory and everything in it."""
+
+    def dispose(self, root: str, metadata: CheckpointMetadata) -> None:
+        """Deletes a snapshot a job claimed (``execution.state-recovery.claim-mode: CLAIM``):
+        a savepoint's directory, or a checkpoint's ``chk-N`` and the shared files it
+        references, under ``root``."""

@@ -100,8 +100,12 @@ class PendingCheckpoints:
 
     def subsumed_by(self, checkpoint_id: int) -> list[int]:
         """The pending checkpoints older than ``checkpoint_id``: once it completed, they can
-        never complete usefully (a restore takes the newest)."""
-        return [c for c in sorted(self._pending) if c < checkpoint_id]
+        never complete usefully (a restore takes the newest). Savepoints are never subsumed."""
+        return [
+            c
+            for c, pending in sorted(self._pending.items())
+            if c < checkpoint_id and not pending.options.is_savepoint
+        ]
 
     def expired(self, now_s: float) -> list[int]:
         return [c for c in sorted(self._pending) if now_s - self._started_s[c] > self._timeout_s]

@@ -10,29 +10,21 @@ from __future__ import annotations
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.restore import OperatorRestore
+from barrierflow.coordination.state_mapping import map_state
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph, SubtaskId
 from barrierflow.state.key_groups import KeyGroupRange, key_group_range_for_subtask
 
 
 def assign_state(
-    metadata: CheckpointMetadata, graph: ExecutionGraph
+    metadata: CheckpointMetadata, graph: ExecutionGraph, allow_non_restored_state: bool = False
 ) -> dict[SubtaskId, dict[str, OperatorRestore]]:
+    """Raises ``ConfigurationError`` with every reason when the state does not fit the job
+    (``state_mapping.StateMapping.problems``); state left behind is skipped if allowed."""
     max_parallelism = graph.job_graph.max_parallelism
-    known_uids = {node.uid for v in graph.job_graph.vertices for node in v.chain}
-    unknown = [op.uid for op in metadata.operators if op.uid not in known_uids and op.subtasks]
-    if unknown:
-        raise ConfigurationError(
-            f"checkpoint {metadata.checkpoint_id} has state for operators {unknown} that this "
-            "job does not have; give the operators the same uid() as in the job that took it"
-        )
-    for op in metadata.operators:
-        if op.max_parallelism != max_parallelism and any(s.keyed_state for s in op.subtasks):
-            raise ConfigurationError(
-                f"operator {op.uid!r} was checkpointed with max parallelism {op.max_parallelism}"
-                f" and the job now has {max_parallelism}; keyed state cannot be restored with "
-                "another max parallelism"
-            )
+    problems = map_state(metadata, graph.job_graph).problems(allow_non_restored_state)
+    if problems:
+        raise ConfigurationError("; ".join(problems))
     assignment: dict[SubtaskId, dict[str, OperatorRestore]] = {}
     for plan in graph.subtasks:
         vertex = plan.vertex

@@ -16,8 +16,11 @@ import msgspec
 
 class CheckpointKind(enum.Enum):
     CHECKPOINT = "checkpoint"  # periodic: the system's recovery log, deleted once subsumed
-    SAVEPOINT = "savepoint"  # the user's: triggered by hand, kept until the user deletes it
     FINAL = "final"  # after every source ended: tasks finish once it completes
+    # The user's, triggered by hand and kept until the user deletes it:
+    SAVEPOINT = "savepoint"  # the job goes on; commits nothing
+    SUSPEND = "suspend"  # stop: the sources stop at it, tasks end once it completed
+    TERMINATE = "terminate"  # stop --drain: the input ended first; the job's final snapshot
 
 
 class SnapshotFormat(enum.Enum):
@@ -31,6 +34,11 @@ class Alignment(enum.Enum):
     ALIGNED_WITH_TIMEOUT = "aligned-with-timeout"  # aligned, unaligned after the timeout
 
 
+_SAVEPOINTS = frozenset(
+    {CheckpointKind.SAVEPOINT, CheckpointKind.SUSPEND, CheckpointKind.TERMINATE}
+)
+
+
 class CheckpointOptions(msgspec.Struct, frozen=True):
     """What one checkpoint is; the same for every task of the checkpoint."""
 
@@ -38,11 +46,19 @@ class CheckpointOptions(msgspec.Struct, frozen=True):
     snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
     alignment: Alignment = Alignment.ALIGNED
     aligned_timeout_ms: int = 0  # with ALIGNED_WITH_TIMEOUT: how long alignment may block
+    # Where a savepoint's files go (its directory's URI); a checkpoint's go to the job's
+    # checkpoint directory, and this is empty.
+    target_location: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind is CheckpointKind.SAVEPOINT and self.alignment is not Alignment.ALIGNED:
+        if self.is_savepoint and self.alignment is not Alignment.ALIGNED:
             # A savepoint must be self-contained and portable: no in-flight data in it.
             raise ValueError(f"a savepoint is always aligned, got alignment {self.alignment.value}")
+        if self.is_savepoint != bool(self.target_location):
+            raise ValueError(
+                "a savepoint, and only a savepoint, has a target location; got kind "
+                f"{self.kind.value} with target location {self.target_location!r}"
+            )
         timed = self.alignment is Alignment.ALIGNED_WITH_TIMEOUT
         if timed != (self.aligned_timeout_ms > 0):
             raise ValueError(
@@ -51,12 +67,30 @@ class CheckpointOptions(msgspec.Struct, frozen=True):
             )
 
     @property
-    def is_final(self) -> bool:
-        return self.kind is CheckpointKind.FINAL
+    def is_savepoint(self) -> bool:
+        return self.kind in _SAVEPOINTS
 
     @property
-    def is_savepoint(self) -> bool:
-        return self.kind is CheckpointKind.SAVEPOINT
+    def is_final(self) -> bool:
+        """Taken after the input ended: tasks finish once it completes."""
+        return self.kind is CheckpointKind.FINAL or self.kind is CheckpointKind.TERMINATE
+
+    @property
+    def stops_sources(self) -> bool:
+        """Sources read nothing after its barrier; tasks end once it completes, without
+        finishing their input (no flush of what operators buffer)."""
+        return self.kind is CheckpointKind.SUSPEND
+
+    @property
+    def ends_job(self) -> bool:
+        """Tasks end once it completes, so it commits: tasks are told it completed."""
+        return self.is_final or self.stops_sources
+
+    @property
+    def commits(self) -> bool:
+        """Whether tasks are told it completed (2PC sinks commit then). A savepoint taken
+        while the job goes on commits nothing: the next checkpoint does (as in Flink 2)."""
+        return not self.is_savepoint or self.ends_job
 
 
 CHECKPOINT = CheckpointOptions()

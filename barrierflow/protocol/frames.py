@@ -23,6 +23,11 @@ CREDIT = struct.Struct("<I")
 BARRIER_FRAME_VERSION = 1
 
 
+# END_OF_DATA's payload when a final snapshot follows that every task must wait for, even in a
+# job without checkpointing (stop --drain); no payload otherwise.
+FINAL_SNAPSHOT_FOLLOWS = b"\x01"
+
+
 class Kind(enum.IntEnum):
     HELLO = 0  # producer -> consumer: connected, please grant credit
     BUFFER = 1

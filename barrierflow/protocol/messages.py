@@ -7,10 +7,12 @@ failed attempt that have not stopped yet. Performs no I/O.
 
 from __future__ import annotations
 
+import enum
+
 import msgspec
 
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
-from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions, SnapshotFormat
 
 
 class Message(msgspec.Struct, frozen=True, tag=True):
@@ -51,11 +53,18 @@ class AcknowledgeCheckpoint(Message, frozen=True):
     stats: SubtaskCheckpointStats
 
 
+class DeclineReason(enum.Enum):
+    SUBSUMED = "a newer checkpoint barrier arrived before this checkpoint was aligned"
+    CANCELED = "the checkpoint was canceled upstream"
+    SNAPSHOT_FAILED = "the snapshot failed"
+
+
 class DeclineCheckpoint(Message, frozen=True):
     vertex: str
     subtask: int
     checkpoint_id: int
-    reason: str
+    reason: DeclineReason
+    detail: str = ""
 
 
 class EndOfInput(Message, frozen=True):
@@ -99,6 +108,11 @@ class NotifyCheckpointAborted(Message, frozen=True):
     references_released: bool = False
 
 
+class EndInput(Message, frozen=True):
+    """To every source subtask (stop --drain): end the input now, as if it were exhausted;
+    a final snapshot follows, which every task waits for before it ends."""
+
+
 class Heartbeat(Message, frozen=True):
     pass
 
@@ -118,6 +132,24 @@ class CancelJob(Message, frozen=True):
 class CancelJobReply(Message, frozen=True):
     accepted: bool
     reason: str = ""
+
+
+class TriggerSavepoint(Message, frozen=True):
+    """A savepoint of ``job_id`` into a new directory under ``target_dir`` (empty: the job's
+    configured savepoint directory); ``stop`` ends the job with it, ``drain`` first ends the
+    input. Answered by ``SavepointReply`` once the savepoint completed or failed."""
+
+    job_id: str
+    secret: str
+    target_dir: str
+    snapshot_format: SnapshotFormat
+    stop: bool = False
+    drain: bool = False
+
+
+class SavepointReply(Message, frozen=True):
+    path: str | None = None
+    error: str | None = None
 
 
 class PingJob(Message, frozen=True):
@@ -143,10 +175,13 @@ AnyMessage = (
     | TriggerCheckpoint
     | NotifyCheckpointComplete
     | NotifyCheckpointAborted
+    | EndInput
     | Heartbeat
     | CancelAttempt
     | CancelJob
     | CancelJobReply
+    | TriggerSavepoint
+    | SavepointReply
     | PingJob
     | PingJobReply
 )

@@ -289,8 +289,10 @@ class SinkOperator(Operator):
         return []
 
     def finish(self) -> list[Any]:
-        if not self._checkpointing:
-            self.writer.commit(self.writer.prepare_commit(0))
+        if not self._checkpointing:  # no checkpoint will commit: what savepoints left, and the rest
+            pending = [c for p in self._pending for c in p["committables"]]
+            self._pending = []
+            self.writer.commit(pending + self.writer.prepare_commit(0))
         return []
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:

@@ -11,7 +11,9 @@ acknowledges or declines to the JobMaster. A snapshot has two phases:
    the acknowledgement is mailed back to the task thread, which sends it.
 
 A checkpoint the coordinator aborts while its asynchronous phase runs stops writing and deletes
-what it wrote.
+what it wrote. A savepoint's files go to its own directory (``CheckpointOptions.target_location``).
+After the barrier of a *suspend* savepoint (stop) the task's sources read nothing more, until it
+completes (the task then ends) or is aborted (they read on).
 
 **Threading:** every method on the task thread, except the asynchronous phase (the pool).
 **I/O:** checkpoint storage, in the asynchronous phase.
@@ -39,6 +41,7 @@ from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, encode_barrier
+from barrierflow.protocol.messages import DeclineReason
 from barrierflow.runtime.operators import Operator, OperatorSnapshot
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 
@@ -85,6 +88,8 @@ class SubtaskCheckpointCoordinator:
         self._aborted: set[int] = set()  # written by the task thread only
         self._final_checkpoint_id: int | None = None  # the first final barrier seen here
         self.final_checkpoint_completed = False
+        self._stopping_at: int | None = None  # a suspend savepoint taken here, still pending
+        self.stop_completed = False  # a suspend savepoint completed: the task ends
 
     # --- input events -------------------------------------------------------------------------
 
@@ -117,9 +122,14 @@ class SubtaskCheckpointCoordinator:
                 self._task.unblock_all_channels()
             elif isinstance(action, Decline):
                 self._alignment_bytes = 0
-                self._decline(action.checkpoint_id, action.reason.value)
+                self._decline(action.checkpoint_id, action.reason)
 
     # --- notifications from the JobMaster ------------------------------------------------------
+
+    @property
+    def sources_paused(self) -> bool:
+        """A suspend savepoint was taken here and was not aborted: read no more input."""
+        return self._stopping_at is not None
 
     def notify_complete(self, checkpoint_id: int) -> None:
         for op in self._operators:
@@ -127,8 +137,12 @@ class SubtaskCheckpointCoordinator:
         final = self._final_checkpoint_id
         if final is not None and checkpoint_id >= final:
             self.final_checkpoint_completed = True
+        if self._stopping_at is not None and checkpoint_id >= self._stopping_at:
+            self.stop_completed = True
 
     def notify_aborted(self, checkpoint_id: int, references_released: bool) -> None:
+        if checkpoint_id == self._stopping_at:
+            self._stopping_at = None  # the stop failed: the job goes on
         self._aborted.add(checkpoint_id)
         for op in self._operators:
             op.notify_checkpoint_aborted(checkpoint_id, references_released)
@@ -145,12 +159,14 @@ class SubtaskCheckpointCoordinator:
         self._task.broadcast_event(Kind.BARRIER, encode_barrier(barrier))
         if options.is_final and self._final_checkpoint_id is None:
             self._final_checkpoint_id = cid
+        if options.stops_sources:
+            self._stopping_at = cid
         sync_ms = (time.perf_counter() - started) * 1000
-        self._pool.submit(self._write, cid, snapshots, sync_ms, alignment_ms, alignment_bytes)
+        self._pool.submit(self._write, barrier, snapshots, sync_ms, alignment_ms, alignment_bytes)
 
     def _write(
         self,
-        cid: int,
+        barrier: CheckpointBarrier,
         snapshots: list[tuple[str, OperatorSnapshot | None]],
         sync_ms: float,
         alignment_ms: float,
@@ -162,21 +178,28 @@ class SubtaskCheckpointCoordinator:
         wrote (the coordinator deletes the checkpoint's directory too, but may do so before this
         thread's last write, and does not know of shared files before the acknowledgement)."""
         d = self._d
+        cid, options = barrier.checkpoint_id, barrier.options
         started = time.perf_counter()
         written: list[CheckpointStreams] = []
         try:
+            storage = (
+                CheckpointStorage(options.target_location, d.config.write_buffer_size)
+                if options.is_savepoint
+                else self._storage
+            )
             states: dict[str, OperatorSubtaskState] = {}
             for uid, snap in snapshots:
                 if snap is None:
                     continue
                 streams = CheckpointStreams(
-                    self._storage,
+                    storage,
                     cid,
                     uid,
                     d.subtask,
                     d.attempt,
                     d.config.inline_threshold,
                     self._aborted.__contains__,
+                    savepoint=options.is_savepoint,
                 )
                 written.append(streams)
                 operator_state = (
@@ -204,13 +227,17 @@ class SubtaskCheckpointCoordinator:
         except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
             for streams in written:
                 streams.delete_written()
-            reason = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
-            self._task.run_in_task_thread(lambda: self._decline(cid, reason, downstream=False))
+            detail = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
+            self._task.run_in_task_thread(
+                lambda: self._decline(cid, DeclineReason.SNAPSHOT_FAILED, detail, downstream=False)
+            )
 
-    def _decline(self, cid: int, reason: str, downstream: bool = True) -> None:
+    def _decline(
+        self, cid: int, reason: DeclineReason, detail: str = "", downstream: bool = True
+    ) -> None:
         d = self._d
         self._task.send_to_job_master(
-            msg.DeclineCheckpoint(d.attempt, d.vertex, d.subtask, cid, reason)
+            msg.DeclineCheckpoint(d.attempt, d.vertex, d.subtask, cid, reason, detail)
         )
         if downstream:
             self._task.broadcast_event(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))

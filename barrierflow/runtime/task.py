@@ -35,7 +35,12 @@ from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
-from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, decode_barrier
+from barrierflow.protocol.frames import (
+    CHECKPOINT_ID,
+    FINAL_SNAPSHOT_FOLLOWS,
+    Kind,
+    decode_barrier,
+)
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.runtime.operators import (
@@ -72,6 +77,7 @@ class StreamTask:
         self.thread = threading.Thread(target=self.run, name=f"task {self.name}", daemon=True)
         self._end_of_data_channels: set[int] = set()
         self._finished = False  # finish() was called: no more records
+        self._await_final = False  # a final snapshot follows the end of input (stop --drain)
         self._done = False  # END_OF_PARTITION sent
         self._ctl: zmq.Socket | None = None
         self._partitions: list[ResultPartition] = []
@@ -227,7 +233,7 @@ class StreamTask:
             self._poller_out.poll(100)
             return not self._done
         source = self._source
-        if source is not None and not self._finished:
+        if source is not None and not self._finished and not self.checkpoints.sources_paused:
             batch = source.poll(self.d.config.buffer_size)
             if batch is None:
                 self._end_of_input()
@@ -307,6 +313,8 @@ class StreamTask:
             (cid,) = CHECKPOINT_ID.unpack(payload)
             self.checkpoints.on_cancel_marker(cid)
         elif kind == Kind.END_OF_DATA:
+            if payload == FINAL_SNAPSHOT_FOLLOWS:
+                self._await_final = True
             self._end_of_data_channels.add(channel)
             if len(self._end_of_data_channels) == self._gate.num_channels:
                 self._end_of_input()
@@ -326,6 +334,10 @@ class StreamTask:
             self._maybe_terminate()
         elif isinstance(message, msg.NotifyCheckpointAborted):
             self.checkpoints.notify_aborted(message.checkpoint_id, message.references_released)
+        elif isinstance(message, msg.EndInput):
+            if self._source is not None and not self._finished:
+                self._await_final = True
+                self._end_of_input()
         elif isinstance(message, msg.CancelAttempt):
             raise TaskCancelled()
 
@@ -342,17 +354,24 @@ class StreamTask:
             for p in self._partitions:
                 p.emit(records)
         self._finished = True
-        self.broadcast_event(Kind.END_OF_DATA)
+        self.broadcast_event(
+            Kind.END_OF_DATA, FINAL_SNAPSHOT_FOLLOWS if self._await_final else None
+        )
         if self._source is not None:
             self.send_to_job_master(msg.EndOfInput(self.d.attempt, self.d.vertex, self.d.subtask))
         self._maybe_terminate()
 
     def _maybe_terminate(self) -> None:
-        if self._done or not self._finished:
+        """The task ends (END_OF_PARTITION) once its input ended and every upstream task ended,
+        and, with checkpointing or a drain, a final snapshot completed; or once a suspend
+        savepoint completed (stop), without finishing its input."""
+        stopped = self.checkpoints.stop_completed
+        if self._done or not (self._finished or stopped):
             return
         if self._gate is not None and not self._gate.is_finished:
             return
-        if self.d.config.checkpointing and not self.checkpoints.final_checkpoint_completed:
+        awaits_final = self.d.config.checkpointing or self._await_final
+        if not stopped and awaits_final and not self.checkpoints.final_checkpoint_completed:
             return
         self.broadcast_event(Kind.END_OF_PARTITION)
         self._done = True

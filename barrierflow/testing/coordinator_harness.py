@@ -11,14 +11,21 @@ from __future__ import annotations
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
+    ClaimedSnapshot,
     CoordinatorConfig,
+    SavepointResult,
 )
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage
+from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.pending_checkpoint import TaskKey
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
-from barrierflow.testing.in_memory_storage import InMemoryCheckpointStorage
+from barrierflow.protocol.checkpoint_barrier import (
+    CheckpointBarrier,
+    CheckpointKind,
+    SnapshotFormat,
+)
+from barrierflow.testing.in_memory_savepoint_storage import InMemorySavepointStorage
 
 WALL_CLOCK_ORIGIN_MS = 1_700_000_000_000
 
@@ -74,11 +81,14 @@ class CoordinatorHarness:
         storage: CoordinatorStorage | None = None,
         first_checkpoint_id: int = 1,
         job_id: str = "job-id",
+        claimed: ClaimedSnapshot | None = None,
     ) -> None:
         self.graph = graph
         self.clock = ManualClock()
         self.gateway = RecordingGateway()
         self.storage = storage if storage is not None else InMemoryCheckpointStorage()
+        self.savepoints = InMemorySavepointStorage()
+        self.savepoint_results: list[SavepointResult] = []
         self.tasks = frozenset(s.id for s in graph.subtasks)
         self.sources = graph.source_subtasks
         self.coordinator = CheckpointCoordinator(
@@ -87,8 +97,10 @@ class CoordinatorHarness:
             self.storage,
             config,
             self.gateway,
+            self.savepoints,
             first_checkpoint_id=first_checkpoint_id,
             clock=self.clock,
+            claimed=claimed,
         )
         self.start_attempt()
 
@@ -110,6 +122,17 @@ class CoordinatorHarness:
             self.clock.advance(0.1)
         raise AssertionError("no checkpoint was triggered within an hour")
 
+    def request_savepoint(
+        self,
+        target_dir: str | None = "/savepoints",
+        snapshot_format: SnapshotFormat = SnapshotFormat.CANONICAL,
+        kind: CheckpointKind = CheckpointKind.SAVEPOINT,
+    ) -> None:
+        """Asks for a savepoint; its result goes to ``savepoint_results``."""
+        self.coordinator.trigger_savepoint(
+            target_dir, snapshot_format, kind, self.savepoint_results.append
+        )
+
     def acknowledge(
         self,
         checkpoint_id: int,
@@ -126,10 +149,16 @@ class CoordinatorHarness:
         for task in sorted(self.tasks):
             self.acknowledge(checkpoint_id, task)
 
-    def decline(self, checkpoint_id: int, task: TaskKey | None = None, reason: str = "x") -> None:
+    def decline(
+        self,
+        checkpoint_id: int,
+        task: TaskKey | None = None,
+        reason: msg.DeclineReason = msg.DeclineReason.SNAPSHOT_FAILED,
+        detail: str = "x",
+    ) -> None:
         vertex, subtask = task or sorted(self.tasks)[0]
         self.coordinator.on_decline(
-            msg.DeclineCheckpoint(0, vertex, subtask, checkpoint_id, reason)
+            msg.DeclineCheckpoint(0, vertex, subtask, checkpoint_id, reason, detail)
         )
 
     def completed_ids(self) -> list[int]:

@@ -36,6 +36,7 @@ from barrierflow.protocol.checkpoint_barrier import (
 from barrierflow.protocol.frames import (
     CHECKPOINT_ID,
     CREDIT,
+    FINAL_SNAPSHOT_FOLLOWS,
     HEADER,
     Kind,
     decode_barrier,
@@ -211,8 +212,10 @@ class StreamTaskHarness:
     def cancel_marker(self, channel: int, checkpoint_id: int) -> None:
         self._send(channel, Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(checkpoint_id))
 
-    def end_of_data(self, channel: int) -> None:
-        self._send(channel, Kind.END_OF_DATA)
+    def end_of_data(self, channel: int, final_snapshot_follows: bool = False) -> None:
+        self._send(
+            channel, Kind.END_OF_DATA, FINAL_SNAPSHOT_FOLLOWS if final_snapshot_follows else None
+        )
 
     def end_of_partition(self, channel: int) -> None:
         self._send(channel, Kind.END_OF_PARTITION)
@@ -243,6 +246,10 @@ class StreamTaskHarness:
 
     def notify_aborted(self, checkpoint_id: int) -> None:
         self.control(msg.NotifyCheckpointAborted(self.descriptor.attempt, checkpoint_id))
+
+    def end_input(self) -> None:
+        """stop --drain: the JobMaster tells a source task to end its input."""
+        self.control(msg.EndInput(self.descriptor.attempt))
 
     def sent_to_job_master(self) -> list[msg.AnyMessage]:
         """Every message the task sent to the JobMaster so far, oldest first."""

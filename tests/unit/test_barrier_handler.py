@@ -10,12 +10,12 @@ from barrierflow.checkpoint.barrier_handler import (
     AtLeastOnceBarrierHandler,
     BlockChannel,
     Decline,
-    DeclineReason,
     ExactlyOnceBarrierHandler,
     SnapshotNow,
     UnblockAll,
 )
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.messages import DeclineReason
 
 
 def barrier(cid: int) -> CheckpointBarrier:

@@ -39,7 +39,12 @@ options = st.one_of(
         st.integers(1, 10**9),
     ),
     st.builds(
-        CheckpointOptions, st.just(CheckpointKind.SAVEPOINT), st.sampled_from(list(SnapshotFormat))
+        CheckpointOptions,
+        st.sampled_from(
+            [CheckpointKind.SAVEPOINT, CheckpointKind.SUSPEND, CheckpointKind.TERMINATE]
+        ),
+        st.sampled_from(list(SnapshotFormat)),
+        target_location=st.text(min_size=1),
     ),
 )
 
@@ -51,7 +56,9 @@ def test_a_barrier_frame_round_trips(checkpoint_id, timestamp_ms, opts):
 
 
 def test_options_travel_in_the_trigger_message():
-    savepoint = CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL)
+    savepoint = CheckpointOptions(
+        CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL, target_location="s3://b/sp-1"
+    )
     decoded = msg.decode(msg.encode(msg.TriggerCheckpoint(1, 5, 100, savepoint)))
     assert decoded.options == savepoint and decoded.options.is_savepoint
 
@@ -84,7 +91,35 @@ def test_a_damaged_frame_is_reported():
 
 def test_a_savepoint_is_always_aligned():
     with pytest.raises(ValueError, match="savepoint is always aligned"):
-        CheckpointOptions(CheckpointKind.SAVEPOINT, alignment=Alignment.UNALIGNED)
+        CheckpointOptions(
+            CheckpointKind.SAVEPOINT, alignment=Alignment.UNALIGNED, target_location="x"
+        )
+
+
+def test_a_savepoint_and_only_a_savepoint_has_a_target_location():
+    with pytest.raises(ValueError, match="only a savepoint, has a target location"):
+        CheckpointOptions(CheckpointKind.SAVEPOINT)
+    with pytest.raises(ValueError, match="only a savepoint, has a target location"):
+        CheckpointOptions(CheckpointKind.FINAL, target_location="/sp")
+
+
+@pytest.mark.parametrize(
+    ("kind", "savepoint", "final", "stops", "commits"),
+    [
+        (CheckpointKind.CHECKPOINT, False, False, False, True),
+        (CheckpointKind.FINAL, False, True, False, True),
+        (CheckpointKind.SAVEPOINT, True, False, False, False),
+        (CheckpointKind.SUSPEND, True, False, True, True),
+        (CheckpointKind.TERMINATE, True, True, False, True),
+    ],
+)
+def test_what_each_kind_of_snapshot_means_for_the_tasks(kind, savepoint, final, stops, commits):
+    options = CheckpointOptions(kind, target_location="/sp" if savepoint else "")
+    assert options.is_savepoint is savepoint
+    assert options.is_final is final
+    assert options.stops_sources is stops
+    assert options.commits is commits
+    assert options.ends_job is (final or stops)
 
 
 def test_the_alignment_timeout_is_given_exactly_with_aligned_with_timeout():

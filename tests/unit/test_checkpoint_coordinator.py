@@ -11,18 +11,20 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointStatus
+from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointFailuresExceeded,
+    ClaimedSnapshot,
     CoordinatorConfig,
 )
+from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CheckpointKind
+from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointKind, SnapshotFormat
 from barrierflow.testing.coordinator_harness import WALL_CLOCK_ORIGIN_MS, CoordinatorHarness
-from barrierflow.testing.in_memory_storage import InMemoryCheckpointStorage
 
 
 def two_vertex_graph():
@@ -161,9 +163,9 @@ def test_a_checkpoint_whose_metadata_cannot_be_written_is_aborted_as_a_failure(h
 def test_a_decline_aborts_the_checkpoint_deletes_its_files_and_tells_every_task(h):
     cid = h.trigger()
     h.storage.add_file(f"{layout.checkpoint_dir(cid)}/half-written", b"x")
-    h.decline(cid, ("v0", 1), "alignment subsumed")
+    h.decline(cid, ("v0", 1), detail="disk full")
     assert status(h, cid) is CheckpointStatus.FAILED
-    assert failure_reason(h, cid) == "declined by v0[1]: alignment subsumed"
+    assert failure_reason(h, cid) == "declined by v0[1]: disk full"
     aborts = [t for t, m in h.gateway.sent if isinstance(m, msg.NotifyCheckpointAborted)]
     assert sorted(aborts) == sorted(h.tasks)
     assert h.storage.list_checkpoint_dirs() == []
@@ -307,3 +309,148 @@ def test_take_over_adopts_the_newest_readable_checkpoints_and_continues_after_ev
 def test_take_over_of_a_job_without_a_readable_checkpoint_reports_it():
     h = CoordinatorHarness(two_vertex_graph(), config())
     assert not h.coordinator.take_over()
+
+
+# --- savepoints ----------------------------------------------------------------------------------
+
+
+def test_a_savepoint_is_written_into_its_own_directory_and_never_retained_or_committed(h):
+    h.request_savepoint("/savepoints", SnapshotFormat.CANONICAL)
+    cid = h.trigger()  # at once, whatever the interval
+    trigger = h.gateway.triggers()[-1]
+    assert trigger.options.is_savepoint and trigger.options.alignment is Alignment.ALIGNED
+    location = trigger.options.target_location
+    assert location.startswith("/savepoints/savepoint-job-id-")
+    h.acknowledge_all(cid)
+    (result,) = h.savepoint_results
+    assert (result.checkpoint_id, result.path, result.error) == (cid, location, None)
+    metadata = h.savepoints.read_metadata(location)
+    assert metadata.kind is CheckpointKind.SAVEPOINT
+    assert metadata.snapshot_format is SnapshotFormat.CANONICAL
+    assert h.completed_ids() == [] and h.storage.list_completed() == []
+    assert h.notified_complete() == []  # it goes on: sinks commit with the next checkpoint
+    record = h.coordinator.history.records[-1]
+    assert record.external_path == location and record.kind is CheckpointKind.SAVEPOINT
+
+
+def test_a_savepoint_shares_the_checkpoint_id_sequence(h):
+    first = h.trigger()
+    h.acknowledge_all(first)
+    h.request_savepoint()
+    savepoint = h.trigger()
+    h.acknowledge_all(savepoint)
+    assert savepoint == first + 1
+    assert h.trigger() == savepoint + 1
+
+
+def test_a_stop_savepoint_tells_the_tasks_it_completed_and_nothing_is_triggered_after_it(h):
+    h.request_savepoint(kind=CheckpointKind.SUSPEND)
+    cid = h.trigger()
+    h.acknowledge_all(cid)
+    assert h.notified_complete() == [cid]
+    h.tick_after(100)
+    assert len(h.gateway.triggers()) == len(h.sources)  # only the savepoint's
+
+
+def test_retention_never_subsumes_or_deletes_a_savepoint():
+    h = CoordinatorHarness(two_vertex_graph(), config(num_retained=1))
+    h.request_savepoint()
+    savepoint = h.trigger()
+    h.acknowledge_all(savepoint)
+    for _ in range(3):
+        h.acknowledge_all(h.trigger())
+    location = h.savepoint_results[0].path
+    assert location in h.savepoints.locations
+    assert h.savepoints.read_metadata(location).checkpoint_id == savepoint
+
+
+def test_a_completed_checkpoint_does_not_abort_an_older_pending_savepoint():
+    h = CoordinatorHarness(two_vertex_graph(), config(max_concurrent=3))
+    older = h.trigger()
+    h.request_savepoint()
+    savepoint = h.trigger()
+    h.acknowledge_all(older)  # older than the savepoint: nothing to subsume
+    h.acknowledge_all(savepoint)
+    assert h.savepoint_results[0].checkpoint_id == savepoint
+    assert h.savepoint_results[0].error is None
+
+
+def test_a_failed_savepoint_tells_its_requester_deletes_its_directory_and_fails_no_job():
+    h = CoordinatorHarness(two_vertex_graph(), config(tolerable_failures=0))
+    h.request_savepoint()
+    cid = h.trigger()
+    location = h.gateway.triggers()[-1].options.target_location
+    h.decline(cid, detail="disk full")
+    (result,) = h.savepoint_results
+    assert result.path is None and "disk full" in result.error
+    assert location not in h.savepoints.locations
+    assert h.coordinator.num_failed == 0
+    assert h.notified_aborted() == [cid]  # the tasks clean up, a stopping source reads on
+
+
+def test_a_savepoint_times_out_as_checkpoints_do(h):
+    h.request_savepoint()
+    cid = h.trigger()
+    h.tick_after(61)
+    assert h.savepoint_results[0].error == f"savepoint {cid} failed: timed out after 60 s"
+
+
+def test_savepoint_requests_are_queued_and_taken_one_after_the_other(h):
+    h.request_savepoint("/a")
+    h.request_savepoint("/b")
+    first = h.trigger()
+    h.tick_after(1.0)
+    assert len(h.gateway.triggers()) == len(h.sources)  # the second waits
+    h.acknowledge_all(first)
+    second = h.trigger()
+    h.acknowledge_all(second)
+    paths = [r.path for r in h.savepoint_results]
+    assert paths[0].startswith("/a/") and paths[1].startswith("/b/")
+
+
+def test_a_savepoint_without_a_directory_or_into_an_unwritable_one_fails_at_once(h):
+    h.request_savepoint(None)
+    h.savepoints.unwritable.add("/read-only")
+    h.request_savepoint("/read-only")
+    first, second = h.savepoint_results
+    assert "no savepoint directory" in first.error
+    assert "/read-only is not writable" in second.error
+    assert h.gateway.triggers() == []
+
+
+def test_a_restart_fails_a_queued_stop_but_keeps_a_queued_savepoint(h):
+    h.trigger()  # pending: the requests queue behind nothing but must wait for the tasks
+    h.request_savepoint("/keep")
+    h.request_savepoint("/stop", kind=CheckpointKind.SUSPEND)
+    h.start_attempt()
+    stop_result = next(r for r in h.savepoint_results if r.error and "stop it again" in r.error)
+    assert stop_result.path is None
+    cid = h.trigger()
+    h.acknowledge_all(cid)
+    assert [r.path.startswith("/keep/") for r in h.savepoint_results if r.path] == [True]
+
+
+def test_shutdown_fails_every_queued_or_pending_request(h):
+    h.request_savepoint("/a")
+    h.trigger()
+    h.request_savepoint("/b")
+    h.coordinator.shutdown("the job ended")
+    assert [r.error for r in h.savepoint_results] == [
+        "savepoint 1 failed: the job ended",
+        "the job ended",
+    ]
+    assert h.savepoints.locations == set()
+
+
+def test_a_claimed_snapshot_is_deleted_once_the_jobs_own_checkpoints_subsume_it():
+    claimed = CheckpointMetadata("old-job", "name", 41, 1, 2, [])
+    h = CoordinatorHarness(
+        two_vertex_graph(),
+        config(num_retained=2),
+        claimed=ClaimedSnapshot("/old/chk-41-root", claimed),
+        first_checkpoint_id=42,
+    )
+    h.acknowledge_all(h.trigger())
+    assert h.savepoints.disposed == []  # two retained: the claimed one and the new one
+    h.acknowledge_all(h.trigger())
+    assert h.savepoints.disposed == [("/old/chk-41-root", 41)]

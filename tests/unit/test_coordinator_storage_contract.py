@@ -10,8 +10,8 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.errors import CorruptCheckpointError
-from barrierflow.testing.in_memory_storage import InMemoryCheckpointStorage
 
 
 class FileSystem:

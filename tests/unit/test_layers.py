@@ -63,6 +63,7 @@ PURE = (
     "barrierflow.coordination.pending_checkpoint",
     "barrierflow.coordination.shared_state_registry",
     "barrierflow.coordination.state_assignment",
+    "barrierflow.coordination.state_mapping",
 )
 IMPURE_LIBRARIES = frozenset(
     {

@@ -232,7 +232,9 @@ def test_a_canonical_snapshot_is_in_the_key_group_format_and_restores_into_the_h
     subtask.put(range(100), 7)
     subtask.checkpoint(1)
     shared_before = subtask.storage.list_shared()
-    savepoint = CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL)
+    savepoint = CheckpointOptions(
+        CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL, target_location="/sp"
+    )
     snapshot = subtask.backend.snapshot(2, savepoint)
     streams = CheckpointStreams(subtask.storage, 2, "counter", 0, 1, inline_threshold=1024)
     (handle,) = snapshot(streams)

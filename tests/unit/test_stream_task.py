@@ -104,7 +104,7 @@ def test_a_cancel_marker_declines_the_alignment_forwards_the_marker_and_unblocks
     h.cancel_marker(1, 1)
     h.run_until_idle()
     (decline,) = h.declines()
-    assert decline.checkpoint_id == 1 and "canceled upstream" in decline.reason
+    assert decline.checkpoint_id == 1 and decline.reason is msg.DeclineReason.CANCELED
     assert [e.checkpoint_id for e in h.emitted() if e.kind == Kind.CANCEL_MARKER] == [1]
     assert h.output_records() == [("x", 1)]
     assert h.acknowledgements() == []
@@ -113,7 +113,9 @@ def test_a_cancel_marker_declines_the_alignment_forwards_the_marker_and_unblocks
 
 def test_the_barrier_is_forwarded_with_its_options_behind_the_records_before_it():
     h = StreamTaskHarness([keyed_count()], num_input_channels=1).open()
-    savepoint = CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL)
+    savepoint = CheckpointOptions(
+        CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL, target_location="/sp/1"
+    )
     h.records(0, ["a"])
     h.barrier(0, 7, savepoint)
     h.records(0, ["b"])
@@ -133,7 +135,7 @@ def test_the_options_of_a_barrier_reach_the_keyed_state_backend(tmp_path):
     ).open()
     h.records(0, ["a", "b", "a"])
     h.barrier(0, 1)
-    h.barrier(0, 2, CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL))
+    h.barrier(0, 2, CheckpointOptions(snapshot_format=SnapshotFormat.CANONICAL))
     h.run_until_idle()
     native, canonical = (ack.operator_states["count"].keyed_state for ack in h.acknowledgements())
     assert [type(handle) for handle in native] == [IncrementalKeyedHandle]
@@ -200,4 +202,95 @@ def test_messages_of_another_attempt_are_ignored():
     h.control(msg.CancelAttempt(2, "this attempt's"))
     with pytest.raises(TaskCancelled):
         h.run_until_idle()
+    h.close()
+
+
+# --- stop with a savepoint -------------------------------------------------------------------
+
+
+def suspend(target: str = "/savepoints/sp-1") -> CheckpointOptions:
+    return CheckpointOptions(CheckpointKind.SUSPEND, target_location=target)
+
+
+def source_task(n: int = 100, **kwargs) -> StreamTaskHarness:
+    source = operator(TransformationKind.SOURCE, SequenceSource(1, n), uid="numbers")
+    return StreamTaskHarness([source], num_input_channels=0, buffer_size=3, **kwargs).open()
+
+
+def test_after_a_stop_savepoint_a_source_reads_nothing_more_and_ends_once_it_completed(tmp_path):
+    h = source_task(storage_uri=str(tmp_path / "job"))
+    h.turns(2)
+    h.trigger_checkpoint(7, suspend(str(tmp_path / "sp")))
+    h.turns(5)
+    assert h.output_records() == [1, 2, 3, 4, 5, 6]  # nothing after the barrier
+    assert [e.kind for e in h.emitted()][-1] == Kind.BARRIER
+    assert [a.checkpoint_id for a in h.acknowledgements()] == [7]
+    h.notify_complete(7)
+    assert not h.turns(3)  # ended
+    assert [e.kind for e in h.emitted()][-1] == Kind.END_OF_PARTITION
+    assert Kind.END_OF_DATA not in [e.kind for e in h.emitted()]  # its input was not finished
+    assert h.output_records() == [1, 2, 3, 4, 5, 6]
+    h.close()
+
+
+def test_a_source_reads_on_when_its_stop_savepoint_failed(tmp_path):
+    h = source_task(storage_uri=str(tmp_path / "job"))
+    h.turns(1)
+    h.trigger_checkpoint(7, suspend(str(tmp_path / "sp")))
+    h.turns(3)
+    assert h.output_records() == [1, 2, 3]
+    h.notify_aborted(7)
+    h.turns(2)
+    assert h.output_records()[:6] == [1, 2, 3, 4, 5, 6]
+    h.close()
+
+
+def test_a_downstream_task_ends_after_the_stop_savepoint_completed_and_its_input_ended(tmp_path):
+    h = StreamTaskHarness([keyed_count()], storage_uri=str(tmp_path / "job")).open()
+    h.records(0, ["a"])
+    h.barrier(0, 7, suspend(str(tmp_path / "sp")))
+    h.run_until_idle()
+    h.notify_complete(7)
+    assert h.run_until_idle()  # its upstream has not ended yet
+    h.end_of_partition(0)
+    assert not h.run_until_idle()
+    assert [e.kind for e in h.emitted()] == [Kind.BUFFER, Kind.BARRIER, Kind.END_OF_PARTITION]
+    h.close()
+
+
+def test_a_drained_source_ends_its_input_and_waits_for_the_final_snapshot_without_checkpoints(
+    tmp_path,
+):
+    h = source_task(checkpointing=False)
+    h.turns(1)
+    h.end_input()
+    assert h.run_until_idle()
+    assert isinstance(h.sent_to_job_master()[-1], msg.EndOfInput)
+    end_of_data = [e for e in h.emitted() if e.kind == Kind.END_OF_DATA]
+    assert len(end_of_data) == 1 and h.output_records() == [1, 2, 3]
+    terminate = CheckpointOptions(CheckpointKind.TERMINATE, target_location=str(tmp_path / "sp"))
+    h.trigger_checkpoint(8, terminate)
+    h.run_until_idle()
+    assert [a.checkpoint_id for a in h.acknowledgements()] == [8]
+    h.notify_complete(8)
+    assert not h.run_until_idle()
+    h.close()
+
+
+@pytest.mark.parametrize("final_follows", [True, False])
+def test_without_checkpointing_a_task_waits_for_a_final_snapshot_only_when_told_one_follows(
+    tmp_path, final_follows
+):
+    h = StreamTaskHarness([keyed_count()], checkpointing=False).open()
+    h.records(0, ["a"])
+    h.end_of_data(0, final_snapshot_follows=final_follows)
+    if final_follows:
+        terminate = CheckpointOptions(CheckpointKind.TERMINATE, target_location=str(tmp_path))
+        h.barrier(0, 8, terminate)
+    h.end_of_partition(0)
+    assert h.run_until_idle() is final_follows
+    if final_follows:
+        h.notify_complete(8)
+        assert not h.run_until_idle()
+    assert [e.kind for e in h.emitted()][-1] == Kind.END_OF_PARTITION
     h.close()

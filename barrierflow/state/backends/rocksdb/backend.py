@@ -196,21 +196,36 @@ class RocksDBKeyedStateBackend:
     def snapshot(
         self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
     ) -> AsyncSnapshot:
-        """Incremental when so configured and ``options`` ask for the native format; else full."""
+        """Native (RocksDB's files): incremental checkpoints when so configured, and native
+        savepoints, which copy every file into the savepoint; full (the key-group format)
+        otherwise."""
         self._guard.check_open()
-        if self._incremental and options.snapshot_format is SnapshotFormat.NATIVE:
-            return self._incremental_snapshot(checkpoint_id)
+        if options.snapshot_format is SnapshotFormat.NATIVE:
+            if options.is_savepoint:
+                return self._native_snapshot(checkpoint_id, savepoint=True)
+            if self._incremental:
+                return self._native_snapshot(checkpoint_id, savepoint=False)
         scan = ReadOptions()
         scan.fill_cache(False)  # a full scan would evict the working set of the task
         cursors = [(t.name, t.kind, t.db.items(read_opt=scan)) for t in self._tables.values()]
         return FullSnapshot(self._guard, cursors, scan, self._range)
 
-    def _incremental_snapshot(self, checkpoint_id: int) -> AsyncSnapshot:
+    def _native_snapshot(self, checkpoint_id: int, savepoint: bool) -> AsyncSnapshot:
+        """A savepoint reuses nothing and leaves nothing to reuse: the user owns its files."""
         if not self._tables:
             return lambda streams: []
         directory = self._local.path(checkpoint_id)
         shutil.rmtree(directory, ignore_errors=True)  # left by an attempt that crashed
         native = self.native_checkpoint(directory)
+        if savepoint:
+            return IncrementalSnapshot(
+                checkpoint_id,
+                native,
+                {},
+                self._range,
+                lambda cid, shared: None,
+                lambda path: shutil.rmtree(path, ignore_errors=True),
+            )
         return IncrementalSnapshot(
             checkpoint_id,
             native,

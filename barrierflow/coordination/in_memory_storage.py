@@ -1,6 +1,8 @@
-"""Checkpoint storage in a dict, for unit tests of the coordinator: the files of a job's
-directory by relative path. Metadata goes through the real format (encoded, checksummed,
-decoded), so a test can corrupt it byte by byte.
+"""A job's checkpoint storage in a dict: the files of its directory by relative path.
+
+For a job without a checkpoint directory (its checkpoint history then lives as long as its
+JobMaster), and for unit tests of the coordinator. Metadata goes through the real format
+(encoded, checksummed, decoded), so a test can corrupt it byte by byte.
 
 **Threading:** one thread.
 """

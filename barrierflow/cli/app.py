@@ -1,0 +1,40 @@
+"""The ``barrierflow`` command's application object and what its commands share: the consoles,
+and how a figure is shown. Output meant for scripts goes to standard output; errors and
+progress to standard error."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    help="Stateful stream processing on Spark with Flink's checkpointing.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+checkpoints_app = typer.Typer(
+    help="Inspect the checkpoints under a checkpoint directory.", no_args_is_help=True
+)
+app.add_typer(checkpoints_app, name="checkpoints")
+console = Console()
+errors = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Prints ``message`` as an error; raise what it returns."""
+    errors.print(f"[red]{message}[/red]")
+    return typer.Exit(code)
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def time_of(timestamp_ms: int) -> str:
+    return datetime.fromtimestamp(timestamp_ms / 1000).isoformat(timespec="milliseconds")

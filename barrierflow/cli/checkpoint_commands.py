@@ -1,0 +1,260 @@
+"""``barrierflow checkpoints list`` and ``show``: what a job's checkpoints and savepoints did,
+from its history and its metadata files."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import msgspec
+import pyarrow.fs as pafs
+import typer
+from rich.table import Table
+
+from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
+from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
+from barrierflow.cli.app import checkpoints_app, console, errors, fail, size, time_of
+from barrierflow.errors import CorruptCheckpointError, StorageConfigError
+
+
+def _job_roots(uri: str) -> list[str]:
+    """Job directories under ``uri``; ``uri`` itself when it is one."""
+    try:
+        fs, path = resolve_filesystem(uri)
+        infos = fs.get_file_info(pafs.FileSelector(path))
+    except (StorageConfigError, FileNotFoundError, OSError) as e:
+        errors.print(f"[red]Cannot read {uri}: {e}[/red]")
+        raise typer.Exit(2) from e
+    if _is_job_root(infos):
+        return [uri.rstrip("/")]
+    roots = []
+    for info in sorted(infos, key=lambda i: i.mtime):
+        if info.type == pafs.FileType.Directory:
+            inside = fs.get_file_info(pafs.FileSelector(info.path))
+            if _is_job_root(inside):
+                roots.append(f"{uri.rstrip('/')}/{info.base_name}")
+    return roots
+
+
+def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
+    """A job's directory holds its history, or at least one ``chk-N`` directory."""
+    return any(
+        i.base_name == HISTORY_FILE
+        or (
+            i.type == pafs.FileType.Directory
+            and layout.parse_checkpoint_dir(i.base_name) is not None
+        )
+        for i in infos
+    )
+
+
+def _rows(job_root: str) -> list[dict]:
+    """One row per checkpoint of the job: from its history, else from retained metadata."""
+    storage = CheckpointStorage(job_root)
+    retained = set(storage.list_completed())
+    history = storage.read_history()
+    rows = []
+    if history is not None:
+        for r in history.records:
+            rows.append(
+                {
+                    "job": history.job_id,
+                    "job_name": history.job_name,
+                    "id": r.checkpoint_id,
+                    "kind": r.kind.value,
+                    "format": r.snapshot_format.value,
+                    "path": r.external_path,
+                    "status": r.status.value,
+                    "time": time_of(r.trigger_timestamp_ms),
+                    "duration_ms": round(r.duration_ms, 1),
+                    "size_bytes": r.state_size,
+                    "checkpointed_bytes": r.checkpointed_size,
+                    "tasks": f"{r.num_acknowledged}/{r.num_tasks}",
+                    "restorable": r.checkpoint_id in retained,
+                    "failure": r.failure_reason,
+                }
+            )
+        return rows
+    for cid in sorted(retained):
+        try:
+            meta = storage.read_metadata(cid)
+        except CorruptCheckpointError as e:
+            rows.append(
+                {
+                    "job": job_root.rsplit("/", 1)[-1],
+                    "job_name": "?",
+                    "id": cid,
+                    "status": "UNUSABLE",
+                    "failure": e.reason,
+                    "restorable": False,
+                }
+            )
+            continue
+        rows.append(
+            {
+                "job": meta.job_id,
+                "job_name": meta.job_name,
+                "id": cid,
+                "kind": meta.kind.value,
+                "format": meta.snapshot_format.value,
+                "path": None,
+                "status": "COMPLETED",
+                "time": time_of(meta.trigger_timestamp_ms),
+                "duration_ms": meta.completion_timestamp_ms - meta.trigger_timestamp_ms,
+                "size_bytes": meta.state_size(),
+                "checkpointed_bytes": meta.checkpointed_size(),
+                "tasks": f"{len(meta.stats)}/{len(meta.stats)}",
+                "restorable": True,
+                "failure": None,
+            }
+        )
+    return rows
+
+
+@checkpoints_app.command("list")
+def list_checkpoints(
+    uri: Annotated[str, typer.Argument(help="A checkpoint directory, or one job's directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """A table of checkpoints: id, status, time, duration, size, tasks, restorable."""
+    rows = [row for root in _job_roots(uri) for row in _rows(root)]
+    if as_json:
+        console.print_json(json.dumps(rows))
+        return
+    if not rows:
+        console.print(f"No checkpoints under {uri}")
+        return
+    table = Table(title=f"Checkpoints under {uri}")
+    for column in ("job", "id", "status", "time", "duration", "size", "tasks", "restorable"):
+        numeric = column in ("id", "duration", "size", "tasks")
+        table.add_column(column, justify="right" if numeric else "left")
+    for r in rows:
+        status = r["status"] if r["status"] == "COMPLETED" else f"[red]{r['status']}[/red]"
+        if r.get("kind", "checkpoint") != "checkpoint":
+            status += f" [cyan]{r['kind']} ({r['format']})[/cyan]"
+        if r.get("failure"):
+            status += f" [dim]({r['failure'][:60]})[/dim]"
+        table.add_row(
+            f"{r['job_name']} {r['job'][:8]}",
+            str(r["id"]),
+            status,
+            r.get("time", ""),
+            f"{r['duration_ms']} ms" if "duration_ms" in r else "",
+            size(r["size_bytes"]) if "size_bytes" in r else "",
+            r.get("tasks", ""),
+            "yes" if r["restorable"] else "",
+        )
+    console.print(table)
+
+
+@checkpoints_app.command("show")
+def show_checkpoint(
+    uri: Annotated[
+        str,
+        typer.Argument(
+            help="A checkpoint directory or one job's directory, with an ID; or, alone, one "
+            "savepoint's or checkpoint's own directory (or its _metadata)."
+        ),
+    ],
+    checkpoint_id: Annotated[int | None, typer.Argument(help="The checkpoint id.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The whole metadata as JSON.")] = False,
+) -> None:
+    """One checkpoint or savepoint: what it is, its figures per subtask and, if its state is
+    still there, every operator's."""
+    if checkpoint_id is None:
+        try:
+            _, meta = locate_snapshot(uri)
+        except (CorruptCheckpointError, StorageConfigError) as e:
+            raise fail(str(e)) from e
+        record = None
+    else:
+        record, meta = _find(uri, checkpoint_id)
+    if as_json:
+        doc = {
+            "record": msgspec.to_builtins(record) if record else None,
+            "metadata": msgspec.to_builtins(meta) if meta else None,
+        }
+        console.print_json(json.dumps(doc))
+        return
+    _show(record, meta)
+
+
+def _find(
+    uri: str, checkpoint_id: int
+) -> tuple[CheckpointRecord | None, CheckpointMetadata | None]:
+    for root in _job_roots(uri):
+        storage = CheckpointStorage(root)
+        history = storage.read_history()
+        records = history.records if history else []
+        record = next((r for r in records if r.checkpoint_id == checkpoint_id), None)
+        meta = None
+        if checkpoint_id in storage.list_completed():
+            try:
+                meta = storage.read_metadata(checkpoint_id)
+            except CorruptCheckpointError as e:
+                raise fail(str(e)) from e
+        elif record is not None and record.external_path is not None:
+            try:  # a savepoint: its metadata is in its own directory, if it is still there
+                _, meta = locate_snapshot(record.external_path)
+            except (CorruptCheckpointError, StorageConfigError):
+                meta = None
+        if record is not None or meta is not None:
+            return record, meta
+    raise fail(f"No checkpoint {checkpoint_id} under {uri}")
+
+
+def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> None:
+    if record is not None:
+        what = "Savepoint" if record.external_path else "Checkpoint"
+        console.print(
+            f"[bold]{what} {record.checkpoint_id}[/bold] {record.status.value}: "
+            f"{record.kind.value}, {record.snapshot_format.value} format, "
+            f"{record.duration_ms:.0f} ms, {size(record.state_size)} "
+            f"({size(record.checkpointed_size)} written), "
+            f"{record.num_acknowledged}/{record.num_tasks} tasks"
+            + (f"; [red]{record.failure_reason}[/red]" if record.failure_reason else "")
+        )
+        if record.external_path:
+            console.print(f"Path: {record.external_path}")
+    else:
+        what = "Savepoint" if meta.is_savepoint else "Checkpoint"
+        console.print(
+            f"[bold]{what} {meta.checkpoint_id}[/bold] of job {meta.job_name} ({meta.job_id}): "
+            f"{meta.kind.value}, {meta.snapshot_format.value} format, taken "
+            f"{time_of(meta.trigger_timestamp_ms)}, {size(meta.state_size())}"
+        )
+    stats = record.subtasks if record is not None else meta.stats
+    table = Table(
+        "vertex",
+        "subtask",
+        "sync ms",
+        "async ms",
+        "alignment ms",
+        "aligned bytes",
+        "state",
+        "written",
+    )
+    for s in sorted(stats, key=lambda s: (s.vertex, s.subtask)):
+        table.add_row(
+            s.vertex,
+            str(s.subtask),
+            f"{s.sync_ms:.1f}",
+            f"{s.async_ms:.1f}",
+            f"{s.alignment_ms:.1f}",
+            size(s.alignment_bytes),
+            size(s.state_size),
+            size(s.checkpointed_size),
+        )
+    console.print(table)
+    if meta is None:
+        console.print("(not retained: its state is gone)")
+        return
+    for op in meta.operators:
+        total = sum(s.state_size() for s in op.subtasks)
+        shared = [p for s in op.subtasks for p in s.shared_paths()]
+        files = f", {len(shared)} shared files" if shared else ""
+        console.print(
+            f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {size(total)}{files}"
+        )

@@ -1,0 +1,223 @@
+"""Commands to a running job, as Flink's: ``savepoint`` (and ``savepoint --dispose``), ``stop``
+and ``cancel``. A job is found through the address file its JobMaster keeps in its checkpoint
+directory (``--checkpoint-dir``, else ``execution.checkpointing.dir`` of ``BARRIERFLOW_CONF``).
+
+``savepoint`` and ``stop`` end their output with the savepoint's path on a line of its own,
+``Savepoint completed. Path: <path>``, and exit non-zero with the reason when it failed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from barrierflow.api.configuration import Configuration
+from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.storage import (
+    CheckpointStorage,
+    FileSystemSavepointStorage,
+    job_root_uri,
+    locate_snapshot,
+)
+from barrierflow.cli.app import app, console, errors, fail
+from barrierflow.cluster import job_master_client
+from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
+from barrierflow.protocol import messages as msg
+from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
+
+CheckpointDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpoint-dir",
+        help="The job's checkpoint directory (where its address is recorded); default "
+        "execution.checkpointing.dir.",
+    ),
+]
+FormatOption = Annotated[
+    SnapshotFormat,
+    typer.Option(
+        "--type",
+        case_sensitive=False,
+        help="canonical: restorable into either state backend; native: the backend's own.",
+    ),
+]
+WaitOption = Annotated[
+    float, typer.Option("--wait-s", help="How long to wait for the savepoint and the job.")
+]
+
+
+class _RunningJob:
+    """A running job's JobMaster, found through its address file."""
+
+    def __init__(self, job_id: str, checkpoint_dir: str | None) -> None:
+        directory = checkpoint_dir or _configured_checkpoint_dir()
+        self.job_id = job_id
+        self.storage = CheckpointStorage(job_root_uri(directory, job_id))
+        address = job_master_client.read_address(self.storage)
+        if address is None:
+            raise fail(f"No running job {job_id} under {directory}")
+        self.name = address["job_name"]
+        self._endpoint = address["endpoint"]
+        self.secret = address["secret"]
+
+    def ask(self, request: msg.Message, timeout_s: float) -> msg.AnyMessage:
+        reply = job_master_client.ask(self._endpoint, request, timeout_s)
+        if reply is None:
+            raise fail(f"The JobMaster of job {self.job_id} at {self._endpoint} did not answer")
+        return reply
+
+    def savepoint(
+        self,
+        target_dir: str | None,
+        snapshot_format: SnapshotFormat,
+        wait_s: float,
+        stop: bool = False,
+        drain: bool = False,
+    ) -> str:
+        request = msg.TriggerSavepoint(
+            0, self.job_id, self.secret, target_dir or "", snapshot_format, stop, drain
+        )
+        reply = self.ask(request, wait_s)
+        if not isinstance(reply, msg.SavepointReply) or reply.path is None:
+            raise fail(f"Savepoint failed: {getattr(reply, 'error', reply)}")
+        return reply.path
+
+    def wait_until_ended(self, wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while self.storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE) is not None:
+            if time.monotonic() > deadline:
+                raise fail(f"Job {self.job_id} has not ended after {wait_s:g} s")
+            time.sleep(0.2)
+
+
+def _configured_checkpoint_dir() -> str:
+    try:
+        directory = Configuration.from_environment().get("execution.checkpointing.dir")
+    except ConfigurationError as e:
+        raise fail(f"Invalid configuration: {e}", 2) from e
+    if not directory:
+        raise fail(
+            "Where is the job? Give its checkpoint directory with --checkpoint-dir, or set "
+            "execution.checkpointing.dir in the file BARRIERFLOW_CONF names",
+            2,
+        )
+    return directory
+
+
+def _print_savepoint(path: str) -> None:
+    console.print(f"Savepoint completed. Path: {path}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def savepoint(
+    job_id: Annotated[str | None, typer.Argument(help="The id of a running job.")] = None,
+    target_dir: Annotated[
+        str | None,
+        typer.Argument(help="Where to write it; default execution.checkpointing.savepoint-dir."),
+    ] = None,
+    snapshot_format: FormatOption = SnapshotFormat.CANONICAL,
+    checkpoint_dir: CheckpointDirOption = None,
+    dispose: Annotated[
+        str | None,
+        typer.Option("--dispose", "-d", help="Delete this savepoint (its directory) instead."),
+    ] = None,
+    wait_s: WaitOption = 900,
+) -> None:
+    """Take a savepoint of a running job (it goes on), or dispose of one."""
+    if dispose is not None:
+        _dispose(dispose)
+        return
+    if job_id is None:
+        raise fail("Which job? Give its id (or --dispose PATH)", 2)
+    job = _RunningJob(job_id, checkpoint_dir)
+    errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
+    _print_savepoint(job.savepoint(target_dir, snapshot_format, wait_s))
+
+
+def _dispose(path: str) -> None:
+    """Deletes a savepoint's directory, after checking that it is one."""
+    try:
+        root, metadata = locate_snapshot(path)
+    except (CorruptCheckpointError, StorageConfigError) as e:
+        raise fail(f"Not disposing of {path}: it is not a readable savepoint ({e})") from e
+    if not metadata.is_savepoint:
+        raise fail(
+            f"Not disposing of {path}: it holds checkpoint {metadata.checkpoint_id} of job "
+            f"{metadata.job_id}, not a savepoint; a job deletes its own checkpoints"
+        )
+    FileSystemSavepointStorage().discard(root)
+    console.print(
+        f"Disposed of savepoint {metadata.checkpoint_id} of job {metadata.job_name}: {root}"
+    )
+
+
+@app.command()
+def stop(
+    job_id: Annotated[str, typer.Argument(help="The id of a running job.")],
+    savepoint_path: Annotated[
+        str | None,
+        typer.Option(
+            "--savepoint-path",
+            "-p",
+            help="Where to write the savepoint; default execution.checkpointing.savepoint-dir.",
+        ),
+    ] = None,
+    snapshot_format: FormatOption = SnapshotFormat.CANONICAL,
+    drain: Annotated[
+        bool,
+        typer.Option(
+            "--drain", help="End the input first, so that operators flush what they buffer."
+        ),
+    ] = False,
+    checkpoint_dir: CheckpointDirOption = None,
+    wait_s: WaitOption = 900,
+) -> None:
+    """Stop a running job with a savepoint; a job started from it goes on where it stopped.
+
+    The sources stop at the savepoint, the sinks commit up to it, and the job ends (FINISHED).
+    """
+    job = _RunningJob(job_id, checkpoint_dir)
+    how = "draining its input first" if drain else "at a savepoint"
+    errors.print(f"Stopping job {job_id} ({job.name}), {how}...")
+    path = job.savepoint(savepoint_path, snapshot_format, wait_s, stop=True, drain=drain)
+    job.wait_until_ended(wait_s)
+    errors.print(f"Job {job_id} stopped")
+    _print_savepoint(path)
+
+
+@app.command()
+def cancel(
+    job_id: Annotated[str, typer.Argument(help="The id of a running job.")],
+    target_dir: Annotated[
+        str | None,
+        typer.Argument(help="With -s: where to write the savepoint."),
+    ] = None,
+    with_savepoint: Annotated[
+        bool,
+        typer.Option(
+            "-s",
+            "--with-savepoint",
+            help="Take a savepoint first (deprecated in Flink: prefer stop).",
+        ),
+    ] = False,
+    checkpoint_dir: CheckpointDirOption = None,
+    wait_s: WaitOption = 60,
+) -> None:
+    """Cancel a running job; its checkpoints follow the externalized retention setting."""
+    if target_dir is not None and not with_savepoint:
+        raise fail(f"A target directory ({target_dir}) goes with -s", 2)
+    job = _RunningJob(job_id, checkpoint_dir)
+    path = None
+    if with_savepoint:
+        errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
+        path = job.savepoint(target_dir, SnapshotFormat.CANONICAL, max(wait_s, 900))
+    reply = job.ask(msg.CancelJob(0, job_id, job.secret), timeout_s=10)
+    if not (isinstance(reply, msg.CancelJobReply) and reply.accepted):
+        raise fail(f"Cancel refused: {getattr(reply, 'reason', reply)}")
+    console.print(f"Canceling job {job_id} ({job.name})...")
+    job.wait_until_ended(wait_s)
+    console.print(f"Job {job_id} canceled")
+    if path is not None:
+        _print_savepoint(path)
