@@ -214,16 +214,18 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
             f"{record.duration_ms:.0f} ms, {size(record.state_size)} "
             f"({size(record.checkpointed_size)} written), "
             f"{record.num_acknowledged}/{record.num_tasks} tasks"
-            + (f"; [red]{record.failure_reason}[/red]" if record.failure_reason else "")
+            + (f"; [red]{record.failure_reason}[/red]" if record.failure_reason else ""),
+            soft_wrap=True,
         )
         if record.external_path:
-            console.print(f"Path: {record.external_path}")
+            console.print(f"Path: {record.external_path}", soft_wrap=True)
     else:
         what = "Savepoint" if meta.is_savepoint else "Checkpoint"
         console.print(
             f"[bold]{what} {meta.checkpoint_id}[/bold] of job {meta.job_name} ({meta.job_id}): "
             f"{meta.kind.value}, {meta.snapshot_format.value} format, taken "
-            f"{time_of(meta.trigger_timestamp_ms)}, {size(meta.state_size())}"
+            f"{time_of(meta.trigger_timestamp_ms)}, {size(meta.state_size())}",
+            soft_wrap=True,
         )
     stats = record.subtasks if record is not None else meta.stats
     table = Table(

@@ -118,7 +118,7 @@ def run(
     try:
         runpy.run_path(str(job), run_name="__main__")
     except environment.DryRunFinished as e:
-        console.print(e.report, highlight=False)
+        console.print(e.report, highlight=False, soft_wrap=True)
         raise typer.Exit(0 if e.ok else 1) from None
     except Exception as e:
         raise fail(f"Job failed: {e}") from e

@@ -7,7 +7,9 @@ Lifecycle of a part file of subtask *s*::
     part-<s>-<checkpoint>-<uuid>.jsonl   committed once the checkpoint completed (visible)
 
 Only committed files are visible: readers skip names starting with "." or "_". Commit is a
-rename and is idempotent: a committable whose final file exists is done.
+rename and is idempotent: a committable whose final file exists is done. A committable names
+its directory, so that a job restored with another output directory (from a savepoint, say)
+still commits, or finds committed, what the snapshot recorded, where it was written.
 """
 
 from __future__ import annotations
@@ -81,12 +83,13 @@ class FileSinkWriter:
         base = os.path.join(self._dir, self._name)
         os.replace(base + ".inprogress", base + ".pending")
         final = f"part-{self._subtask}-{max(checkpoint_id, 0):06d}-{self._name[-12:]}.jsonl"
-        return [{"pending": self._name + ".pending", "final": final}]
+        return [{"dir": self._dir, "pending": self._name + ".pending", "final": final}]
 
     def commit(self, committables: list[dict]) -> None:
         for c in committables:
-            pending = os.path.join(self._dir, c["pending"])
-            final = os.path.join(self._dir, c["final"])
+            directory = c.get("dir", self._dir)  # no "dir": written before committables named it
+            pending = os.path.join(directory, c["pending"])
+            final = os.path.join(directory, c["final"])
             if os.path.exists(final):
                 continue
             try:
@@ -96,7 +99,7 @@ class FileSinkWriter:
                     continue  # committed concurrently by another subtask after a rescale
                 raise RuntimeError(
                     f"FileSink cannot commit {c['final']}: neither it nor its pending file "
-                    f"{c['pending']} exists in {self._dir}; files were removed by hand?"
+                    f"{c['pending']} exists in {directory}; files were removed by hand?"
                 ) from None
 
     def recover(self, committables: list[dict], parallelism: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import cloudpickle
 import pytest
@@ -77,3 +78,36 @@ def test_a_slow_consumer_bounds_how_far_the_source_reads_ahead(spark, tmp_path):
     bound = (CREDITS + 2) * BUFFER + 200
     assert max(lags) <= bound, f"the source ran {max(lags)} records ahead (bound {bound})"
     assert max(lags) > BUFFER, "no lag at all: the consumer was not slower than the source"
+
+
+def test_a_savepoint_under_back_pressure_completes_aligned_and_reports_its_duration(
+    spark, tmp_path
+):
+    """The barrier waits behind the buffered records (aligned, as a savepoint always is), so it
+    takes about as long as they take to process; it completes all the same."""
+    from barrierflow.protocol.checkpoint_barrier import CheckpointKind
+
+    progress = str(tmp_path / "progress")
+    with open(progress, "w") as f:
+        f.write("0")
+    env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(1)
+    env.enable_checkpointing(60_000)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    (
+        env.from_source(SequenceSource(1, N), "numbers")
+        .map(ReportProgress(progress))
+        .key_by(lambda x: x % 7)
+        .process(SlowCount(progress))
+        .sink_to(FileSink(str(tmp_path / "out")))
+    )
+    client = env.execute_async("back-pressured-savepoint")
+    deadline = time.monotonic() + 60
+    while int(Path(progress).read_text() or 0) < 3 * BUFFER:  # the pipeline is full
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    path = client.trigger_savepoint(str(tmp_path / "savepoints"))
+    result = client.get_job_execution_result(120)
+    (record,) = [r for r in result.checkpoint_history if r.kind is CheckpointKind.SAVEPOINT]
+    assert record.external_path == path and record.status.value == "COMPLETED"
+    assert record.duration_ms > 0 and {s.vertex for s in record.subtasks} == {"v0", "v1"}
+    assert os.path.exists(f"{path}/_metadata")

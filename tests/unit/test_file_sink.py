@@ -180,3 +180,21 @@ def test_file_sink_needs_a_directory_and_accepts_a_file_uri(tmp_path):
     w.write([1])
     w.commit(w.prepare_commit(1))
     assert len(visible(tmp_path / "out")) == 1
+
+
+def test_a_committable_is_committed_where_it_was_written_whatever_the_writers_directory(tmp_path):
+    w = writer(tmp_path / "first")
+    w.write(["x"])
+    committables = w.prepare_commit(3)
+    writer(tmp_path / "second").commit(committables)  # a job restored with another directory
+    assert visible(tmp_path / "first") == [committables[0]["final"]]
+    assert visible(tmp_path / "second") == []
+
+
+def test_a_committable_without_a_directory_is_committed_in_the_writers(tmp_path):
+    w = writer(tmp_path)
+    w.write(["x"])
+    (committable,) = w.prepare_commit(3)
+    del committable["dir"]  # as written before committables named their directory
+    writer(tmp_path).commit([committable])
+    assert visible(tmp_path) == [committable["final"]]
