@@ -11,11 +11,19 @@ subtask and bytes read from checkpoint storage.
     python bench/large_state.py --keys 200000 --checkpoints 5 --variants rocksdb-incremental
     python bench/large_state.py --variants rocksdb-incremental \
         -D state.backend.rocksdb.compaction.level.target-file-size-base=2mb
+
+With ``--savepoints``, instead: K keys loaded on RocksDB with incremental checkpoints, then a
+canonical and a native savepoint taken while the updates go on; prints one JSON line per
+snapshot (the last incremental checkpoint, each savepoint: duration, bytes) and one per restore
+of each at parallelism 2 and 3 (into RocksDB; the slowest subtask's time, bytes read).
+
+    python bench/large_state.py --keys 2000000 --savepoints
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -26,7 +34,7 @@ import time
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow import JobCanceledError, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
@@ -189,6 +197,108 @@ def run(variant: str, args: argparse.Namespace) -> dict:
     }
 
 
+def run_savepoints(args: argparse.Namespace) -> list[dict]:
+    from barrierflow import SavepointFormatType
+    from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
+    from barrierflow.cluster.spark.session import get_or_create_session
+
+    spark = get_or_create_session(3)
+    work = tempfile.mkdtemp(prefix="barrierflow-large-state-savepoints-")
+    ckpt, scratch = os.path.join(work, "ckpt"), os.path.join(work, "scratch")
+    os.makedirs(scratch)
+    p = args.parallelism
+    update_rate = args.keys * args.update_fraction
+    updates = int(update_rate * 600)  # more than it needs: the job is canceled
+    split_length = args.keys // p + updates // p
+    env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(p)
+    env.configure({**VARIANTS["rocksdb-incremental"], **dict(d.split("=", 1) for d in args.define)})
+    env.enable_checkpointing(args.interval_ms)
+    config = env.get_checkpoint_config().set_checkpoint_storage(ckpt)
+    config.set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
+    (
+        env.from_source(SequenceSource(0, split_length * p - 1), "events")
+        .map(Events(args.keys, split_length, p, update_rate, 10**9, ckpt, scratch))
+        .key_by(lambda k: k)
+        .process(Count())
+        .uid("count")
+        .sink_to(DiscardingSink())
+    )
+    client = env.execute_async("large-state-savepoints")
+    while len(glob.glob(os.path.join(scratch, "load-*.json"))) < p:
+        time.sleep(0.2)
+    time.sleep(3 * args.interval_ms / 1000)  # checkpoints of the loaded state
+    lines = []
+    snapshots = {}
+    for format_type in (SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE):
+        started = time.monotonic()
+        path = client.trigger_savepoint(os.path.join(work, "savepoints"), format_type)
+        snapshots[f"savepoint-{format_type.value}"] = path
+        lines.append(
+            {
+                "snapshot": f"savepoint-{format_type.value}",
+                "wall_ms": round((time.monotonic() - started) * 1000),
+                "bytes": _tree_bytes(path),
+            }
+        )
+    time.sleep(2 * args.interval_ms / 1000)
+    client.cancel()
+    with contextlib.suppress(JobCanceledError):
+        client.get_job_execution_result()
+    history = _read_json(glob.glob(os.path.join(ckpt, "*", "_history.json"))[0])
+    done = [r for r in history["records"] if r["status"] == "COMPLETED"]
+    for line, record in zip(lines, [r for r in done if r.get("external_path")], strict=True):
+        line["duration_ms"] = round(record["duration_ms"], 1)
+        line["state_bytes"] = record["state_size"]
+    checkpoint = [r for r in done if not r.get("external_path")][-1]
+    chk = glob.glob(os.path.join(ckpt, "*", f"chk-{checkpoint['checkpoint_id']}"))[0]
+    snapshots["checkpoint-incremental"] = chk
+    lines.insert(
+        0,
+        {
+            "snapshot": "checkpoint-incremental",
+            "duration_ms": round(checkpoint["duration_ms"], 1),
+            "bytes": checkpoint["checkpointed_size"],
+            "state_bytes": checkpoint["state_size"],
+        },
+    )
+    for name, path in snapshots.items():
+        for parallelism in (2, 3):
+            lines.append(
+                {"restore": name, "parallelism": parallelism, **_restore(spark, path, parallelism)}
+            )
+    return lines
+
+
+def _restore(spark, path: str, parallelism: int) -> dict:
+    """Restores the counts only (its source is new: one record per subtask), without
+    checkpointing, so that the job ends as soon as it restored."""
+    env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(parallelism)
+    env.configure(
+        {"state.backend.type": "rocksdb", "execution.state-recovery.ignore-unclaimed-state": True}
+    )
+    env.set_restore_path(path)
+    (
+        env.from_source(SequenceSource(0, parallelism - 1), "probe")
+        .uid("probe")
+        .key_by(lambda k: k)
+        .process(Count())
+        .uid("count")
+        .sink_to(DiscardingSink())
+    )
+    restore = env.execute("restore").restores[0]
+    return {"restore_ms": round(restore.max_restore_ms, 1), "bytes_read": restore.bytes_read}
+
+
+def _tree_bytes(directory: str) -> int:
+    return sum(
+        os.path.getsize(os.path.join(d, name))
+        for d, _, names in os.walk(directory)
+        for name in names
+    )
+
+
 def _read_json(path: str) -> dict:
     with open(path) as f:
         return json.load(f)
@@ -205,9 +315,14 @@ def main() -> None:
     parser.add_argument(
         "-D", dest="define", action="append", default=[], help="key=value, more configuration"
     )
+    parser.add_argument("--savepoints", action="store_true", help="savepoints and restores")
     args = parser.parse_args()
     if args.keys % args.parallelism:
         parser.error("--keys must be a multiple of --parallelism")
+    if args.savepoints:
+        for line in run_savepoints(args):
+            print(json.dumps(line), flush=True)
+        return
     for variant in args.variants.split(","):
         if variant not in VARIANTS:
             parser.error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}")

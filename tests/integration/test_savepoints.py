@@ -168,7 +168,7 @@ def test_a_failure_before_the_first_checkpoint_after_a_restore_restores_the_save
     check_exactly_once(read_committed(str(out)), N)
 
 
-def test_two_savepoints_asked_for_at_once_are_both_taken(spark, tmp_path):
+def test_two_savepoints_asked_for_at_once_are_both_taken_and_cancel_takes_one_more(spark, tmp_path):
     _, client = first_run(spark, tmp_path)
     paths: list[str] = []
 
@@ -180,10 +180,21 @@ def test_two_savepoints_asked_for_at_once_are_both_taken(spark, tmp_path):
         t.start()
     for t in threads:
         t.join(60)
-    client.cancel()
     assert len(paths) == 2 and paths[0] != paths[1]
     ids = sorted(locate_snapshot(p)[1].checkpoint_id for p in paths)
     assert ids[0] < ids[1]
+
+    job_id, ckpt = client.get_job_id(), str(tmp_path / "ckpt")
+    canceled = CliRunner().invoke(
+        app, ["cancel", job_id, "-s", str(tmp_path / "c"), "--checkpoint-dir", ckpt]
+    )
+    assert canceled.exit_code == 0, canceled.output
+    last = canceled.output.strip().splitlines()[-1]
+    assert last.startswith(f"Savepoint completed. Path: {tmp_path / 'c'}/savepoint-")
+    assert (
+        locate_snapshot(last.removeprefix("Savepoint completed. Path: "))[1].checkpoint_id > ids[1]
+    )
+    assert client.get_job_status() is JobStatus.CANCELED
 
 
 def test_a_job_without_checkpointing_takes_savepoints_and_stops_with_one(spark, tmp_path):
