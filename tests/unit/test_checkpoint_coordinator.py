@@ -454,3 +454,12 @@ def test_a_claimed_snapshot_is_deleted_once_the_jobs_own_checkpoints_subsume_it(
     assert h.savepoints.disposed == []  # two retained: the claimed one and the new one
     h.acknowledge_all(h.trigger())
     assert h.savepoints.disposed == [("/old/chk-41-root", 41)]
+
+
+def test_a_decline_because_a_newer_barrier_arrived_aborts_without_counting_a_failure():
+    """A savepoint's barrier, newer, subsumes the alignment of a pending checkpoint at a task."""
+    h = CoordinatorHarness(two_vertex_graph(), config(tolerable_failures=0))
+    cid = h.trigger()
+    h.decline(cid, reason=msg.DeclineReason.SUBSUMED, detail="")
+    assert h.notified_aborted() == [cid] and h.coordinator.num_failed == 0
+    assert "newer checkpoint barrier arrived" in failure_reason(h, cid)

@@ -9,8 +9,10 @@ from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpo
 from barrierflow.coordination.pending_checkpoint import (
     AckResult,
     PendingCheckpoint,
+    PendingCheckpoints,
     TaskAcknowledgement,
 )
+from barrierflow.protocol.checkpoint_barrier import CheckpointKind, CheckpointOptions
 
 TASKS = frozenset({("v0", 0), ("v0", 1), ("v1", 0)})
 
@@ -118,3 +120,33 @@ def test_store_all_returns_a_copy():
     store.add(metadata(1))
     store.all().clear()
     assert store.latest() == metadata(1)
+
+
+# --- PendingCheckpoints ---------------------------------------------------------------------------
+
+
+def test_pending_checkpoints_a_completion_subsumes_older_checkpoints_but_never_a_savepoint():
+    pending = PendingCheckpoints(timeout_s=60)
+    savepoint = CheckpointOptions(CheckpointKind.SAVEPOINT, target_location="/sp")
+    pending.add(PendingCheckpoint(1, 0, TASKS), 0.0)
+    pending.add(PendingCheckpoint(2, 0, TASKS, savepoint), 0.0)
+    pending.add(PendingCheckpoint(3, 0, TASKS), 0.0)
+    pending.add(PendingCheckpoint(4, 0, TASKS), 0.0)
+    assert pending.subsumed_by(4) == [1, 3]
+
+
+def test_pending_checkpoints_expire_after_the_timeout_and_are_reported_every_period():
+    pending = PendingCheckpoints(timeout_s=10, report_every_s=3)
+    pending.add(PendingCheckpoint(1, 0, TASKS), 100.0)
+    pending.add(PendingCheckpoint(2, 0, TASKS), 105.0)
+    assert pending.expired(110.0) == [] and pending.expired(110.5) == [1]
+    assert [p.checkpoint_id for p in pending.due_for_report(103.0)] == [1]
+    assert pending.due_for_report(104.0) == []
+    assert [p.checkpoint_id for p in pending.due_for_report(108.0)] == [1, 2]
+
+
+def test_pending_checkpoints_refuse_an_id_not_newer_than_the_pending_ones():
+    pending = PendingCheckpoints(timeout_s=10)
+    pending.add(PendingCheckpoint(5, 0, TASKS), 0.0)
+    with pytest.raises(ValueError, match="not newer"):
+        pending.add(PendingCheckpoint(5, 0, TASKS), 0.0)
