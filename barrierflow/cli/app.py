@@ -1,5 +1,5 @@
 """The ``barrierflow`` command's application object and what its commands share: the consoles,
-and how a figure is shown. Output meant for scripts goes to standard output; errors and
+and how a time is shown. Output meant for scripts goes to standard output; errors and
 progress to standard error."""
 
 from __future__ import annotations
@@ -26,14 +26,6 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     """Prints ``message`` as an error; raise what it returns."""
     errors.print(f"[red]{message}[/red]")
     return typer.Exit(code)
-
-
-def size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def time_of(timestamp_ms: int) -> str:

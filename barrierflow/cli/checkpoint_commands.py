@@ -15,8 +15,9 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
-from barrierflow.cli.app import checkpoints_app, console, errors, fail, size, time_of
+from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
+from barrierflow.human_units import human_bytes
 
 
 def _job_roots(uri: str) -> list[str]:
@@ -142,7 +143,7 @@ def list_checkpoints(
             status,
             r.get("time", ""),
             f"{r['duration_ms']} ms" if "duration_ms" in r else "",
-            size(r["size_bytes"]) if "size_bytes" in r else "",
+            human_bytes(r["size_bytes"]) if "size_bytes" in r else "",
             r.get("tasks", ""),
             "yes" if r["restorable"] else "",
         )
@@ -211,8 +212,8 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
         console.print(
             f"[bold]{what} {record.checkpoint_id}[/bold] {record.status.value}: "
             f"{record.kind.value}, {record.snapshot_format.value} format, "
-            f"{record.duration_ms:.0f} ms, {size(record.state_size)} "
-            f"({size(record.checkpointed_size)} written), "
+            f"{record.duration_ms:.0f} ms, {human_bytes(record.state_size)} "
+            f"({human_bytes(record.checkpointed_size)} written), "
             f"{record.num_acknowledged}/{record.num_tasks} tasks"
             + (f"; [red]{record.failure_reason}[/red]" if record.failure_reason else ""),
             soft_wrap=True,
@@ -224,7 +225,7 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
         console.print(
             f"[bold]{what} {meta.checkpoint_id}[/bold] of job {meta.job_name} ({meta.job_id}): "
             f"{meta.kind.value}, {meta.snapshot_format.value} format, taken "
-            f"{time_of(meta.trigger_timestamp_ms)}, {size(meta.state_size())}",
+            f"{time_of(meta.trigger_timestamp_ms)}, {human_bytes(meta.state_size())}",
             soft_wrap=True,
         )
     stats = record.subtasks if record is not None else meta.stats
@@ -245,18 +246,18 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
             f"{s.sync_ms:.1f}",
             f"{s.async_ms:.1f}",
             f"{s.alignment_ms:.1f}",
-            size(s.alignment_bytes),
-            size(s.state_size),
-            size(s.checkpointed_size),
+            human_bytes(s.alignment_bytes),
+            human_bytes(s.state_size),
+            human_bytes(s.checkpointed_size),
         )
     console.print(table)
     if meta is None:
         console.print("(not retained: its state is gone)")
         return
     for op in meta.operators:
-        total = sum(s.state_size() for s in op.subtasks)
+        total = human_bytes(sum(s.state_size() for s in op.subtasks))
         shared = [p for s in op.subtasks for p in s.shared_paths()]
         files = f", {len(shared)} shared files" if shared else ""
         console.print(
-            f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {size(total)}{files}"
+            f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {total}{files}"
         )

@@ -69,6 +69,7 @@ from barrierflow.coordination.pending_checkpoint import (
 from barrierflow.coordination.shared_state_registry import SharedStateRegistry
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.job_graph import JobGraph
+from barrierflow.human_units import human_bytes
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointBarrier,
@@ -375,16 +376,10 @@ class CheckpointCoordinator:
             )
             return
         # 2. the completion marker, last and atomically
-        try:
-            self._storage.write_metadata(metadata)
-        except OSError as e:
-            self._abort(
-                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
-            )
+        ended = self._write_marker(pending, lambda: self._storage.write_metadata(metadata))
+        if ended is None:
             return
-        now = self._clock.monotonic_s()
-        duration_ms = self._pending.elapsed_s(cid, now) * 1000
-        self._pending.remove(cid)
+        now, duration_ms = ended
         # 3. shared files and retention
         self._delete_shared(self.registry.register_checkpoint(cid, metadata.shared_paths()))
         subsumed = self.store.add(metadata)
@@ -404,28 +399,46 @@ class CheckpointCoordinator:
             "Completed checkpoint %d in %.0f ms: %s (%s written), %d tasks",
             cid,
             record.duration_ms,
-            _human_bytes(record.state_size),
-            _human_bytes(record.checkpointed_size),
+            human_bytes(record.state_size),
+            human_bytes(record.checkpointed_size),
             record.num_tasks,
         )
         # 5. notify: sinks commit, incremental backends may reuse this checkpoint's files
+        self._notify_complete(cid)
+
+    def _write_marker(
+        self, pending: PendingCheckpoint, write: Callable[[], object]
+    ) -> tuple[float, float] | None:
+        """Writes the completion marker with ``write`` and ends ``pending`` as pending: returns
+        (now, its duration in ms); aborts it instead when the marker cannot be written."""
+        cid = pending.checkpoint_id
+        try:
+            write()
+        except OSError as e:
+            self._abort(
+                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
+            )
+            return None
+        now = self._clock.monotonic_s()
+        duration_ms = self._pending.elapsed_s(cid, now) * 1000
+        self._pending.remove(cid)
+        return now, duration_ms
+
+    def _notify_complete(self, checkpoint_id: int) -> None:
         for task in self._tasks:
-            self._gateway.notify_checkpoint_complete(task, cid)
+            self._gateway.notify_checkpoint_complete(task, checkpoint_id)
 
     def _complete_savepoint(self, pending: PendingCheckpoint) -> None:
         """Writes its metadata into its directory; tells the tasks only if it ends the job."""
         cid, options = pending.checkpoint_id, pending.options
         location = options.target_location
-        try:
-            self._savepoint_storage.write_metadata(location, self._build_metadata(pending))
-        except OSError as e:
-            self._abort(
-                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
-            )
+        metadata = self._build_metadata(pending)
+        ended = self._write_marker(
+            pending, lambda: self._savepoint_storage.write_metadata(location, metadata)
+        )
+        if ended is None:
             return
-        now = self._clock.monotonic_s()
-        duration_ms = self._pending.elapsed_s(cid, now) * 1000
-        self._pending.remove(cid)
+        now, duration_ms = ended
         self._decider.completed(options, now)
         record = self._record(pending, CheckpointStatus.COMPLETED, duration_ms)
         self._add_to_history(record)
@@ -435,13 +448,12 @@ class CheckpointCoordinator:
             options.kind.value,
             options.snapshot_format.value,
             record.duration_ms,
-            _human_bytes(record.state_size),
+            human_bytes(record.state_size),
             record.num_tasks,
             location,
         )
         if options.commits:
-            for task in self._tasks:
-                self._gateway.notify_checkpoint_complete(task, cid)
+            self._notify_complete(cid)
         self._savepoint_done.pop(cid)(SavepointResult(cid, path=location))
 
     def _dispose_claimed(self) -> None:
@@ -631,11 +643,3 @@ class CheckpointCoordinator:
 def _uploaded_by(checkpoint_id: int, states: Iterable[OperatorSubtaskState]) -> list[str]:
     """The shared files that ``checkpoint_id`` itself uploaded, in these subtask states."""
     return [path for state in states for path in state.shared_paths(uploaded_by=checkpoint_id)]
-
-
-def _human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"

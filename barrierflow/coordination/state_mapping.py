@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState
 from barrierflow.graph.job_graph import JobGraph
+from barrierflow.human_units import human_bytes
 
 
 class OperatorFate(enum.Enum):
@@ -47,7 +48,7 @@ class OperatorMapping:
             parts.append(f"key groups {self.key_groups[0]}-{self.key_groups[1]}")
         if self.has_operator_state:
             parts.append("operator state")
-        parts.append(_size(self.size_bytes))
+        parts.append(human_bytes(self.size_bytes))
         if self.fate is OperatorFate.RESTORED:
             parts.append(f"parallelism {self.snapshot_parallelism} -> {self.job_parallelism}")
         return f"{head}, {', '.join(parts)}"
@@ -143,11 +144,3 @@ def _mapping(
         has_operator_state=any(s.operator_state is not None for s in op.subtasks),
         size_bytes=sum(s.state_size() for s in op.subtasks),
     )
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"

@@ -22,7 +22,15 @@ PACKAGE = ROOT / "barrierflow"
 # Lowest first. A module may import modules of its own layer or of a lower one. The longest
 # matching prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("barrierflow.errors", "barrierflow.functions", "barrierflow.graph")),
+    (
+        "foundation",
+        (
+            "barrierflow.errors",
+            "barrierflow.functions",
+            "barrierflow.graph",
+            "barrierflow.human_units",
+        ),
+    ),
     (
         "state, checkpoint formats and storage, protocol",
         ("barrierflow.state", "barrierflow.checkpoint", "barrierflow.protocol"),
@@ -47,6 +55,7 @@ SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
 # only each other and no library that reaches outside the process (or reads its clock).
 PURE = (
     "barrierflow.errors",
+    "barrierflow.human_units",
     "barrierflow.graph",
     "barrierflow.protocol",
     "barrierflow.state.key_groups",
