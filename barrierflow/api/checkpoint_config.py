@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import enum
 from dataclasses import dataclass
 
@@ -44,6 +45,10 @@ class CheckpointConfig:
     )
     checkpoints_after_tasks_finish: bool = True
     savepoint_dir: str | None = None
+    unaligned: bool = False
+    aligned_checkpoint_timeout_ms: int = 0
+    force_unaligned: bool = False
+    max_subtasks_per_channel_state_file: int = 5
 
     # --- PyFlink names ----------------------------------------------------------------------
 
@@ -167,3 +172,61 @@ class CheckpointConfig:
     def set_savepoint_dir(self, uri: str) -> CheckpointConfig:
         self.savepoint_dir = uri
         return self
+
+    # --- unaligned checkpoints (docs/adr/0006-unaligned-checkpoints.md) ---------------------
+
+    def enable_unaligned_checkpoints(self, enabled: bool = True) -> CheckpointConfig:
+        """Barriers overtake the data in flight, which is stored in the checkpoint: checkpoints
+        stay fast under backpressure. Needs EXACTLY_ONCE and max-concurrent 1 (checked when
+        the job starts); savepoints and the final checkpoint stay aligned."""
+        self.unaligned = bool(enabled)
+        return self
+
+    def disable_unaligned_checkpoints(self) -> CheckpointConfig:
+        return self.enable_unaligned_checkpoints(False)
+
+    def is_unaligned_checkpoints_enabled(self) -> bool:
+        return self.unaligned
+
+    def set_aligned_checkpoint_timeout(self, timeout: int | datetime.timedelta) -> CheckpointConfig:
+        """With unaligned checkpoints: each checkpoint starts aligned, and goes unaligned where
+        its alignment lasts longer than this (counted from its trigger); 0: always unaligned."""
+        if isinstance(timeout, datetime.timedelta):
+            timeout = round(timeout.total_seconds() * 1000)
+        _require(
+            isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0,
+            "aligned checkpoint timeout must be a non-negative number of ms or a timedelta, "
+            f"got {timeout!r}",
+        )
+        self.aligned_checkpoint_timeout_ms = timeout
+        return self
+
+    def get_aligned_checkpoint_timeout(self) -> datetime.timedelta:
+        return datetime.timedelta(milliseconds=self.aligned_checkpoint_timeout_ms)
+
+    def set_force_unaligned_checkpoints(self, force: bool = True) -> CheckpointConfig:
+        """Flink falls back to aligned checkpoints on edges it cannot record (pointwise
+        rescaling); barrierflow records every edge, so this only documents intent."""
+        self.force_unaligned = bool(force)
+        return self
+
+    def is_force_unaligned_checkpoints(self) -> bool:
+        return self.force_unaligned
+
+    def check_unaligned(self) -> None:
+        """Where Flink restricts unaligned checkpoints, say so before the job starts."""
+        if not self.unaligned:
+            return
+        _require(
+            self.mode is CheckpointingMode.EXACTLY_ONCE,
+            "unaligned checkpoints (execution.checkpointing.unaligned.enabled) need "
+            "execution.checkpointing.mode EXACTLY_ONCE, got AT_LEAST_ONCE: at-least-once "
+            "barriers never block, so there is nothing to overtake",
+        )
+        _require(
+            self.max_concurrent == 1,
+            "unaligned checkpoints (execution.checkpointing.unaligned.enabled) need "
+            "execution.checkpointing.max-concurrent-checkpoints 1, got "
+            f"{self.max_concurrent}: the data in flight of one checkpoint would hold that of "
+            "the next",
+        )

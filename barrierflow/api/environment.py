@@ -37,7 +37,12 @@ from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import Transformation, TransformationKind
-from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
+from barrierflow.protocol.checkpoint_barrier import (
+    CHECKPOINT,
+    Alignment,
+    CheckpointOptions,
+    SnapshotFormat,
+)
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
@@ -128,6 +133,12 @@ class StreamExecutionEnvironment:
             cp + "num-retained": cc.set_num_retained_checkpoints,
             cp + "data-inline-threshold": cc.set_data_inline_threshold,
             cp + "write-buffer-size": lambda v: setattr(cc, "write_buffer_size", v),
+            cp + "unaligned.enabled": cc.enable_unaligned_checkpoints,
+            cp + "aligned-checkpoint-timeout": cc.set_aligned_checkpoint_timeout,
+            cp + "unaligned.forced": cc.set_force_unaligned_checkpoints,
+            cp + "unaligned.max-subtasks-per-channel-state-file": lambda v: setattr(
+                cc, "max_subtasks_per_channel_state_file", v
+            ),
             "parallelism.default": self.set_parallelism,
             "pipeline.max-parallelism": self.set_max_parallelism,
             "execution.buffer-timeout": self.set_buffer_timeout,
@@ -306,6 +317,8 @@ class StreamExecutionEnvironment:
         if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
             CheckpointStorage(storage_uri).check_writable()  # a StorageConfigError if not
+        if checkpointing:
+            cc.check_unaligned()
         coordinator_config = CoordinatorConfig(
             interval_s=cc.interval_ms / 1000 if checkpointing else None,
             timeout_s=cc.timeout_ms / 1000,
@@ -314,6 +327,7 @@ class StreamExecutionEnvironment:
             tolerable_failures=cc.tolerable_failures,
             num_retained=cc.num_retained,
             checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
+            checkpoint_options=_periodic_checkpoint_options(cc),
         )
         restore_from = restore_root = None
         if self._restore_path:
@@ -347,6 +361,8 @@ class StreamExecutionEnvironment:
                 incremental=self._incremental_checkpoints(),
                 local_recovery=self._configuration.get("execution.state-recovery.from-local"),
             ),
+            unaligned_checkpoints=checkpointing and cc.unaligned,
+            aligned_checkpoint_timeout_ms=cc.aligned_checkpoint_timeout_ms,
         )
         return JobPlan(
             job_id=job_id,
@@ -407,6 +423,18 @@ class DryRunFinished(Exception):
         super().__init__(report)
         self.report = report
         self.ok = ok
+
+
+def _periodic_checkpoint_options(cc: CheckpointConfig) -> CheckpointOptions:
+    """How periodic checkpoints align (savepoints and final checkpoints are always aligned)."""
+    if not cc.unaligned:
+        return CHECKPOINT
+    timeout_ms = cc.aligned_checkpoint_timeout_ms
+    if timeout_ms == 0:
+        return CheckpointOptions(alignment=Alignment.UNALIGNED)
+    return CheckpointOptions(
+        alignment=Alignment.ALIGNED_WITH_TIMEOUT, aligned_timeout_ms=timeout_ms
+    )
 
 
 def _dry_run_report(

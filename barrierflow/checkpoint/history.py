@@ -38,6 +38,9 @@ class CheckpointRecord(msgspec.Struct, frozen=True):
     kind: CheckpointKind = CheckpointKind.CHECKPOINT
     snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
     external_path: str | None = None  # a savepoint's directory
+    unaligned: bool = False  # some subtask took it unaligned
+    persisted_data: int = 0  # bytes of data in flight stored, over every subtask
+    processed_data: int = 0  # bytes processed during alignment, over every subtask
 
 
 class CheckpointHistory(msgspec.Struct):

@@ -105,21 +105,26 @@ KeyedStateHandle = KeyGroupsHandle | IncrementalKeyedHandle
 
 
 class OperatorSubtaskState(msgspec.Struct, frozen=True):
-    """Everything one subtask of one operator contributed to a checkpoint."""
+    """Everything one subtask of one operator contributed to a checkpoint. ``channel_state``
+    (``checkpoint/channel_state.py``): the data in flight an unaligned checkpoint stored, kept
+    with the first operator of the subtask's chain."""
 
     subtask: int
     operator_state: StreamHandle | None = None
     keyed_state: list[KeyedStateHandle] = []
+    channel_state: StreamHandle | None = None
+
+    def _own_size(self) -> int:
+        size = stream_size(self.operator_state) if self.operator_state else 0
+        return size + (stream_size(self.channel_state) if self.channel_state else 0)
 
     def state_size(self) -> int:
         """The full size of the state, wherever its files were written."""
-        size = stream_size(self.operator_state) if self.operator_state else 0
-        return size + sum(k.state_size() for k in self.keyed_state)
+        return self._own_size() + sum(k.state_size() for k in self.keyed_state)
 
     def checkpointed_size(self, checkpoint_id: int) -> int:
         """The bytes ``checkpoint_id`` wrote (less than ``state_size`` when incremental)."""
-        size = stream_size(self.operator_state) if self.operator_state else 0
-        return size + sum(k.checkpointed_size(checkpoint_id) for k in self.keyed_state)
+        return self._own_size() + sum(k.checkpointed_size(checkpoint_id) for k in self.keyed_state)
 
     def shared_paths(self, uploaded_by: int | None = None) -> list[str]:
         """The shared files referenced (only those ``uploaded_by`` that checkpoint, if given)."""
@@ -150,8 +155,11 @@ class SubtaskCheckpointStats(msgspec.Struct, frozen=True):
     async_ms: float
     alignment_ms: float
     state_size: int
-    alignment_bytes: int = 0  # bytes of buffers processed between first and last barrier
+    processed_data: int = 0  # bytes of buffers processed between first and last barrier
     checkpointed_size: int = 0  # bytes written by this checkpoint (incremental: new files only)
+    unaligned: bool = False  # the snapshot was taken unaligned
+    persisted_data: int = 0  # bytes of data in flight stored (unaligned)
+    start_delay_ms: float = 0.0  # from the trigger to the first barrier at this subtask
 
 
 class CheckpointMetadata(msgspec.Struct, frozen=True):

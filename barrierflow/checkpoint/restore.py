@@ -12,8 +12,10 @@ from barrierflow.checkpoint.metadata import KeyedStateHandle, StreamHandle
 
 @dataclass(frozen=True)
 class OperatorRestore:
-    """The state an operator subtask restores: every old subtask's operator state, and the
-    keyed state handles that intersect its key-group range."""
+    """The state an operator subtask restores: every old subtask's operator state, the keyed
+    state handles that intersect its key-group range, and, for the first operator of a chain,
+    every old subtask's channel state (each new subtask takes its share of it)."""
 
     operator_states: list[StreamHandle | None]  # indexed by old subtask
     keyed_state: list[KeyedStateHandle]
+    channel_states: list[tuple[int, StreamHandle]] = ()  # (old subtask, handle)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
-from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.metadata import CheckpointMetadata, stream_size
 from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
 from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
@@ -75,6 +75,9 @@ def _rows(job_root: str) -> list[dict]:
                     "tasks": f"{r.num_acknowledged}/{r.num_tasks}",
                     "restorable": r.checkpoint_id in retained,
                     "failure": r.failure_reason,
+                    "unaligned": r.unaligned,
+                    "persisted_data": r.persisted_data,
+                    "processed_data": r.processed_data,
                 }
             )
         return rows
@@ -109,6 +112,9 @@ def _rows(job_root: str) -> list[dict]:
                 "tasks": f"{len(meta.stats)}/{len(meta.stats)}",
                 "restorable": True,
                 "failure": None,
+                "unaligned": any(st.unaligned for st in meta.stats),
+                "persisted_data": sum(st.persisted_data for st in meta.stats),
+                "processed_data": sum(st.processed_data for st in meta.stats),
             }
         )
     return rows
@@ -119,7 +125,8 @@ def list_checkpoints(
     uri: Annotated[str, typer.Argument(help="A checkpoint directory, or one job's directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
-    """A table of checkpoints: id, status, time, duration, size, tasks, restorable."""
+    """A table of checkpoints: id, status, time, duration, size, unaligned (with the bytes
+    in flight it persisted), tasks, restorable."""
     rows = [row for root in _job_roots(uri) for row in _rows(root)]
     if as_json:
         console.print_json(json.dumps(rows))
@@ -128,7 +135,18 @@ def list_checkpoints(
         console.print(f"No checkpoints under {uri}")
         return
     table = Table(title=f"Checkpoints under {uri}")
-    for column in ("job", "id", "status", "time", "duration", "size", "tasks", "restorable"):
+    columns = (
+        "job",
+        "id",
+        "status",
+        "time",
+        "duration",
+        "size",
+        "unaligned",
+        "tasks",
+        "restorable",
+    )
+    for column in columns:
         numeric = column in ("id", "duration", "size", "tasks")
         table.add_column(column, justify="right" if numeric else "left")
     for r in rows:
@@ -144,6 +162,7 @@ def list_checkpoints(
             r.get("time", ""),
             f"{r['duration_ms']} ms" if "duration_ms" in r else "",
             human_bytes(r["size_bytes"]) if "size_bytes" in r else "",
+            f"yes ({human_bytes(r['persisted_data'])})" if r.get("unaligned") else "",
             r.get("tasks", ""),
             "yes" if r["restorable"] else "",
         )
@@ -215,6 +234,12 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
             f"{record.duration_ms:.0f} ms, {human_bytes(record.state_size)} "
             f"({human_bytes(record.checkpointed_size)} written), "
             f"{record.num_acknowledged}/{record.num_tasks} tasks"
+            + (
+                f"; unaligned, {human_bytes(record.persisted_data)} in flight persisted"
+                if record.unaligned
+                else "; aligned"
+            )
+            + f", {human_bytes(record.processed_data)} processed during alignment"
             + (f"; [red]{record.failure_reason}[/red]" if record.failure_reason else ""),
             soft_wrap=True,
         )
@@ -232,10 +257,13 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
     table = Table(
         "vertex",
         "subtask",
+        "start delay ms",
+        "alignment ms",
         "sync ms",
         "async ms",
-        "alignment ms",
-        "aligned bytes",
+        "unaligned",
+        "processed",
+        "persisted",
         "state",
         "written",
     )
@@ -243,10 +271,13 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
         table.add_row(
             s.vertex,
             str(s.subtask),
+            f"{s.start_delay_ms:.1f}",
+            f"{s.alignment_ms:.1f}",
             f"{s.sync_ms:.1f}",
             f"{s.async_ms:.1f}",
-            f"{s.alignment_ms:.1f}",
-            human_bytes(s.alignment_bytes),
+            "yes" if s.unaligned else "",
+            human_bytes(s.processed_data),
+            human_bytes(s.persisted_data),
             human_bytes(s.state_size),
             human_bytes(s.checkpointed_size),
         )
@@ -258,6 +289,9 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
         total = human_bytes(sum(s.state_size() for s in op.subtasks))
         shared = [p for s in op.subtasks for p in s.shared_paths()]
         files = f", {len(shared)} shared files" if shared else ""
+        in_flight = [s.channel_state for s in op.subtasks if s.channel_state is not None]
+        if in_flight:
+            files += f", {human_bytes(sum(stream_size(h) for h in in_flight))} in flight"
         console.print(
             f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {total}{files}"
         )

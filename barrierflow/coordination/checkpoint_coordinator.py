@@ -72,6 +72,7 @@ from barrierflow.graph.job_graph import JobGraph
 from barrierflow.human_units import human_bytes
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
+    CHECKPOINT,
     CheckpointBarrier,
     CheckpointKind,
     CheckpointOptions,
@@ -129,6 +130,7 @@ class CoordinatorConfig:
     tolerable_failures: int
     num_retained: int
     checkpoints_after_tasks_finish: bool = True
+    checkpoint_options: CheckpointOptions = CHECKPOINT  # of periodic checkpoints
 
 
 class CheckpointCoordinator:
@@ -160,6 +162,7 @@ class CheckpointCoordinator:
                 config.min_pause_s,
                 config.max_concurrent,
                 config.checkpoints_after_tasks_finish,
+                config.checkpoint_options,
             )
         )
         self._pending = PendingCheckpoints(config.timeout_s, SLOW_REPORT_EVERY_S)
@@ -396,9 +399,12 @@ class CheckpointCoordinator:
         record = self._record(pending, CheckpointStatus.COMPLETED, duration_ms)
         self._add_to_history(record)
         log.info(
-            "Completed checkpoint %d in %.0f ms: %s (%s written), %d tasks",
+            "Completed checkpoint %d in %.0f ms%s: %s (%s written), %d tasks",
             cid,
             record.duration_ms,
+            f", unaligned, {human_bytes(record.persisted_data)} in flight persisted"
+            if record.unaligned
+            else "",
             human_bytes(record.state_size),
             human_bytes(record.checkpointed_size),
             record.num_tasks,
@@ -499,6 +505,9 @@ class CheckpointCoordinator:
             kind=pending.options.kind,
             snapshot_format=pending.options.snapshot_format,
             external_path=pending.options.target_location or None,
+            unaligned=any(a.stats.unaligned for a in acks),
+            persisted_data=sum(a.stats.persisted_data for a in acks),
+            processed_data=sum(a.stats.processed_data for a in acks),
         )
 
     def _add_to_history(self, record: CheckpointRecord) -> None:

@@ -81,11 +81,17 @@ class TriggerConfig:
     min_pause_s: float = 0.0
     max_concurrent: int = 1
     checkpoints_after_tasks_finish: bool = True
+    checkpoint_options: CheckpointOptions = CHECKPOINT  # of periodic checkpoints
 
 
 class CheckpointRequestDecider:
     def __init__(self, config: TriggerConfig) -> None:
         self._config = config
+        self._periodic = (
+            PERIODIC
+            if config.checkpoint_options is CHECKPOINT
+            else CheckpointRequest(RequestKind.PERIODIC, config.checkpoint_options)
+        )
         self._savepoints: deque[CheckpointRequest] = deque()
         self._savepoint_pending = False
         self._last_trigger_s: float | None = None
@@ -196,4 +202,4 @@ class CheckpointRequestDecider:
                 deadline = max(deadline, self._last_completion_s + config.min_pause_s)
         if deadline > now_s:
             return WaitUntil(deadline)
-        return TriggerNow(FINAL if self._sources_finished else PERIODIC)
+        return TriggerNow(FINAL if self._sources_finished else self._periodic)

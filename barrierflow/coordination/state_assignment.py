@@ -2,7 +2,9 @@
 
 Operator state: each subtask receives every old subtask's handle and picks its share (split)
 or all (union). Keyed state: each subtask receives the handles whose key-group range overlaps
-its own, so parallelism may change between the checkpoint and the restore.
+its own, so parallelism may change between the checkpoint and the restore. Channel state (the
+data in flight of an unaligned checkpoint, kept with the first operator of a chain): each
+subtask receives every old subtask's, and takes its share (``StreamTask``).
 Performs no I/O.
 """
 
@@ -30,18 +32,26 @@ def assign_state(
         vertex = plan.vertex
         per_operator: dict[str, OperatorRestore] = {}
         own_range = key_group_range_for_subtask(max_parallelism, vertex.parallelism, plan.subtask)
-        for node in vertex.chain:
+        for position, node in enumerate(vertex.chain):
             op = metadata.operator(node.uid)
             if op is None:
                 continue
             operator_states = [None] * op.parallelism
             keyed = []
+            channel_states = [(s.subtask, s.channel_state) for s in op.subtasks if s.channel_state]
+            if channel_states and position:
+                raise ConfigurationError(
+                    f"checkpoint {metadata.checkpoint_id} holds data in flight (an unaligned "
+                    f"checkpoint) received by operator {node.uid!r}, which is no longer the "
+                    "first of its chain: restore it into the job that took it, or take a "
+                    "savepoint of that job and restore the savepoint"
+                )
             for s in op.subtasks:
                 operator_states[s.subtask] = s.operator_state
                 for handle in s.keyed_state:
                     kg = KeyGroupRange(handle.key_group_start, handle.key_group_end)
                     if len(kg.intersection(own_range)):
                         keyed.append(handle)
-            per_operator[node.uid] = OperatorRestore(operator_states, keyed)
+            per_operator[node.uid] = OperatorRestore(operator_states, keyed, channel_states)
         assignment[plan.id] = per_operator
     return assignment

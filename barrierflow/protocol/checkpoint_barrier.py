@@ -104,3 +104,12 @@ class CheckpointBarrier(msgspec.Struct, frozen=True):
     checkpoint_id: int
     timestamp_ms: int
     options: CheckpointOptions = CHECKPOINT
+
+    @property
+    def timeout_deadline_ns(self) -> int | None:
+        """With ``ALIGNED_WITH_TIMEOUT``: the wall-clock time (ns) after which its alignment
+        goes unaligned, counted from the trigger as Flink does; None otherwise."""
+        options = self.options
+        if options.alignment is not Alignment.ALIGNED_WITH_TIMEOUT:
+            return None
+        return (self.timestamp_ms + options.aligned_timeout_ms) * 1_000_000

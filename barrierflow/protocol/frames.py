@@ -36,6 +36,7 @@ class Kind(enum.IntEnum):
     END_OF_DATA = 4  # no more records; barriers may still follow
     END_OF_PARTITION = 5  # nothing more at all
     CREDIT = 6  # consumer -> producer
+    PRIORITY_BARRIER = 7  # a barrier that overtook the buffers queued before it
 
 
 class BarrierFrameError(ValueError):

@@ -1,49 +1,65 @@
 """The checkpointing of one subtask (Flink's SubtaskCheckpointCoordinator).
 
 It owns the barrier handler of the task's input gate and carries out what the handler decides:
-blocks and unblocks channels, takes the snapshot, forwards barriers and cancel markers, and
-acknowledges or declines to the JobMaster. A snapshot has two phases:
+blocks and unblocks channels, takes the snapshot, forwards barriers and cancel markers, records
+channel state, and acknowledges or declines to the JobMaster. A snapshot has two phases:
 
-1. synchronous, on the task thread between two buffers: every operator of the chain snapshots
-   its state with the checkpoint's options (a copy-on-write view, a RocksDB flush), then the
-   barrier goes downstream behind every record emitted before it;
-2. asynchronous, on the slot's snapshot pool: the state is written to checkpoint storage, then
-   the acknowledgement is mailed back to the task thread, which sends it.
+1. synchronous, on the task thread between two buffers (or, when unaligned, between two chunks
+   of one): every operator of the chain snapshots its state with the checkpoint's options (a
+   copy-on-write view, a RocksDB flush), then the barrier goes downstream: behind every record
+   emitted before it (aligned), or ahead of them as a priority event (unaligned: the buffers it
+   overtook become output channel state);
+2. asynchronous, on the slot's snapshot pool: the state is written to checkpoint storage.
 
-A checkpoint the coordinator aborts while its asynchronous phase runs stops writing and deletes
-what it wrote. A savepoint's files go to its own directory (``CheckpointOptions.target_location``).
-After the barrier of a *suspend* savepoint (stop) the task's sources read nothing more, until it
+An unaligned checkpoint also records the data in flight (``ChannelStateCapture``) until every
+input channel delivered its barrier and every output channel sent it; that too is written on
+the pool. The acknowledgement is sent, from the task thread, once both are written. A
+checkpoint the coordinator aborts meanwhile stops writing and deletes what it wrote. A
+savepoint's files go to its own directory (``CheckpointOptions.target_location``). After the
+barrier of a *suspend* savepoint (stop) the task's sources read nothing more, until it
 completes (the task then ends) or is aborted (they read on).
 
-**Threading:** every method on the task thread, except the asynchronous phase (the pool).
-**I/O:** checkpoint storage, in the asynchronous phase.
+**Threading:** every method on the task thread, except the writing (the pool).
+**I/O:** checkpoint storage, in the writing.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from barrierflow.checkpoint.barrier_handler import (
     Action,
     AtLeastOnceBarrierHandler,
     BlockChannel,
+    CaptureChannels,
     Decline,
+    EndChannelCapture,
     ExactlyOnceBarrierHandler,
+    InputStateComplete,
     SnapshotNow,
     UnblockAll,
 )
-from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
+from barrierflow.checkpoint.channel_state import ChannelStateCapture, encode_channel_state
+from barrierflow.checkpoint.metadata import (
+    OperatorSubtaskState,
+    StreamHandle,
+    SubtaskCheckpointStats,
+)
 from barrierflow.checkpoint.state_streams import CheckpointAbortedError, CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier
 from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, encode_barrier
 from barrierflow.protocol.messages import DeclineReason
 from barrierflow.runtime.operators import Operator, OperatorSnapshot
 from barrierflow.runtime.task_descriptor import TaskDescriptor
+
+OutputKey = tuple[int, int]  # (job edge, consumer index)
 
 
 class CheckpointedTask(Protocol):
@@ -53,13 +69,52 @@ class CheckpointedTask(Protocol):
 
     def unblock_all_channels(self) -> None: ...
 
-    def broadcast_event(self, kind: Kind, payload: bytes | None) -> None:
-        """Behind every record emitted so far, on every output channel."""
+    def broadcast_event(
+        self, kind: Kind, payload: bytes | None, deadline_ns: int | None = None
+    ) -> None:
+        """Behind every record emitted so far, on every output channel (a barrier with a
+        deadline overtakes what is queued once it passed: ``promote_overdue_barriers``)."""
+
+    def broadcast_priority_event(self, kind: Kind, payload: bytes) -> dict[OutputKey, list[bytes]]:
+        """Ahead of what is queued, on every output channel; returns the buffers overtaken."""
+
+    def promote_overdue_barriers(self, now_ns: int) -> list[tuple[OutputKey, bytes, list[bytes]]]:
+        """Barriers past their deadline in an output backlog overtake it: each with the
+        buffers it overtook."""
+
+    def output_holds(self, payload: bytes) -> bool:
+        """Whether an event still waits in an output backlog."""
+
+    def overtake_barriers(self, checkpoint_id: int) -> None:
+        """The barriers of ``checkpoint_id`` in the input gate, queued or to come, become
+        priority barriers."""
+
+    def unprocessed_input(self) -> tuple[int, list[Any]] | None:
+        """The channel and the records not processed yet of the buffer being processed."""
 
     def send_to_job_master(self, message: msg.Message) -> None: ...
 
     def run_in_task_thread(self, mail: Callable[[], None]) -> None:
         """From any thread: run ``mail`` on the task thread, between buffers."""
+
+
+@dataclass
+class _Snapshot:
+    """A checkpoint this subtask snapshotted and has not acknowledged yet."""
+
+    barrier: CheckpointBarrier
+    sync_ms: float
+    alignment_ms: float
+    processed_data: int
+    start_delay_ms: float
+    unaligned: bool
+    capture: ChannelStateCapture | None
+    written: list[CheckpointStreams] = field(default_factory=list)
+    operator_states: dict[str, OperatorSubtaskState] | None = None
+    async_ms: float = 0.0
+    channel_state: StreamHandle | None = None
+    channel_state_written: bool = False
+    timed_barrier: bytes | None = None  # an aligned barrier that may still be promoted
 
 
 class SubtaskCheckpointCoordinator:
@@ -84,21 +139,36 @@ class SubtaskCheckpointCoordinator:
             if config.storage_uri
             else None
         )
-        self._alignment_bytes = 0
+        self._processed_data = 0
+        self._first_barrier_ms: dict[int, float] = {}
         self._aborted: set[int] = set()  # written by the task thread only
+        self._snapshots: dict[int, _Snapshot] = {}
+        self._capture: ChannelStateCapture | None = None  # the one recording input now
+        self._buffers_before: list[bytes] = []  # of the priority barrier being handled
         self._final_checkpoint_id: int | None = None  # the first final barrier seen here
         self.final_checkpoint_completed = False
         self._stopping_at: int | None = None  # a suspend savepoint taken here, still pending
         self.stop_completed = False  # a suspend savepoint completed: the task ends
+        self.recording: set[int] = set()  # input channels whose buffers are channel state
 
     # --- input events -------------------------------------------------------------------------
 
-    def on_buffer(self, size: int) -> None:
+    def on_buffer(self, channel: int, payload: bytes) -> None:
+        """Every buffer taken from the input gate, before it is processed."""
         if self._handler.aligning_checkpoint_id is not None:
-            self._alignment_bytes += size
+            self._processed_data += len(payload)
+        if channel in self.recording:
+            self._capture.record(channel, payload)
 
-    def on_barrier(self, channel: int, barrier: CheckpointBarrier) -> None:
-        self._execute(self._handler.on_barrier(channel, barrier, time.perf_counter_ns()))
+    def on_barrier(
+        self, channel: int, barrier: CheckpointBarrier, buffers_before: list[bytes] | None = None
+    ) -> None:
+        """``buffers_before``: given for a priority barrier, what was queued before it."""
+        now_ns = time.time_ns()
+        self._first_barrier_ms.setdefault(barrier.checkpoint_id, now_ns / 1e6)
+        self._buffers_before = buffers_before or []
+        priority = buffers_before is not None
+        self._execute(self._handler.on_barrier(channel, barrier, now_ns, priority))
 
     def on_cancel_marker(self, checkpoint_id: int) -> None:
         self._execute(self._handler.on_cancel_marker(checkpoint_id))
@@ -106,22 +176,56 @@ class SubtaskCheckpointCoordinator:
     def on_end_of_partition(self, channel: int) -> None:
         self._execute(self._handler.on_end_of_partition(channel))
 
+    def on_time(self, now_ns: int) -> None:
+        """Every turn of the task loop, with unaligned checkpoints: the alignment timeout, and
+        the barriers waiting in an output backlog past theirs (their overtaken buffers are
+        channel state, and the checkpoint is acknowledged once every output sent it)."""
+        if self._handler.aligning_checkpoint_id is not None:
+            self._execute(self._handler.on_alignment_timer(now_ns))
+        timed = [s for s in self._snapshots.values() if s.timed_barrier is not None]
+        if not timed:
+            return
+        for (edge, target), payload, overtaken in self._task.promote_overdue_barriers(now_ns):
+            for snapshot in timed:
+                if snapshot.timed_barrier is payload:
+                    snapshot.capture.add_output(edge, target, overtaken)
+        for snapshot in timed:
+            if not self._task.output_holds(snapshot.timed_barrier):
+                snapshot.timed_barrier = None
+                snapshot.capture.outputs_sent()
+                self._write_channel_state_if_complete(snapshot)
+
     def trigger(self, barrier: CheckpointBarrier) -> None:
         """A source task: the JobMaster triggered a checkpoint; no alignment to wait for."""
-        self._checkpoint(barrier, alignment_ms=0.0, alignment_bytes=0)
+        unaligned = barrier.options.alignment is Alignment.UNALIGNED
+        self._checkpoint(barrier, alignment_ms=0.0, processed_data=0, unaligned=unaligned)
+        if unaligned:
+            self._input_complete(barrier.checkpoint_id)
 
     def _execute(self, actions: list[Action]) -> None:
         for action in actions:
             if isinstance(action, BlockChannel):
                 self._task.block_channel(action.channel)
             elif isinstance(action, SnapshotNow):
-                alignment_ms = (time.perf_counter_ns() - action.alignment_started_ns) / 1e6
-                self._checkpoint(action.barrier, alignment_ms, self._alignment_bytes)
-                self._alignment_bytes = 0
+                alignment_ms = (time.time_ns() - action.alignment_started_ns) / 1e6
+                self._checkpoint(
+                    action.barrier, alignment_ms, self._processed_data, action.unaligned
+                )
+                self._processed_data = 0
+            elif isinstance(action, CaptureChannels):
+                self._capture.record_channels(action.channels)
+                self.recording = set(self._capture.recording)
+                self._task.overtake_barriers(action.checkpoint_id)
+            elif isinstance(action, EndChannelCapture):
+                self._capture.end_channel(action.channel, self._buffers_before)
+                self.recording = set(self._capture.recording)
+            elif isinstance(action, InputStateComplete):
+                self._input_complete(action.checkpoint_id)
             elif isinstance(action, UnblockAll):
                 self._task.unblock_all_channels()
             elif isinstance(action, Decline):
-                self._alignment_bytes = 0
+                self._processed_data = 0
+                self._drop_capture(action.checkpoint_id)
                 self._decline(action.checkpoint_id, action.reason)
 
     # --- notifications from the JobMaster ------------------------------------------------------
@@ -143,65 +247,111 @@ class SubtaskCheckpointCoordinator:
     def notify_aborted(self, checkpoint_id: int, references_released: bool) -> None:
         if checkpoint_id == self._stopping_at:
             self._stopping_at = None  # the stop failed: the job goes on
-        self._aborted.add(checkpoint_id)
+        self._aborted.add(checkpoint_id)  # its writing stops, and deletes what it wrote
+        self._drop_capture(checkpoint_id)
+        self._snapshots.pop(checkpoint_id, None)
         for op in self._operators:
             op.notify_checkpoint_aborted(checkpoint_id, references_released)
 
     # --- the snapshot ---------------------------------------------------------------------------
 
     def _checkpoint(
-        self, barrier: CheckpointBarrier, alignment_ms: float, alignment_bytes: int
+        self,
+        barrier: CheckpointBarrier,
+        alignment_ms: float,
+        processed_data: int,
+        unaligned: bool,
     ) -> None:
-        """The synchronous phase; hands the asynchronous one to the pool."""
+        """The synchronous phase; hands the writing to the pool."""
         started = time.perf_counter()
         cid, options = barrier.checkpoint_id, barrier.options
         snapshots = [(op.uid, op.snapshot_state(cid, options)) for op in self._operators]
-        self._task.broadcast_event(Kind.BARRIER, encode_barrier(barrier))
+        payload = encode_barrier(barrier)
+        timed = options.alignment is Alignment.ALIGNED_WITH_TIMEOUT
+        capture = ChannelStateCapture(cid) if unaligned or timed else None
+        first_barrier_ms = self._first_barrier_ms.pop(cid, time.time_ns() / 1e6)
+        snapshot = _Snapshot(
+            barrier,
+            0.0,
+            alignment_ms,
+            processed_data,
+            max(0.0, first_barrier_ms - barrier.timestamp_ms),
+            unaligned,
+            capture,
+        )
+        self._snapshots[cid] = snapshot
+        if unaligned:
+            for (edge, target), overtaken in self._task.broadcast_priority_event(
+                Kind.PRIORITY_BARRIER, payload
+            ).items():
+                capture.add_output(edge, target, overtaken)
+            capture.outputs_sent()
+            remainder = self._task.unprocessed_input()
+            if remainder is not None and remainder[1]:
+                capture.record(remainder[0], _pickle(remainder[1]))
+            self._capture = capture
+        elif timed:
+            self._task.broadcast_event(Kind.BARRIER, payload, barrier.timeout_deadline_ns)
+            snapshot.timed_barrier = payload
+            capture.input_complete()  # aligned: nothing in flight before it was processed
+        else:
+            self._task.broadcast_event(Kind.BARRIER, payload)
         if options.is_final and self._final_checkpoint_id is None:
             self._final_checkpoint_id = cid
         if options.stops_sources:
             self._stopping_at = cid
-        sync_ms = (time.perf_counter() - started) * 1000
-        self._pool.submit(self._write, barrier, snapshots, sync_ms, alignment_ms, alignment_bytes)
+        snapshot.sync_ms = (time.perf_counter() - started) * 1000
+        self._pool.submit(self._write_state, snapshot, snapshots)
 
-    def _write(
-        self,
-        barrier: CheckpointBarrier,
-        snapshots: list[tuple[str, OperatorSnapshot | None]],
-        sync_ms: float,
-        alignment_ms: float,
-        alignment_bytes: int,
+    def _input_complete(self, checkpoint_id: int) -> None:
+        snapshot = self._snapshots.get(checkpoint_id)
+        self.recording = set()
+        self._capture = None
+        if snapshot is not None and snapshot.capture is not None:
+            snapshot.capture.input_complete()
+            self._write_channel_state_if_complete(snapshot)
+
+    def _drop_capture(self, checkpoint_id: int) -> None:
+        if self._capture is not None and self._capture.checkpoint_id == checkpoint_id:
+            self._capture = None
+            self.recording = set()
+
+    def _streams(self, snapshot: _Snapshot, uid: str) -> CheckpointStreams:
+        d, options = self._d, snapshot.barrier.options
+        storage = (
+            CheckpointStorage(options.target_location, d.config.write_buffer_size)
+            if options.is_savepoint
+            else self._storage
+        )
+        streams = CheckpointStreams(
+            storage,
+            snapshot.barrier.checkpoint_id,
+            uid,
+            d.subtask,
+            d.attempt,
+            d.config.inline_threshold,
+            self._aborted.__contains__,
+            savepoint=options.is_savepoint,
+        )
+        snapshot.written.append(streams)
+        return streams
+
+    def _write_state(
+        self, snapshot: _Snapshot, snapshots: list[tuple[str, OperatorSnapshot | None]]
     ) -> None:
-        """The asynchronous phase: writes the state streams, then mails the acknowledgement.
-
-        If the coordinator aborts the checkpoint meanwhile, stops writing and deletes what it
-        wrote (the coordinator deletes the checkpoint's directory too, but may do so before this
-        thread's last write, and does not know of shared files before the acknowledgement)."""
+        """On the pool: writes the operators' state streams; the rest on the task thread. If
+        the coordinator aborts the checkpoint meanwhile, stops writing and deletes what it
+        wrote (the coordinator deletes the checkpoint's directory too, but may do so before
+        this thread's last write, and does not know of shared files before the ack)."""
         d = self._d
-        cid, options = barrier.checkpoint_id, barrier.options
+        cid = snapshot.barrier.checkpoint_id
         started = time.perf_counter()
-        written: list[CheckpointStreams] = []
         try:
-            storage = (
-                CheckpointStorage(options.target_location, d.config.write_buffer_size)
-                if options.is_savepoint
-                else self._storage
-            )
             states: dict[str, OperatorSubtaskState] = {}
             for uid, snap in snapshots:
                 if snap is None:
                     continue
-                streams = CheckpointStreams(
-                    storage,
-                    cid,
-                    uid,
-                    d.subtask,
-                    d.attempt,
-                    d.config.inline_threshold,
-                    self._aborted.__contains__,
-                    savepoint=options.is_savepoint,
-                )
-                written.append(streams)
+                streams = self._streams(snapshot, uid)
                 operator_state = (
                     streams.write(snap.operator_state, "op") if snap.operator_state else None
                 )
@@ -209,28 +359,90 @@ class SubtaskCheckpointCoordinator:
                 states[uid] = OperatorSubtaskState(d.subtask, operator_state, keyed)
             if cid in self._aborted:
                 raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
-            stats = SubtaskCheckpointStats(
-                d.vertex,
-                d.subtask,
-                sync_ms,
-                (time.perf_counter() - started) * 1000,
-                alignment_ms,
-                sum(s.state_size() for s in states.values()),
-                alignment_bytes,
-                sum(s.checkpointed_size(cid) for s in states.values()),
-            )
-            ack = msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
-            self._task.run_in_task_thread(lambda: self._task.send_to_job_master(ack))
+            async_ms = (time.perf_counter() - started) * 1000
+            self._task.run_in_task_thread(lambda: self._state_written(snapshot, states, async_ms))
         except CheckpointAbortedError:
-            for streams in written:
-                streams.delete_written()
+            _delete_written(snapshot)
         except Exception as e:  # noqa: BLE001 - declines the checkpoint, as Flink does
-            for streams in written:
-                streams.delete_written()
+            _delete_written(snapshot)
             detail = f"asynchronous snapshot failed: {type(e).__name__}: {e}"
-            self._task.run_in_task_thread(
-                lambda: self._decline(cid, DeclineReason.SNAPSHOT_FAILED, detail, downstream=False)
+            self._task.run_in_task_thread(lambda: self._snapshot_failed(cid, detail))
+
+    def _state_written(
+        self, snapshot: _Snapshot, states: dict[str, OperatorSubtaskState], async_ms: float
+    ) -> None:
+        snapshot.operator_states = states
+        snapshot.async_ms = async_ms
+        self._acknowledge_if_written(snapshot)
+
+    def _write_channel_state_if_complete(self, snapshot: _Snapshot) -> None:
+        capture = snapshot.capture
+        if not capture.complete or snapshot.channel_state_written:
+            return
+        recorded = capture.snapshot()
+        if recorded is None:
+            snapshot.channel_state_written = True
+            self._acknowledge_if_written(snapshot)
+            return
+        head = self._d.chain[0].uid
+        streams = self._streams(snapshot, head)
+        cid = snapshot.barrier.checkpoint_id
+
+        def write() -> None:
+            try:
+                handle = streams.write(encode_channel_state(recorded), "channel")
+            except CheckpointAbortedError:
+                return
+            except Exception as e:  # noqa: BLE001 - declines the checkpoint
+                detail = f"writing channel state failed: {type(e).__name__}: {e}"
+                self._task.run_in_task_thread(lambda: self._snapshot_failed(cid, detail))
+                return
+            self._task.run_in_task_thread(lambda: self._channel_state_written(snapshot, handle))
+
+        self._pool.submit(write)
+
+    def _channel_state_written(self, snapshot: _Snapshot, handle: StreamHandle) -> None:
+        snapshot.channel_state = handle
+        snapshot.channel_state_written = True
+        self._acknowledge_if_written(snapshot)
+
+    def _acknowledge_if_written(self, snapshot: _Snapshot) -> None:
+        cid = snapshot.barrier.checkpoint_id
+        if self._snapshots.get(cid) is not snapshot or snapshot.operator_states is None:
+            return
+        if snapshot.capture is not None and not snapshot.channel_state_written:
+            return
+        del self._snapshots[cid]
+        states = snapshot.operator_states
+        if snapshot.channel_state is not None:
+            head = self._d.chain[0].uid
+            own = states.get(head, OperatorSubtaskState(self._d.subtask))
+            states[head] = OperatorSubtaskState(
+                own.subtask, own.operator_state, own.keyed_state, snapshot.channel_state
             )
+        d = self._d
+        stats = SubtaskCheckpointStats(
+            d.vertex,
+            d.subtask,
+            snapshot.sync_ms,
+            snapshot.async_ms,
+            snapshot.alignment_ms,
+            sum(s.state_size() for s in states.values()),
+            snapshot.processed_data,
+            sum(s.checkpointed_size(cid) for s in states.values()),
+            unaligned=snapshot.unaligned or bool(snapshot.capture and snapshot.channel_state),
+            persisted_data=snapshot.capture.persisted_bytes if snapshot.capture else 0,
+            start_delay_ms=snapshot.start_delay_ms,
+        )
+        self._task.send_to_job_master(
+            msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
+        )
+
+    def _snapshot_failed(self, cid: int, detail: str) -> None:
+        snapshot = self._snapshots.pop(cid, None)
+        if snapshot is not None:
+            _delete_written(snapshot)
+        self._decline(cid, DeclineReason.SNAPSHOT_FAILED, detail, downstream=False)
 
     def _decline(
         self, cid: int, reason: DeclineReason, detail: str = "", downstream: bool = True
@@ -241,3 +453,12 @@ class SubtaskCheckpointCoordinator:
         )
         if downstream:
             self._task.broadcast_event(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))
+
+
+def _delete_written(snapshot: _Snapshot) -> None:
+    for streams in snapshot.written:
+        streams.delete_written()
+
+
+def _pickle(records: list[Any]) -> bytes:
+    return pickle.dumps(records, protocol=5)

@@ -6,6 +6,13 @@ buffer (a source batch or a network buffer of an unblocked channel) and run it t
 chain. Checkpoints therefore happen between buffers, never inside a record; the task's
 ``SubtaskCheckpointCoordinator`` takes them.
 
+With unaligned checkpoints a barrier must not wait behind slow work: a backlogged task still
+takes the priority barriers of its input gate, and a buffer is processed in chunks of about a
+millisecond with a look at the gate between two (a barrier that arrives meanwhile is handled
+there, and the rest of the buffer becomes channel state). A task restored from an unaligned
+checkpoint first sends the output channel state of its checkpoint, then processes its input
+channel state, before it takes any new input (``checkpoint/channel_state.py``).
+
 Lifecycle: ``open`` (connect outputs, open operators restoring their state) -> ``step`` until
 done -> ``end`` -> ``close``. At the end of input: ``finish()`` the chain, send END_OF_DATA;
 with checkpointing, wait until a *final* checkpoint completes (one triggered after every source
@@ -31,6 +38,8 @@ from typing import Any
 
 import zmq
 
+from barrierflow.checkpoint.channel_state import decode_channel_state
+from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.protocol import messages as msg
@@ -41,7 +50,7 @@ from barrierflow.protocol.frames import (
     Kind,
     decode_barrier,
 )
-from barrierflow.runtime.network.input_gate import InputGate
+from barrierflow.runtime.network.input_gate import InputGate, PriorityBarrier
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.runtime.operators import (
     Operator,
@@ -49,10 +58,17 @@ from barrierflow.runtime.operators import (
     SourceOperator,
     create_operator,
 )
-from barrierflow.runtime.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
+from barrierflow.runtime.subtask_checkpoint_coordinator import (
+    OutputKey,
+    SubtaskCheckpointCoordinator,
+)
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_network import TaskNetwork
 from barrierflow.state.backends import local_recovery_dir, local_subtask_dir
+from barrierflow.state.key_groups import KeyGroupCache, key_group_range_for_subtask
+
+CHUNK_TARGET_S = 0.001  # unaligned: how long a chunk of a buffer may run before a look at
+# the input gate for a priority barrier
 
 
 class TaskCancelled(Exception):
@@ -82,6 +98,13 @@ class StreamTask:
         self._ctl: zmq.Socket | None = None
         self._partitions: list[ResultPartition] = []
         self._operators: list[Operator] = []
+        config = descriptor.config
+        # Unaligned: look for priority barriers while backlogged and between chunks of a buffer.
+        self._overtakes = config.unaligned_checkpoints and input_gate is not None
+        self._chunk = min(64, config.buffer_size)  # records per chunk, adapted to CHUNK_TARGET_S
+        self._unprocessed: tuple[int, list[Any]] | None = None  # the rest of a chunked buffer
+        # Timers (aligned-checkpoint timeout) are looked at every turn, at least this often:
+        self._max_wait_ms = 5 if config.aligned_checkpoint_timeout_ms > 0 else 100
 
     # --- thread entry -----------------------------------------------------------------------
 
@@ -166,9 +189,14 @@ class StreamTask:
             poller.register(self.mailbox.socket, zmq.POLLIN)
         if self._gate is not None:
             self._poller_in.register(self._gate.socket, zmq.POLLIN)
+            if self._overtakes:  # a priority barrier wakes a backlogged task
+                self._poller_out.register(self._gate.socket, zmq.POLLIN)
         for p in self._partitions:
             for c in p.channels:
                 self._poller_out.register(c.socket, zmq.POLLIN)
+        head_restore = d.restore.get(d.chain[0].uid) if d.restore is not None else None
+        if head_restore is not None and head_restore.channel_states:
+            self._restore_channel_state(head_restore, restore_streams)
         self._next_flush = time.monotonic() + d.config.buffer_timeout_s
         self.send_to_job_master(
             msg.TaskRunning(
@@ -179,6 +207,50 @@ class StreamTask:
                 restore_ms=(time.perf_counter() - started) * 1000,
             )
         )
+
+    def _restore_channel_state(
+        self, restore: OperatorRestore, streams: StorageRestoreStreams
+    ) -> None:
+        """Sends the output channel state and processes the input channel state of the old
+        subtasks this one takes over, before any new input. Each old subtask's data in flight
+        goes to one new subtask (the old index modulo the parallelism), and records are routed
+        again through the edges' partitioners; the input of a keyed chain head is split by key
+        group instead, so each record meets the keyed state it belongs to."""
+        d = self.d
+        old_parallelism = len(restore.operator_states)
+        head = d.chain[0]
+        by_key_group = head.key_selector is not None and old_parallelism != d.parallelism
+        partitions = {plan.edge: p for plan, p in zip(d.outputs, self._partitions, strict=True)}
+        outputs, inputs = [], []
+        for old_subtask, handle in restore.channel_states:
+            ours = old_subtask % d.parallelism == d.subtask
+            if not (ours or by_key_group):
+                continue
+            state = decode_channel_state(streams.read(handle))
+            if ours:
+                outputs += state.outputs
+            inputs += [pickle.loads(b) for channel in state.inputs for b in channel.buffers]
+        for output in outputs:
+            partition = partitions.get(output.edge)
+            if partition is None:
+                raise RuntimeError(
+                    f"the checkpoint holds data in flight on job edge {output.edge} from "
+                    f"{d.vertex_name}, which this job does not have: an unaligned checkpoint "
+                    "restores only into the same job graph (take a savepoint to change it)"
+                )
+            for buffer in output.buffers:
+                partition.emit(pickle.loads(buffer))
+        if by_key_group:
+            own = key_group_range_for_subtask(d.config.max_parallelism, d.parallelism, d.subtask)
+            key_group = KeyGroupCache(d.config.max_parallelism).key_group
+            select = head.key_selector
+            inputs = [[r for r in records if key_group(select(r)) in own] for records in inputs]
+        for records in inputs:
+            if records:
+                self._process(records)
+        for p in self._partitions:
+            p.flush()
+        self._backlogged()  # sends what the credit granted so far allows
 
     def _operator_context(
         self, uid: str, restore_streams: StorageRestoreStreams
@@ -229,8 +301,13 @@ class StreamTask:
         if self._done:
             return False
         self._run_mails()
+        if self.d.config.unaligned_checkpoints:
+            self._on_time()
         if self._backlogged():
-            self._poller_out.poll(100)
+            if self._overtakes and self._gate.has_priority():
+                self._on_input(*self._gate.poll_next())
+            else:
+                self._poller_out.poll(self._max_wait_ms)
             return not self._done
         source = self._source
         if source is not None and not self._finished and not self.checkpoints.sources_paused:
@@ -245,19 +322,25 @@ class StreamTask:
             item = self._gate.poll_next()
             if item is None:
                 wait_ms = max(0, int((self._next_flush - time.monotonic()) * 1000)) + 1
-                self._poller_in.poll(wait_ms)
+                self._poller_in.poll(min(wait_ms, self._max_wait_ms))
             else:
                 self._on_input(*item)
         else:
             self._maybe_terminate()
             if not self._done:
-                self._poller_in.poll(100)
+                self._poller_in.poll(self._max_wait_ms)
         now = time.monotonic()
         if now >= self._next_flush:
             for p in self._partitions:
                 p.flush()
             self._next_flush = now + self.d.config.buffer_timeout_s
         return not self._done
+
+    def _on_time(self) -> None:
+        now_ns = time.time_ns()
+        if self._gate is not None:
+            self._gate.promote_overdue(now_ns)
+        self.checkpoints.on_time(now_ns)
 
     def _backlogged(self) -> bool:
         for p in self._partitions:
@@ -271,9 +354,41 @@ class StreamTask:
         ctl = self._ctl
         while ctl.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             self._on_control(msg.decode(ctl.recv()))
+        self._run_mailbox()
+
+    def _run_mailbox(self) -> None:
+        """Finished snapshots (their acknowledgements) and cancellation; safe between two
+        chunks of a buffer, unlike control messages, which may end the task."""
         if self.mailbox.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             for mail in self.mailbox.drain():
                 mail()
+
+    def _process_input(self, channel: int, records: list[Any]) -> None:
+        """Runs a network buffer through the chain; with unaligned checkpoints in chunks, and
+        a priority barrier that arrived meanwhile is handled between two, as are finished
+        snapshots (so a slow buffer delays no acknowledgement)."""
+        if not self._overtakes:
+            self._process(records)
+            return
+        gate, n, at = self._gate, len(records), 0
+        while at < n:
+            chunk = self._chunk
+            started = time.perf_counter()
+            self._process(records[at : at + chunk] if at or chunk < n else records)
+            at += chunk
+            elapsed = time.perf_counter() - started
+            if elapsed > 0:  # shrink at once, grow by halves (one slow chunk is no rule)
+                ideal = int(chunk * CHUNK_TARGET_S / elapsed)
+                grown = ideal if ideal < chunk else (chunk + ideal) // 2
+                self._chunk = max(1, min(self.d.config.buffer_size, grown))
+            if at >= n:
+                break
+            if gate.has_priority():
+                self._unprocessed = (channel, records[at:])
+                while gate.has_priority():
+                    self._on_input(*gate.poll_next())
+                self._unprocessed = None
+            self._run_mailbox()  # a snapshot written meanwhile is acknowledged at once
 
     def _process(self, records: list[Any]) -> None:
         for op in self._chain:
@@ -291,9 +406,35 @@ class StreamTask:
     def unblock_all_channels(self) -> None:
         self._gate.unblock_all()
 
-    def broadcast_event(self, kind: Kind, payload: bytes | None = None) -> None:
+    def broadcast_event(
+        self, kind: Kind, payload: bytes | None = None, deadline_ns: int | None = None
+    ) -> None:
         for p in self._partitions:
-            p.broadcast_event(kind, payload)
+            p.broadcast_event(kind, payload, deadline_ns)
+
+    def broadcast_priority_event(self, kind: Kind, payload: bytes) -> dict[OutputKey, list[bytes]]:
+        overtaken: dict[OutputKey, list[bytes]] = {}
+        for plan, p in zip(self.d.outputs, self._partitions, strict=True):
+            for target, buffers in enumerate(p.broadcast_priority_event(kind, payload)):
+                if buffers:
+                    overtaken[(plan.edge, target)] = buffers
+        return overtaken
+
+    def promote_overdue_barriers(self, now_ns: int) -> list[tuple[OutputKey, bytes, list[bytes]]]:
+        return [
+            ((plan.edge, target), payload, overtaken)
+            for plan, p in zip(self.d.outputs, self._partitions, strict=True)
+            for target, payload, overtaken in p.promote_overdue(now_ns)
+        ]
+
+    def output_holds(self, payload: bytes) -> bool:
+        return any(p.holds(payload) for p in self._partitions)
+
+    def overtake_barriers(self, checkpoint_id: int) -> None:
+        self._gate.overtake(checkpoint_id)
+
+    def unprocessed_input(self) -> tuple[int, list[Any]] | None:
+        return self._unprocessed
 
     def send_to_job_master(self, message: msg.Message) -> None:
         self._ctl.send(msg.encode(message))
@@ -303,10 +444,14 @@ class StreamTask:
 
     # --- input events ---------------------------------------------------------------------------
 
-    def _on_input(self, channel: int, kind: Kind, payload: bytes | None) -> None:
+    def _on_input(self, channel: int, kind: Kind, payload: bytes | PriorityBarrier | None) -> None:
         if kind == Kind.BUFFER:
-            self.checkpoints.on_buffer(len(payload))
-            self._process(pickle.loads(payload))
+            self.checkpoints.on_buffer(channel, payload)
+            self._process_input(channel, pickle.loads(payload))
+        elif kind == Kind.PRIORITY_BARRIER:
+            assert isinstance(payload, PriorityBarrier)
+            barrier = decode_barrier(payload.payload)
+            self.checkpoints.on_barrier(channel, barrier, payload.buffers_before)
         elif kind == Kind.BARRIER:
             self.checkpoints.on_barrier(channel, decode_barrier(payload))
         elif kind == Kind.CANCEL_MARKER:

@@ -25,6 +25,8 @@ class TaskConfig:
     write_buffer_size: int
     max_parallelism: int
     state_backend: StateBackendConfig
+    unaligned_checkpoints: bool = False  # barriers may overtake data in flight
+    aligned_checkpoint_timeout_ms: int = 0  # > 0: checkpoints start aligned
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from barrierflow.graph.transformation import PartitionerSpec, Partitioning, Tran
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
+    Alignment,
     CheckpointBarrier,
     CheckpointOptions,
 )
@@ -57,6 +58,7 @@ from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM
 from barrierflow.testing.in_memory_network import InMemorySocket, InMemoryTaskNetwork
 
 CONSUMER = ("harness-output", 0)
+UNALIGNED = CheckpointOptions(alignment=Alignment.UNALIGNED)
 
 
 def operator(
@@ -113,8 +115,12 @@ class StreamTaskHarness:
         restore: dict[str, OperatorRestore] | None = None,
         attempt: int = 1,
         storage_uri: str | None = None,
+        unaligned: bool = False,
+        aligned_timeout_ms: int = 0,
     ) -> None:
-        """``storage_uri``: a job root for state files (None: all state inline)."""
+        """``storage_uri``: a job root for state files (None: all state inline).
+        ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
+        barriers the test sends carry their own options)."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -145,6 +151,8 @@ class StreamTaskHarness:
                 write_buffer_size=4096,
                 max_parallelism=DEFAULT_MAX_PARALLELISM,
                 state_backend=state_backend or StateBackendConfig(),
+                unaligned_checkpoints=unaligned,
+                aligned_checkpoint_timeout_ms=aligned_timeout_ms,
             ),
             restore_uri=storage_uri if restore is not None else None,
             restore=restore,
@@ -204,10 +212,24 @@ class StreamTaskHarness:
         self._send(channel, Kind.BUFFER, pickle.dumps(records, protocol=5))
 
     def barrier(
-        self, channel: int, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT
+        self,
+        channel: int,
+        checkpoint_id: int,
+        options: CheckpointOptions = CHECKPOINT,
+        timestamp_ms: int | None = None,
     ) -> None:
-        barrier = CheckpointBarrier(checkpoint_id, 1_000 * checkpoint_id, options)
+        """``timestamp_ms``: when the checkpoint was triggered (it starts an aligned
+        checkpoint's timeout); default: long ago."""
+        stamp = 1_000 * checkpoint_id if timestamp_ms is None else timestamp_ms
+        barrier = CheckpointBarrier(checkpoint_id, stamp, options)
         self._send(channel, Kind.BARRIER, encode_barrier(barrier))
+
+    def priority_barrier(
+        self, channel: int, checkpoint_id: int, options: CheckpointOptions = UNALIGNED
+    ) -> None:
+        """A barrier that overtook what its producer had queued (unaligned checkpoints)."""
+        barrier = CheckpointBarrier(checkpoint_id, 1_000 * checkpoint_id, options)
+        self._send(channel, Kind.PRIORITY_BARRIER, encode_barrier(barrier))
 
     def cancel_marker(self, channel: int, checkpoint_id: int) -> None:
         self._send(channel, Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(checkpoint_id))
@@ -219,6 +241,11 @@ class StreamTaskHarness:
 
     def end_of_partition(self, channel: int) -> None:
         self._send(channel, Kind.END_OF_PARTITION)
+
+    def grant_output_credit(self, buffers: int) -> None:
+        """The consumer grants the task's output channel credit for ``buffers`` more."""
+        socket = self.network.outputs[CONSUMER]
+        socket.deliver([header(self.token, Kind.CREDIT, 0), CREDIT.pack(buffers)])
 
     def credits_returned(self) -> dict[int, int]:
         """Per channel, the credit the gate granted since the last call (HELLO included)."""
@@ -276,8 +303,8 @@ class StreamTaskHarness:
                 continue
             if kind == Kind.BUFFER:
                 self._emitted.append(Emitted(Kind.BUFFER, records=pickle.loads(payload)))
-            elif kind == Kind.BARRIER:
-                self._emitted.append(Emitted(Kind.BARRIER, barrier=decode_barrier(payload)))
+            elif kind in (Kind.BARRIER, Kind.PRIORITY_BARRIER):
+                self._emitted.append(Emitted(Kind(kind), barrier=decode_barrier(payload)))
             elif kind == Kind.CANCEL_MARKER:
                 cid = CHECKPOINT_ID.unpack(payload)[0]
                 self._emitted.append(Emitted(Kind.CANCEL_MARKER, checkpoint_id=cid))
@@ -294,7 +321,11 @@ class StreamTaskHarness:
         """A new harness for the same chain, restoring the state of ``ack`` (as the next
         attempt would)."""
         restore = {
-            uid: OperatorRestore([state.operator_state], list(state.keyed_state))
+            uid: OperatorRestore(
+                [state.operator_state],
+                list(state.keyed_state),
+                [(0, state.channel_state)] if state.channel_state else [],
+            )
             for uid, state in ack.operator_states.items()
         }
         d = self.descriptor
@@ -308,6 +339,8 @@ class StreamTaskHarness:
             "state_backend": d.config.state_backend,
             "attempt": d.attempt + 1,
             "storage_uri": d.config.storage_uri,
+            "unaligned": d.config.unaligned_checkpoints,
+            "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)

@@ -9,12 +9,15 @@ from hypothesis import strategies as st
 from barrierflow.checkpoint.barrier_handler import (
     AtLeastOnceBarrierHandler,
     BlockChannel,
+    CaptureChannels,
     Decline,
+    EndChannelCapture,
     ExactlyOnceBarrierHandler,
+    InputStateComplete,
     SnapshotNow,
     UnblockAll,
 )
-from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
+from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier, CheckpointOptions
 from barrierflow.protocol.messages import DeclineReason
 
 
@@ -324,3 +327,145 @@ def test_counting_handler_snapshots_every_checkpoint_exactly_once_without_blocki
     assert snapshots == sorted(delivered_barriers(streams))
     assert declines == []
     assert blocking_actions == 0
+
+
+# --- unaligned, and aligned with a timeout ---------------------------------------------------
+
+MS = 1_000_000  # ns
+
+
+def unaligned(cid: int) -> CheckpointBarrier:
+    return CheckpointBarrier(cid, 1_000 + cid, CheckpointOptions(alignment=Alignment.UNALIGNED))
+
+
+def timed(cid: int, timeout_ms: int = 100) -> CheckpointBarrier:
+    options = CheckpointOptions(
+        alignment=Alignment.ALIGNED_WITH_TIMEOUT, aligned_timeout_ms=timeout_ms
+    )
+    return CheckpointBarrier(cid, 1_000, options)  # the checkpoint started at 1,000 ms
+
+
+def test_unaligned_snapshots_at_the_first_barrier_and_records_the_other_channels():
+    h = ExactlyOnceBarrierHandler(3)
+    assert h.on_barrier(1, unaligned(5), now_ns=10, priority=True) == [
+        SnapshotNow(unaligned(5), 10, unaligned=True),
+        EndChannelCapture(5, 1),  # what channel 1 queued before its barrier
+        CaptureChannels(5, frozenset({0, 2})),  # all that 0 and 2 send until their barriers
+    ]
+
+
+def test_unaligned_ends_each_channels_capture_at_its_barrier_and_completes_with_the_last():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(1, unaligned(5), now_ns=10, priority=True)
+    assert h.on_barrier(0, unaligned(5), now_ns=20, priority=True) == [EndChannelCapture(5, 0)]
+    assert h.aligning_checkpoint_id == 5
+    assert h.on_barrier(2, unaligned(5), now_ns=30, priority=True) == [
+        EndChannelCapture(5, 2),
+        InputStateComplete(5),
+    ]
+    assert h.aligning_checkpoint_id is None
+    assert h.on_barrier(0, unaligned(5), now_ns=40) == []  # late
+
+
+def test_unaligned_with_one_channel_completes_its_input_state_at_once():
+    h = ExactlyOnceBarrierHandler(1)
+    assert h.on_barrier(0, unaligned(5), now_ns=10, priority=True) == [
+        SnapshotNow(unaligned(5), 10, unaligned=True),
+        EndChannelCapture(5, 0),
+        InputStateComplete(5),
+    ]
+
+
+def test_unaligned_barrier_of_the_next_checkpoint_declines_the_one_still_recording():
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, unaligned(5), now_ns=10, priority=True)
+    assert h.on_barrier(0, unaligned(6), now_ns=20, priority=True) == [
+        Decline(5, DeclineReason.SUBSUMED),
+        UnblockAll(),
+        SnapshotNow(unaligned(6), 20, unaligned=True),
+        EndChannelCapture(6, 0),
+        CaptureChannels(6, frozenset({1})),
+    ]
+
+
+def test_a_cancel_marker_declines_an_unaligned_checkpoint_still_recording():
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, unaligned(5), now_ns=10, priority=True)
+    assert h.on_cancel_marker(5) == [Decline(5, DeclineReason.CANCELED), UnblockAll()]
+    assert h.on_barrier(1, unaligned(5), now_ns=20, priority=True) == []
+
+
+def test_end_of_partition_of_a_recorded_channel_completes_the_input_state():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, unaligned(5), now_ns=10, priority=True)
+    h.on_barrier(1, unaligned(5), now_ns=20, priority=True)
+    assert h.on_end_of_partition(2) == [InputStateComplete(5)]
+
+
+def test_aligned_with_timeout_stays_aligned_before_the_timeout():
+    h = ExactlyOnceBarrierHandler(2)
+    assert h.on_barrier(0, timed(5), now_ns=1_050 * MS) == [BlockChannel(0)]
+    assert h.on_alignment_timer(1_100 * MS) == []
+    assert h.on_barrier(1, timed(5), now_ns=1_090 * MS) == [
+        SnapshotNow(timed(5), 1_050 * MS),
+        UnblockAll(),
+    ]
+
+
+def test_aligned_with_timeout_switches_to_unaligned_once_the_timeout_passed():
+    h = ExactlyOnceBarrierHandler(3)
+    h.on_barrier(0, timed(5), now_ns=1_050 * MS)  # blocked
+    assert h.on_alignment_timer(1_101 * MS) == [
+        SnapshotNow(timed(5), 1_050 * MS, unaligned=True),
+        UnblockAll(),  # channel 0 queued what follows its barrier: not recorded
+        CaptureChannels(5, frozenset({1, 2})),
+    ]
+    assert h.on_barrier(1, timed(5), now_ns=1_200 * MS) == [EndChannelCapture(5, 1)]
+    assert h.on_barrier(2, timed(5), now_ns=1_300 * MS) == [
+        EndChannelCapture(5, 2),
+        InputStateComplete(5),
+    ]
+
+
+def test_aligned_with_timeout_is_unaligned_from_a_first_barrier_that_came_too_late():
+    h = ExactlyOnceBarrierHandler(2)
+    assert h.on_barrier(1, timed(5), now_ns=1_500 * MS) == [
+        SnapshotNow(timed(5), 1_500 * MS, unaligned=True),
+        EndChannelCapture(5, 1),
+        CaptureChannels(5, frozenset({0})),
+    ]
+
+
+def test_a_barrier_that_overtook_its_channel_switches_an_aligned_with_timeout_checkpoint():
+    """Its producer's timeout passed: what it overtook precedes it, and must be recorded."""
+    h = ExactlyOnceBarrierHandler(2)
+    h.on_barrier(0, timed(5), now_ns=1_050 * MS)
+    assert h.on_barrier(1, timed(5), now_ns=1_060 * MS, priority=True) == [
+        SnapshotNow(timed(5), 1_050 * MS, unaligned=True),
+        EndChannelCapture(5, 1),
+        UnblockAll(),
+        InputStateComplete(5),
+    ]
+
+
+@given(st.lists(st.sampled_from(["b0", "b1", "b2", "e0", "e1", "e2"]), max_size=12))
+def test_unaligned_input_state_completes_once_every_channel_delivered_its_barrier_or_ended(
+    events,
+):
+    h = ExactlyOnceBarrierHandler(3)
+    snapshots = completed = 0
+    barrier, ended = set(), set()
+    for event in events:
+        channel = int(event[1])
+        if channel in barrier | ended:
+            continue  # a channel delivers one barrier, and nothing after its end
+        if event[0] == "b":
+            barrier.add(channel)
+            actions = h.on_barrier(channel, unaligned(5), now_ns=1, priority=True)
+        else:
+            ended.add(channel)
+            actions = h.on_end_of_partition(channel)
+        snapshots += sum(isinstance(a, SnapshotNow) for a in actions)
+        completed += sum(isinstance(a, InputStateComplete) for a in actions)
+    assert snapshots == (1 if barrier else 0)
+    assert completed == (1 if barrier and barrier | ended == {0, 1, 2} else 0)

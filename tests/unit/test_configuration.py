@@ -3,11 +3,14 @@ message that says what to change."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.cluster.spark import session
 from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.protocol.checkpoint_barrier import Alignment
 from barrierflow.state_backend import EmbeddedRocksDBStateBackend
 
 
@@ -117,3 +120,80 @@ def test_resuming_needs_checkpointing_and_no_restore_path(tmp_path):
         env._plan("job")
     with pytest.raises(ConfigurationError, match="letters and digits"):
         env.resume_job("../etc")
+
+
+def _unaligned_plan(tmp_path, conf: dict):
+    env = StreamExecutionEnvironment()
+    env.configure({"execution.checkpointing.interval": "1 s", **conf})
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path))
+    return _job(env)._plan("job")
+
+
+@pytest.mark.parametrize(
+    ("conf", "alignment", "timeout_ms"),
+    [
+        ({}, Alignment.ALIGNED, 0),
+        ({"execution.checkpointing.unaligned.enabled": True}, Alignment.UNALIGNED, 0),
+        (
+            {
+                "execution.checkpointing.unaligned.enabled": "true",
+                "execution.checkpointing.aligned-checkpoint-timeout": "100 ms",
+            },
+            Alignment.ALIGNED_WITH_TIMEOUT,
+            100,
+        ),
+        ({"execution.checkpointing.aligned-checkpoint-timeout": "1 s"}, Alignment.ALIGNED, 0),
+    ],
+)
+def test_periodic_checkpoints_align_as_the_unaligned_settings_say(
+    tmp_path, conf, alignment, timeout_ms
+):
+    options = _unaligned_plan(tmp_path, conf).coordinator_config.checkpoint_options
+    assert (options.alignment, options.aligned_timeout_ms) == (alignment, timeout_ms)
+
+
+def test_the_unaligned_settings_reach_the_tasks(tmp_path):
+    plan = _unaligned_plan(
+        tmp_path,
+        {
+            "execution.checkpointing.unaligned.enabled": True,
+            "execution.checkpointing.aligned-checkpoint-timeout": "250 ms",
+        },
+    )
+    assert plan.task_config.unaligned_checkpoints
+    assert plan.task_config.aligned_checkpoint_timeout_ms == 250
+
+
+@pytest.mark.parametrize(
+    ("conf", "named"),
+    [
+        ({"execution.checkpointing.mode": "AT_LEAST_ONCE"}, "execution.checkpointing.mode"),
+        (
+            {"execution.checkpointing.max-concurrent-checkpoints": 2},
+            "execution.checkpointing.max-concurrent-checkpoints",
+        ),
+    ],
+)
+def test_unaligned_checkpoints_where_flink_restricts_them_are_refused_naming_the_keys(
+    tmp_path, conf, named
+):
+    with pytest.raises(ConfigurationError, match=named) as raised:
+        _unaligned_plan(tmp_path, {"execution.checkpointing.unaligned.enabled": True, **conf})
+    assert "execution.checkpointing.unaligned.enabled" in str(raised.value)
+
+
+def test_the_pyflink_setters_of_unaligned_checkpoints():
+    cc = StreamExecutionEnvironment().get_checkpoint_config()
+    assert not cc.is_unaligned_checkpoints_enabled()
+    cc.enable_unaligned_checkpoints()
+    assert cc.is_unaligned_checkpoints_enabled()
+    cc.set_aligned_checkpoint_timeout(datetime.timedelta(milliseconds=1500))
+    assert cc.get_aligned_checkpoint_timeout() == datetime.timedelta(seconds=1.5)
+    cc.set_aligned_checkpoint_timeout(20)
+    assert cc.aligned_checkpoint_timeout_ms == 20
+    cc.set_force_unaligned_checkpoints(True)
+    assert cc.is_force_unaligned_checkpoints()
+    cc.disable_unaligned_checkpoints()
+    assert not cc.is_unaligned_checkpoints_enabled()
+    with pytest.raises(ConfigurationError, match="non-negative"):
+        cc.set_aligned_checkpoint_timeout(-1)

@@ -6,11 +6,24 @@ from __future__ import annotations
 
 import threading
 
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.protocol.checkpoint_barrier import (
+    Alignment,
+    CheckpointBarrier,
+    CheckpointOptions,
+)
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, encode_barrier, header
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.testing.in_memory_network import InMemorySocket
 
 TOKEN = 42
+BARRIER_1 = encode_barrier(CheckpointBarrier(1, 1_000))
+
+
+def timed_barrier(checkpoint_id: int, timestamp_ms: int, timeout_ms: int) -> bytes:
+    options = CheckpointOptions(
+        alignment=Alignment.ALIGNED_WITH_TIMEOUT, aligned_timeout_ms=timeout_ms
+    )
+    return encode_barrier(CheckpointBarrier(checkpoint_id, timestamp_ms, options))
 
 
 class Producers:
@@ -49,13 +62,13 @@ def test_each_buffer_taken_returns_one_credit_and_events_return_none():
     p = Producers(1)
     p.send(0, Kind.HELLO)
     p.send(0, Kind.BUFFER, b"one")
-    p.send(0, Kind.BARRIER, b"\x01")
+    p.send(0, Kind.BARRIER, BARRIER_1)
     p.send(0, Kind.BUFFER, b"two")
     p.gate.receive_available()
     p.credits()
     assert [(kind, payload) for _, kind, payload in p.drain()] == [
         (Kind.BUFFER, b"one"),
-        (Kind.BARRIER, b"\x01"),
+        (Kind.BARRIER, BARRIER_1),
         (Kind.BUFFER, b"two"),
     ]
     assert p.credits() == [(b"producer-0", 0, 1), (b"producer-0", 0, 1)]
@@ -102,3 +115,84 @@ def test_the_gate_is_finished_once_every_channel_delivered_its_end_of_partition(
     p.send(1, Kind.END_OF_PARTITION)
     p.drain()
     assert p.gate.is_finished
+
+
+def test_a_priority_barrier_comes_first_with_the_buffers_queued_before_it_on_its_channel():
+    p = Producers(2)
+    for channel in (0, 1):
+        p.send(channel, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"a")
+    p.send(1, Kind.BUFFER, b"x")
+    p.send(0, Kind.BUFFER, b"b")
+    p.send(0, Kind.PRIORITY_BARRIER, BARRIER_1)
+    p.send(0, Kind.BUFFER, b"after")
+    p.gate.block(0)  # priority barriers pass blocked channels too
+    channel, kind, barrier = p.gate.poll_next()
+    assert (channel, kind) == (0, Kind.PRIORITY_BARRIER)
+    assert barrier.payload == BARRIER_1 and barrier.buffers_before == [b"a", b"b"]
+    p.gate.unblock_all()
+    assert [payload for _, _, payload in p.drain()] == [b"a", b"x", b"b", b"after"]  # in turn
+
+
+def test_has_priority_tells_whether_a_priority_barrier_waits():
+    p = Producers(1)
+    assert not p.gate.has_priority()
+    p.send(0, Kind.PRIORITY_BARRIER, BARRIER_1)
+    assert p.gate.has_priority()
+
+
+def test_once_a_checkpoint_went_unaligned_its_queued_and_later_barriers_overtake_their_queues():
+    p = Producers(2)
+    for channel in (0, 1):
+        p.send(channel, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"a")
+    p.send(0, Kind.BARRIER, BARRIER_1)
+    p.send(0, Kind.BUFFER, b"after")
+    p.gate.receive_available()
+    p.gate.overtake(1)
+    p.send(1, Kind.BUFFER, b"x")
+    p.send(1, Kind.BARRIER, BARRIER_1)  # arrives after the switch
+    first, second = p.gate.poll_next(), p.gate.poll_next()
+    assert [(ch, kind, b.buffers_before) for ch, kind, b in (first, second)] == [
+        (0, Kind.PRIORITY_BARRIER, [b"a"]),
+        (1, Kind.PRIORITY_BARRIER, [b"x"]),
+    ]
+    assert [payload for _, _, payload in p.drain()] == [b"a", b"x", b"after"]
+
+
+def test_another_checkpoints_barrier_does_not_overtake():
+    p = Producers(1)
+    p.send(0, Kind.HELLO)
+    p.gate.overtake(1)
+    barrier_2 = encode_barrier(CheckpointBarrier(2, 2_000))
+    p.send(0, Kind.BUFFER, b"a")
+    p.send(0, Kind.BARRIER, barrier_2)
+    assert [kind for _, kind, _ in p.drain()] == [Kind.BUFFER, Kind.BARRIER]
+
+
+def test_a_queued_barrier_overtakes_its_queue_once_its_aligned_timeout_passed():
+    p = Producers(1)
+    barrier = timed_barrier(1, timestamp_ms=1_000, timeout_ms=100)  # due at 1.1 s
+    p.send(0, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"a")
+    p.send(0, Kind.BARRIER, barrier)
+    p.send(0, Kind.BUFFER, b"b")
+    p.gate.receive_available()
+    p.gate.promote_overdue(1_100 * 1_000_000)
+    assert not p.gate.has_priority()
+    p.gate.promote_overdue(1_101 * 1_000_000)
+    _, kind, promoted = p.gate.poll_next()
+    assert (kind, promoted.payload, promoted.buffers_before) == (
+        Kind.PRIORITY_BARRIER,
+        barrier,
+        [b"a"],
+    )
+    assert [payload for _, _, payload in p.drain()] == [b"a", b"b"]
+
+
+def test_a_timed_barrier_taken_in_turn_is_not_promoted_later():
+    p = Producers(1)
+    p.send(0, Kind.BARRIER, timed_barrier(1, timestamp_ms=1_000, timeout_ms=100))
+    assert [kind for _, kind, _ in p.drain()] == [Kind.BARRIER]
+    p.gate.promote_overdue(2_000 * 1_000_000)
+    assert p.gate.poll_next() is None

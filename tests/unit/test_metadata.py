@@ -202,3 +202,43 @@ def test_an_incremental_handle_round_trips_and_counts_only_its_own_uploads_as_wr
     assert decoded.state_size() == 1000 + 200 + 16
     assert decoded.checkpointed_size() == 200 + 16
     assert decoded.shared_paths() == {s.file.path for s in shared}
+
+
+def test_channel_state_and_unaligned_stats_round_trip_and_count_in_the_state_size():
+    channel = FileHandle("chk-7/count-0-channel", 700, "beef")
+    original = CheckpointMetadata(
+        job_id="job-1",
+        job_name="backpressured",
+        checkpoint_id=7,
+        trigger_timestamp_ms=1,
+        completion_timestamp_ms=2,
+        operators=[
+            OperatorState(
+                "count",
+                "Count",
+                1,
+                128,
+                [OperatorSubtaskState(0, None, [], channel_state=channel)],
+            )
+        ],
+        stats=[
+            SubtaskCheckpointStats(
+                "v1",
+                0,
+                0.5,
+                3.0,
+                0.0,
+                700,
+                processed_data=0,
+                unaligned=True,
+                persisted_data=690,
+                start_delay_ms=4.5,
+            )
+        ],
+    )
+    decoded = decode_metadata(encode_metadata(original), PATH)
+    assert decoded == original
+    assert decoded.operator("count").subtasks[0].channel_state == channel
+    assert decoded.state_size() == 700
+    (stats,) = decoded.stats
+    assert (stats.unaligned, stats.persisted_data, stats.start_delay_ms) == (True, 690, 4.5)

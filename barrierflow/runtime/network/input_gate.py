@@ -5,16 +5,24 @@ channel can be blocked (aligned checkpoints) while the others are read. Credit: 
 starts with ``initial_credit`` buffers granted, and a credit goes back when a buffer is taken,
 so at most ``initial_credit`` buffers per channel are ever queued here.
 
+A priority barrier (unaligned checkpoints) is handed out before anything queued, whatever
+channel is blocked, with the buffers that were queued before it on its channel when it arrived:
+they precede it, and the task stores them as channel state (they are still processed in turn).
+A barrier that came in turn becomes one when its checkpoint went unaligned at this task
+(``overtake``), or when its aligned-checkpoint timeout passed while it was queued
+(``promote_overdue``), as Flink's input channels convert a queued barrier to a priority event.
+
 **Threading:** task thread only.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 import zmq
 
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, decode_barrier, header
 
 
 def bind_gate_socket(
@@ -28,6 +36,14 @@ def bind_gate_socket(
     inproc = f"inproc://{inproc_name}"
     socket.bind(inproc)
     return socket, f"tcp://{tcp_host}:{port}", inproc
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityBarrier:
+    """What ``poll_next`` hands out, as payload, for a barrier that overtook its channel."""
+
+    payload: bytes  # the barrier frame
+    buffers_before: list[bytes]  # the buffers queued before it on its channel, in order
 
 
 class InputGate:
@@ -46,6 +62,9 @@ class InputGate:
         self._one = CREDIT.pack(1)
         self._blocked: set[int] = set()
         self._finished: set[int] = set()
+        self._priority: deque[tuple[int, PriorityBarrier]] = deque()
+        self._overtaking = -1  # the checkpoint whose barriers jump their queues
+        self._deadlines: list[tuple[int, int, bytes]] = []  # (ns, channel, payload) if queued
         self._next = 0
 
     @property
@@ -77,11 +96,65 @@ class InputGate:
                 )
                 continue
             payload = frames[2] if len(frames) > 2 else None
+            if kind == Kind.PRIORITY_BARRIER:
+                self._to_priority(channel, payload)
+                continue
+            if kind == Kind.BARRIER:
+                barrier = decode_barrier(payload)
+                if barrier.checkpoint_id == self._overtaking:
+                    self._to_priority(channel, payload)
+                    continue
+                deadline_ns = barrier.timeout_deadline_ns
+                if deadline_ns is not None:
+                    self._deadlines.append((deadline_ns, channel, payload))
             self._queues[channel].append((Kind(kind), payload))
 
-    def poll_next(self) -> tuple[int, Kind, bytes | None] | None:
-        """The next item of an unblocked channel, round robin; None when none is queued."""
+    def _to_priority(self, channel: int, payload: bytes, at: int | None = None) -> None:
+        """``at``: the barrier's place in its queue, whence it is taken out."""
+        queue = self._queues[channel]
+        before = list(queue)[:at] if at is not None else queue
+        self._priority.append(
+            (channel, PriorityBarrier(payload, [p for k, p in before if k == Kind.BUFFER]))
+        )
+        if at is not None:
+            del queue[at]
+
+    def _jump(self, channel: int, payload: bytes) -> None:
+        """Moves a queued barrier ahead of its queue (if it is still queued)."""
+        at = next((i for i, (_, p) in enumerate(self._queues[channel]) if p is payload), None)
+        if at is not None:
+            self._to_priority(channel, payload, at)
+
+    def overtake(self, checkpoint_id: int) -> None:
+        """The task took checkpoint ``checkpoint_id`` unaligned: its barriers, queued or still
+        to come, overtake the buffers queued before them."""
+        self._overtaking = checkpoint_id
+        for ch, queue in enumerate(self._queues):
+            for kind, payload in list(queue):
+                if kind == Kind.BARRIER and decode_barrier(payload).checkpoint_id == checkpoint_id:
+                    self._jump(ch, payload)
+
+    def promote_overdue(self, now_ns: int) -> None:
+        """Queued barriers whose aligned-checkpoint timeout passed overtake their queues."""
+        if not self._deadlines:
+            return
+        due = [d for d in self._deadlines if d[0] < now_ns]
+        self._deadlines = [d for d in self._deadlines if d[0] >= now_ns]
+        for _, channel, payload in due:
+            self._jump(channel, payload)
+
+    def has_priority(self) -> bool:
+        """Whether a priority barrier waits (to check between the records of a long buffer)."""
         self.receive_available()
+        return bool(self._priority)
+
+    def poll_next(self) -> tuple[int, Kind, bytes | PriorityBarrier | None] | None:
+        """A priority barrier first; else the next item of an unblocked channel, round robin;
+        None when none is queued."""
+        self.receive_available()
+        if self._priority:
+            channel, barrier = self._priority.popleft()
+            return channel, Kind.PRIORITY_BARRIER, barrier
         queues = self._queues
         n = len(queues)
         for i in range(n):

@@ -6,6 +6,10 @@ is sent only against a credit the consumer granted; without credit it waits in t
 backlog, in order, with the events queued behind it. The task takes no new input while any
 channel has a backlog, which is how a slow consumer back-pressures the sources.
 
+A priority event (the barrier of an unaligned checkpoint) overtakes the backlog: it is sent at
+once, and the buffers it overtook, which follow it, are returned to be stored as channel state.
+A barrier queued with a deadline (aligned with a timeout) becomes one once its deadline passed.
+
 **Threading:** task thread only (zmq sockets belong to the thread that uses them).
 """
 
@@ -31,7 +35,7 @@ class OutputChannel:
     """One channel to one consumer. ``socket``: connected to the consumer's input gate
     (``TaskNetwork.output``); the channel says HELLO on it at once, to be granted credit."""
 
-    __slots__ = ("_backlog", "_credit", "_headers", "_token", "socket")
+    __slots__ = ("_backlog", "_credit", "_headers", "_timed", "_token", "socket")
 
     def __init__(self, socket: zmq.Socket, token: int, channel: int) -> None:
         self.socket = socket
@@ -39,6 +43,7 @@ class OutputChannel:
         self._headers = {k: header(token, k, channel) for k in Kind}
         self._credit = 0
         self._backlog: deque[tuple[Kind, bytes | None]] = deque()
+        self._timed: list[tuple[int, bytes]] = []  # (deadline ns, payload) of queued barriers
         self.socket.send(self._headers[Kind.HELLO])
 
     @property
@@ -52,11 +57,42 @@ class OutputChannel:
             self._credit -= 1
             self._send(Kind.BUFFER, payload)
 
-    def send_event(self, kind: Kind, payload: bytes | None = None) -> None:
+    def send_event(
+        self, kind: Kind, payload: bytes | None = None, deadline_ns: int | None = None
+    ) -> None:
+        """Behind the backlog; ``deadline_ns``: a barrier that overtakes it after that time."""
         if self._backlog:
             self._backlog.append((kind, payload))
+            if deadline_ns is not None:
+                self._timed.append((deadline_ns, payload))
         else:
             self._send(kind, payload)
+
+    def send_priority_event(self, kind: Kind, payload: bytes) -> list[bytes]:
+        """Sends at once, ahead of the backlog; returns the buffers it overtook, in order."""
+        self._send(kind, payload)
+        return [p for k, p in self._backlog if k == Kind.BUFFER]
+
+    def holds(self, payload: bytes) -> bool:
+        """Whether this event still waits in the backlog."""
+        return any(p is payload for _, p in self._backlog)
+
+    def promote_overdue(self, now_ns: int) -> list[tuple[bytes, list[bytes]]]:
+        """Sends, ahead of the backlog, each queued barrier whose deadline passed; returns each
+        with the buffers it overtook."""
+        promoted = []
+        for entry in list(self._timed):
+            deadline_ns, payload = entry
+            at = next((i for i, (_, p) in enumerate(self._backlog) if p is payload), None)
+            if at is None:  # sent in its turn
+                self._timed.remove(entry)
+            elif now_ns > deadline_ns:
+                overtaken = [p for k, p in list(self._backlog)[:at] if k == Kind.BUFFER]
+                del self._backlog[at]
+                self._send(Kind.PRIORITY_BARRIER, payload)
+                self._timed.remove(entry)
+                promoted.append((payload, overtaken))
+        return promoted
 
     def _send(self, kind: Kind, payload: bytes | None) -> None:
         if payload is None:
@@ -163,11 +199,30 @@ class ResultPartition:
             if pending:
                 self._flush_channel(i)
 
-    def broadcast_event(self, kind: Kind, payload: bytes | None = None) -> None:
+    def broadcast_event(
+        self, kind: Kind, payload: bytes | None = None, deadline_ns: int | None = None
+    ) -> None:
         """Sends an event on every channel behind all records emitted so far."""
         self.flush()
         for channel in self.channels:
-            channel.send_event(kind, payload)
+            channel.send_event(kind, payload, deadline_ns)
+
+    def broadcast_priority_event(self, kind: Kind, payload: bytes) -> list[list[bytes]]:
+        """Sends an event on every channel ahead of what is queued (the records emitted so far
+        flushed first); returns, per channel, the buffers it overtook."""
+        self.flush()
+        return [channel.send_priority_event(kind, payload) for channel in self.channels]
+
+    def promote_overdue(self, now_ns: int) -> list[tuple[int, bytes, list[bytes]]]:
+        """(channel index, barrier payload, overtaken buffers) of each barrier promoted."""
+        return [
+            (i, payload, overtaken)
+            for i, channel in enumerate(self.channels)
+            for payload, overtaken in channel.promote_overdue(now_ns)
+        ]
+
+    def holds(self, payload: bytes) -> bool:
+        return any(channel.holds(payload) for channel in self.channels)
 
     @property
     def backlogged(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -196,19 +197,22 @@ class HeapKeyedStateBackend:
         """Its only format is the canonical one, whatever ``options`` ask."""
         frozen = {name: (t.kind, dict(t.data)) for name, t in self._tables.items() if t.data}
         self.version += 1
-        key_group_of = self._key_groups.key_group
+        key_groups = self._key_groups.key_groups
         kg_range = self._range
 
         def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
-            sections: dict[int, Section] = {}
+            sections: dict[int, Section] = defaultdict(dict)
             for name, (kind, data) in frozen.items():
-                plain = kind is StateKind.VALUE
-                for key, value in data.items():
-                    by_name = sections.setdefault(key_group_of(key), {})
-                    entry = by_name.get(name)
-                    if entry is None:
-                        entry = by_name[name] = (kind.value, [])
-                    entry[1].append((key, value if plain else _plain(value)))
+                by_key_group: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
+                items = (
+                    data.items()
+                    if kind is StateKind.VALUE
+                    else ((key, _plain(value)) for key, value in data.items())
+                )
+                for kg, item in zip(key_groups(data), items, strict=True):
+                    by_key_group[kg].append(item)
+                for kg, entries in by_key_group.items():
+                    sections[kg][name] = (kind.value, entries)
             in_order = ((kg, sections[kg]) for kg in sorted(sections))
             return write_key_groups(in_order, kg_range, streams.write)
 

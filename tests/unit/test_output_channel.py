@@ -1,0 +1,76 @@
+"""The producer side of a channel: buffers wait for credit in a backlog, in order, with the
+events behind them; a priority event overtakes the backlog and says what it overtook; a barrier
+queued with a deadline overtakes it once the deadline passed."""
+
+from __future__ import annotations
+
+import threading
+
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.runtime.network.output import OutputChannel
+from barrierflow.testing.in_memory_network import InMemorySocket
+
+TOKEN = 9
+
+
+def channel() -> tuple[OutputChannel, InMemorySocket]:
+    socket = InMemorySocket("output", threading.Condition())
+    return OutputChannel(socket, TOKEN, 0), socket
+
+
+def sent(socket: InMemorySocket) -> list[tuple[Kind, bytes | None]]:
+    items = []
+    for frames in socket.take_sent():
+        kind = Kind(HEADER.unpack(frames[0])[1])
+        if kind != Kind.HELLO:
+            items.append((kind, frames[1] if len(frames) > 1 else None))
+    return items
+
+
+def grant(out: OutputChannel, socket: InMemorySocket, n: int) -> None:
+    socket.deliver([header(TOKEN, Kind.CREDIT, 0), CREDIT.pack(n)])
+    out.receive_credits()
+
+
+def test_without_credit_buffers_and_events_wait_in_order():
+    out, socket = channel()
+    out.send_buffer(b"1")
+    out.send_event(Kind.BARRIER, b"B")
+    out.send_buffer(b"2")
+    assert sent(socket) == [] and out.backlogged
+    grant(out, socket, 1)
+    assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BARRIER, b"B")]
+    grant(out, socket, 5)
+    assert sent(socket) == [(Kind.BUFFER, b"2")] and not out.backlogged
+
+
+def test_a_priority_event_overtakes_the_backlog_and_returns_the_buffers_it_overtook():
+    out, socket = channel()
+    out.send_buffer(b"1")
+    out.send_buffer(b"2")
+    assert out.send_priority_event(Kind.PRIORITY_BARRIER, b"P") == [b"1", b"2"]
+    assert sent(socket) == [(Kind.PRIORITY_BARRIER, b"P")]
+    grant(out, socket, 2)
+    assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BUFFER, b"2")]  # still sent, after it
+
+
+def test_a_queued_barrier_overtakes_the_backlog_once_its_deadline_passed():
+    out, socket = channel()
+    out.send_buffer(b"1")
+    barrier = b"B"
+    out.send_event(Kind.BARRIER, barrier, deadline_ns=1_000)
+    out.send_buffer(b"2")
+    assert out.promote_overdue(999) == [] and out.holds(barrier)
+    assert out.promote_overdue(1_001) == [(barrier, [b"1"])]
+    assert sent(socket) == [(Kind.PRIORITY_BARRIER, barrier)] and not out.holds(barrier)
+    grant(out, socket, 5)
+    assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BUFFER, b"2")]
+
+
+def test_a_barrier_sent_in_its_turn_is_no_longer_promoted():
+    out, socket = channel()
+    out.send_buffer(b"1")
+    out.send_event(Kind.BARRIER, b"B", deadline_ns=1_000)
+    grant(out, socket, 1)
+    assert out.promote_overdue(5_000) == []
+    assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BARRIER, b"B")]
