@@ -16,3 +16,12 @@ def spark():
     session = get_or_create_session(4)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server, started for the test session (see tests/servers/postgres.py)."""
+    from tests.servers.postgres import postgres_server
+
+    with postgres_server() as server:
+        yield server

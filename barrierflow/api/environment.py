@@ -393,11 +393,20 @@ class StreamExecutionEnvironment:
             )
         return mapping
 
+    def _check_connectors(self) -> None:
+        """Connectors that can check their configuration (a server reachable, a setting on
+        it) do it here, on the driver: a bad setting fails now, not in a restart loop."""
+        for t in self._transformations:
+            check = getattr(t.function, "check", None)
+            if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK) and callable(check):
+                check()
+
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)
         mapping = self._check_restore(plan)
         if _cli_overrides.get("dry_run"):
             raise DryRunFinished(*_dry_run_report(plan, mapping, self._restore_path))
+        self._check_connectors()
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import get_or_create_session, network_hosts
 

@@ -1,15 +1,18 @@
-"""FileSink: exactly-once JSON Lines files by two-phase commit.
+"""FileSink: exactly-once part files by two-phase commit, as JSON Lines or Parquet.
 
 Lifecycle of a part file of subtask *s*::
 
     .part-<s>-<uuid>.inprogress   being written (hidden)
     .part-<s>-<uuid>.pending      closed at a barrier, recorded in the checkpoint (hidden)
-    part-<s>-<checkpoint>-<uuid>.jsonl   committed once the checkpoint completed (visible)
+    part-<s>-<checkpoint>-<uuid><suffix>   committed once the checkpoint completed (visible)
 
-Only committed files are visible: readers skip names starting with "." or "_". Commit is a
-rename and is idempotent: a committable whose final file exists is done. A committable names
-its directory, so that a job restored with another output directory (from a savepoint, say)
-still commits, or finds committed, what the snapshot recorded, where it was written.
+Only committed files are visible: readers (Spark's included) skip names starting with "." or
+"_". Every part file is closed at the barrier, whatever the format: bulk formats such as Parquet
+can only be written whole (Flink's rule for them), and the row format follows the same rule.
+Commit is a rename and is idempotent: a committable whose final file exists is done. A
+committable names its directory, so that a job restored with another output directory (from a
+savepoint, say) still commits, or finds committed, what the snapshot recorded, where it was
+written.
 """
 
 from __future__ import annotations
@@ -18,71 +21,75 @@ import os
 import uuid
 from typing import Any
 
-import msgspec
-
-from barrierflow.connectors.sink import SinkWriter
-
-_json_lines = msgspec.json.Encoder()
-_ENCODING_ERRORS = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
-
-
-class RecordEncodingError(ValueError):
-    """A record the sink cannot write as JSON."""
+from barrierflow.connectors.file_format import FileFormat, JsonLines, PartWriter
+from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
 
 
 class FileSink:
-    def __init__(self, directory: str) -> None:
+    """``FileSink(directory)`` writes JSON Lines; ``FileSink.for_bulk_format(directory,
+    ParquetWriterFactory(schema))`` writes Parquet."""
+
+    def __init__(self, directory: str, file_format: FileFormat | None = None) -> None:
         if not isinstance(directory, str) or not directory:
             raise ValueError(f"FileSink needs a directory, got {directory!r}")
+        if file_format is not None and not hasattr(file_format, "open_part"):
+            raise ValueError(
+                f"FileSink needs a file format such as ParquetWriterFactory(schema), "
+                f"got {file_format!r:.200}"
+            )
         self.directory = directory.removeprefix("file://")
+        self.file_format = file_format if file_format is not None else JsonLines()
 
-    def create_writer(self, subtask: int, attempt: int) -> SinkWriter:
-        return FileSinkWriter(self.directory, subtask)
+    @classmethod
+    def for_row_format(cls, directory: str, file_format: FileFormat | None = None) -> FileSink:
+        return cls(directory, file_format)
+
+    @classmethod
+    def for_bulk_format(cls, directory: str, writer_factory: FileFormat) -> FileSink:
+        return cls(directory, writer_factory)
+
+    def create_writer(self, context: SinkWriterContext) -> SinkWriter:
+        return FileSinkWriter(self.directory, context.subtask, self.file_format)
 
     def __repr__(self) -> str:
-        return f"FileSink({self.directory!r})"
+        return f"FileSink({self.directory!r}, {self.file_format!r})"
 
 
 class FileSinkWriter:
-    def __init__(self, directory: str, subtask: int) -> None:
+    def __init__(self, directory: str, subtask: int, file_format: FileFormat) -> None:
         os.makedirs(directory, exist_ok=True)
         self._dir = directory
         self._subtask = subtask
+        self._format = file_format
         self._file = None
+        self._part: PartWriter | None = None
         self._name: str | None = None
 
     def write(self, records: list[Any]) -> None:
         if not records:
             return
-        try:
-            data = _json_lines.encode_lines(records)
-        except _ENCODING_ERRORS:
-            data = b"".join(self._encode_one(r) for r in records)
-        if self._file is None:
+        if self._part is None:
             self._name = f".part-{self._subtask}-{uuid.uuid4().hex}"
             path = os.path.join(self._dir, self._name + ".inprogress")
             self._file = open(path, "wb")  # noqa: SIM115 - open across calls until the barrier
-        self._file.write(data)
-
-    @staticmethod
-    def _encode_one(record: Any) -> bytes:
-        try:
-            return _json_lines.encode_lines([record])
-        except _ENCODING_ERRORS as e:
-            raise RecordEncodingError(
-                f"FileSink cannot write record {record!r:.200} as JSON: {e}"
-            ) from e
+            self._part = self._format.open_part(self._file)
+        self._part.add(records)
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict]:
-        if self._file is None:
+        if self._part is None:
             return []
+        self._part.finish()
+        self._part = None
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
         self._file = None
         base = os.path.join(self._dir, self._name)
         os.replace(base + ".inprogress", base + ".pending")
-        final = f"part-{self._subtask}-{max(checkpoint_id, 0):06d}-{self._name[-12:]}.jsonl"
+        final = (
+            f"part-{self._subtask}-{max(checkpoint_id, 0):06d}-{self._name[-12:]}"
+            f"{self._format.suffix}"
+        )
         return [{"dir": self._dir, "pending": self._name + ".pending", "final": final}]
 
     def commit(self, committables: list[dict]) -> None:
@@ -117,12 +124,13 @@ class FileSinkWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+            self._part = None
 
 
 class DiscardingSink:
     """Drops every record; for benchmarks and tests of the pipeline alone."""
 
-    def create_writer(self, subtask: int, attempt: int) -> SinkWriter:
+    def create_writer(self, context: SinkWriterContext) -> SinkWriter:
         return _DiscardingWriter()
 
 

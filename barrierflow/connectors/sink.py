@@ -6,15 +6,34 @@
   checkpoint;
 - ``commit(committables)`` when the checkpoint is complete, and again after a failover for the
   committables of the restored checkpoint: it must be idempotent;
-- ``recover(committables, ...)`` once after a restore: commit these, discard everything else this
-  subtask left uncommitted.
+- ``recover(committables, parallelism)`` once after a restore, before any write: commit these
+  (those of *every* subtask of the restored checkpoint), discard everything else this subtask
+  left uncommitted.
+
+A sink may also have ``check()``, called on the driver before the job is submitted, to refuse
+bad configuration (an unreachable server, say) with a ``ConfigurationError`` at once rather than
+in a restart loop on the executors.
 
 **Threading:** the subtask's task thread only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class SinkWriterContext:
+    """Who the writer writes for: enough to name its transactions so that a later attempt, or
+    a job restored from a savepoint, finds them."""
+
+    job_id: str
+    job_name: str
+    operator_uid: str
+    subtask: int
+    parallelism: int
+    attempt: int
 
 
 class SinkWriter(Protocol):
@@ -26,4 +45,4 @@ class SinkWriter(Protocol):
 
 
 class Sink(Protocol):
-    def create_writer(self, subtask: int, attempt: int) -> SinkWriter: ...
+    def create_writer(self, context: SinkWriterContext) -> SinkWriter: ...

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from barrierflow.checkpoint.restore import OperatorRestore
+from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.connectors.source import SourceReader
 from barrierflow.functions import Function, KeyedProcessFunction, RuntimeContext
 from barrierflow.graph.transformation import TransformationKind
@@ -52,6 +53,8 @@ class OperatorContext:
     restore: OperatorRestore | None
     restore_streams: RestoreStreams
     state_backend: StateBackendConfig = field(default_factory=StateBackendConfig)
+    job_id: str = ""
+    job_name: str = ""
     local_dir: str = ""  # this subtask's directory for local state (RocksDB)
     recovery_dir: str | None = None  # where it keeps local copies for local recovery
 
@@ -269,7 +272,11 @@ class SinkOperator(Operator):
         self._where = f"sink {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         self._checkpointing = ctx.checkpointing
         self.state = OperatorStateStore()
-        self.writer = self.spec.function.create_writer(ctx.subtask, ctx.attempt)
+        self.writer = self.spec.function.create_writer(
+            SinkWriterContext(
+                ctx.job_id, ctx.job_name, self.uid, ctx.subtask, ctx.parallelism, ctx.attempt
+            )
+        )
         restored: list[dict] = []
         if ctx.restore is not None:
             _restore_operator_state(self.state, ctx)

@@ -269,6 +269,8 @@ class StreamTask:
             restore=d.restore.get(uid) if d.restore is not None else None,
             restore_streams=restore_streams,
             state_backend=backend,
+            job_id=d.job_id,
+            job_name=d.job_name,
             local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt) if rocksdb else "",
             recovery_dir=local_recovery_dir(backend, d.job_id, name)
             if rocksdb and backend.local_recovery

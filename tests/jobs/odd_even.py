@@ -12,6 +12,7 @@ import signal
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import cloudpickle
 
@@ -89,8 +90,10 @@ def build(
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE,
     state_backend: str = "hashmap",
     conf: dict | None = None,
+    sink: Any = None,
 ) -> StreamExecutionEnvironment:
-    """``conf``: more configuration options (Flink keys)."""
+    """``conf``: more configuration options (Flink keys); ``sink``: instead of
+    ``FileSink(out_dir)``, for records ``(key, value, running sum)``."""
     env.configure({"state.backend.type": state_backend, **(conf or {})})
     if checkpoint_dir is not None:
         env.enable_checkpointing(interval_ms, mode)
@@ -107,7 +110,7 @@ def build(
         .key_by(lambda x: x % 2)
         .process(RunningSum())
         .uid("running-sum")
-        .sink_to(FileSink(out_dir))
+        .sink_to(sink if sink is not None else FileSink(out_dir))
         .uid("sink")
     )
     return env

@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 import os
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from barrierflow.connectors.file_sink import FileSink, RecordEncodingError
+from barrierflow.connectors.file_format import RecordEncodingError
+from barrierflow.connectors.file_sink import FileSink
+from barrierflow.connectors.parquet import ParquetWriterFactory
+from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.errors import ConfigurationError
 from barrierflow.state.operator_state import OperatorStateStore
 
 
@@ -25,7 +31,9 @@ def read_lines(path) -> list:
 
 
 def writer(directory, subtask: int = 0):
-    return FileSink(str(directory)).create_writer(subtask, attempt=0)
+    return FileSink(str(directory)).create_writer(
+        SinkWriterContext("job", "job", "sink", subtask, subtask + 1, attempt=0)
+    )
 
 
 def test_prepare_commit_makes_a_hidden_pending_file_and_nothing_visible(tmp_path):
@@ -176,7 +184,7 @@ def test_file_sink_needs_a_directory_and_accepts_a_file_uri(tmp_path):
     with pytest.raises(ValueError, match="needs a directory"):
         FileSink("")
     sink = FileSink(f"file://{tmp_path}/out")
-    w = sink.create_writer(0, 0)
+    w = sink.create_writer(SinkWriterContext("job", "job", "sink", 0, 1, 0))
     w.write([1])
     w.commit(w.prepare_commit(1))
     assert len(visible(tmp_path / "out")) == 1
@@ -198,3 +206,55 @@ def test_a_committable_without_a_directory_is_committed_in_the_writers(tmp_path)
     del committable["dir"]  # as written before committables named their directory
     writer(tmp_path).commit([committable])
     assert visible(tmp_path) == [committable["final"]]
+
+
+# --- the bulk format: Parquet ------------------------------------------------------------------
+
+SCHEMA = pa.schema([("key", pa.string()), ("count", pa.int64())])
+
+
+def parquet_writer(directory, subtask: int = 0):
+    sink = FileSink.for_bulk_format(str(directory), ParquetWriterFactory(SCHEMA, row_group_size=2))
+    return sink.create_writer(SinkWriterContext("job", "job", "sink", subtask, 1, 0))
+
+
+def test_parquet_part_files_are_rolled_at_each_barrier_and_hold_dicts_and_tuples(tmp_path):
+    w = parquet_writer(tmp_path)
+    w.write([{"key": "a", "count": 1}, {"key": "b", "count": 2}, {"key": "a", "count": 3}])
+    first = w.prepare_commit(1)
+    w.write([("c", 4)])
+    second = w.prepare_commit(2)
+    assert visible(tmp_path) == []
+    w.commit(first + second)
+
+    names = visible(tmp_path)
+    assert [n.split("-")[2] for n in names] == ["000001", "000002"]
+    assert all(n.endswith(".parquet") for n in names)
+    table = pq.read_table(tmp_path / names[0])
+    assert table.schema == SCHEMA
+    assert table.to_pylist() == [
+        {"key": "a", "count": 1}, {"key": "b", "count": 2}, {"key": "a", "count": 3},
+    ]  # fmt: skip
+    assert pq.ParquetFile(tmp_path / names[0]).metadata.num_row_groups == 2  # row_group_size
+    assert pq.read_table(tmp_path / names[1]).to_pylist() == [{"key": "c", "count": 4}]
+
+
+def test_a_record_that_does_not_fit_the_parquet_schema_is_named(tmp_path):
+    w = parquet_writer(tmp_path)
+    w.write([("a", 1)])
+    with pytest.raises(
+        RecordEncodingError, match=r"record \('b', 'two'\) as Parquet.*count: int64"
+    ):
+        w.write([("ok", 2), ("b", "two")])
+    with pytest.raises(RecordEncodingError, match=r"record \('c',\)"):
+        w.write([("c",)])
+    (committable,) = w.prepare_commit(1)
+    w.commit([committable])
+    assert pq.read_table(tmp_path / committable["final"]).to_pylist() == [{"key": "a", "count": 1}]
+
+
+def test_parquet_writer_factory_refuses_what_is_not_a_schema():
+    with pytest.raises(ConfigurationError, match=r"needs a pyarrow\.Schema"):
+        ParquetWriterFactory({"key": "string"})
+    with pytest.raises(ValueError, match="needs a file format"):
+        FileSink("/tmp/x", file_format="parquet")

@@ -10,27 +10,12 @@ import pickle
 import time
 
 from barrierflow.checkpoint.channel_state import decode_channel_state
-from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointOptions
 from barrierflow.protocol.frames import Kind
 from barrierflow.protocol.messages import DeclineReason
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.testing.harness import StreamTaskHarness, operator
-
-
-class Count(KeyedProcessFunction):
-    def open(self, runtime_context):
-        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
-
-    def process_element(self, value, ctx):
-        count = (self.count.value() or 0) + 1
-        self.count.update(count)
-        yield (value, count)
-
-
-def keyed_count():
-    return operator(TransformationKind.PROCESS, Count(), uid="count", key_selector=lambda v: v)
+from tests.unit.test_stream_task import keyed_count
 
 
 def timed(timeout_ms: int) -> CheckpointOptions:

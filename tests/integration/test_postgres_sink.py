@@ -1,0 +1,180 @@
+"""PostgresSink against a real PostgreSQL server: the writer's two-phase commit on its own,
+then whole jobs on Spark."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.connectors import DeliveryGuarantee, SequenceSource
+from barrierflow.connectors.postgres import PostgresSink, PostgresSinkError
+from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.errors import ConfigurationError
+from tests.jobs import odd_even
+from tests.servers.postgres import postgres_server
+
+INSERT = "INSERT INTO sums (k, v, total) VALUES (%s, %s, %s)"
+
+
+@pytest.fixture
+def db(postgres, request):
+    conninfo = postgres.database(request.node.name.split("[")[0][-60:].lower())
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("CREATE TABLE sums (k int, v int PRIMARY KEY, total bigint)")
+    return conninfo
+
+
+def _rows(conninfo: str) -> list[tuple]:
+    with psycopg.connect(conninfo) as conn:
+        return conn.execute("SELECT k, v, total FROM sums ORDER BY v").fetchall()
+
+
+def _prepared(conninfo: str) -> list[str]:
+    with psycopg.connect(conninfo) as conn:
+        return [
+            g
+            for (g,) in conn.execute(
+                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()"
+            ).fetchall()
+        ]
+
+
+def _context(subtask: int = 0, attempt: int = 1, parallelism: int = 2) -> SinkWriterContext:
+    return SinkWriterContext("job-id", "sums-job", "sink", subtask, parallelism, attempt)
+
+
+# --- the writer on its own ---------------------------------------------------------------------
+
+
+def test_prepared_records_stay_invisible_until_committed_and_a_second_commit_is_a_no_op(db):
+    writer = PostgresSink(db, INSERT, batch_size=2).create_writer(_context())
+    writer.write([(1, 1, 1), (0, 2, 2), (1, 3, 4)])
+    committables = writer.prepare_commit(7)
+
+    assert _rows(db) == []
+    assert committables == [{"gid": "barrierflow:sums-job:sink:0:7:1", "subtask": 0}]
+    assert _prepared(db) == ["barrierflow:sums-job:sink:0:7:1"]
+    writer.commit(committables)
+    writer.commit(committables)
+    assert _rows(db) == [(1, 1, 1), (0, 2, 2), (1, 3, 4)]
+    assert _prepared(db) == []
+    writer.close()
+
+
+def test_recovery_commits_the_restored_transactions_and_rolls_back_the_others(db):
+    sink = PostgresSink(db, INSERT)
+    # Attempt 1, parallelism 3: checkpoint 4 completed (not yet committed), 5 prepared only.
+    old = [sink.create_writer(_context(s, attempt=1, parallelism=3)) for s in range(3)]
+    restored = []
+    for s, w in enumerate(old):
+        w.write([(s, 10 + s, 0)])
+        restored += w.prepare_commit(4)
+        w.write([(s, 20 + s, 0)])
+        w.prepare_commit(5)
+        w.close()
+    assert len(_prepared(db)) == 6
+
+    # Attempt 2 at parallelism 2: both subtasks recover from checkpoint 4's union state.
+    new = [sink.create_writer(_context(s, attempt=2, parallelism=2)) for s in range(2)]
+    for w in new:
+        w.recover(restored, 2)
+
+    assert [r[1] for r in _rows(db)] == [10, 11, 12]
+    assert _prepared(db) == []
+    for w in new:
+        w.close()
+
+
+def test_a_lost_connection_is_retried_by_replaying_the_open_transaction(db):
+    writer = PostgresSink(db, INSERT, batch_size=2, retry_backoff_ms=10).create_writer(_context())
+    writer.write([(1, 1, 1), (0, 2, 2)])  # one batch written into the open transaction
+    with psycopg.connect(db, autocommit=True) as admin:
+        killed = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    assert killed, "no connection of the writer to terminate"
+    writer.write([(1, 3, 4), (0, 4, 6)])
+    writer.commit(writer.prepare_commit(1))
+
+    assert _rows(db) == [(1, 1, 1), (0, 2, 2), (1, 3, 4), (0, 4, 6)]
+    writer.close()
+
+
+def test_a_refused_record_is_named_in_the_error(db):
+    writer = PostgresSink(db, INSERT, batch_size=10).create_writer(_context())
+    writer.write([(1, 1, 1), (0, 2, 2), (1, "three", 4)])
+    with pytest.raises(PostgresSinkError, match=r"record \(1, 'three', 4\).*InvalidTextRep"):
+        writer.prepare_commit(1)
+    writer.close()
+
+
+def test_a_record_that_is_not_a_tuple_is_named_in_the_error(db):
+    writer = PostgresSink(db, INSERT).create_writer(_context())
+    with pytest.raises(PostgresSinkError, match=r"tuple of the parameters.*got \{'v': 1\}"):
+        writer.write([{"v": 1}])
+    writer.close()
+
+
+def test_at_least_once_commits_at_the_barrier_and_an_upsert_makes_a_replay_harmless(db):
+    upsert = INSERT + " ON CONFLICT (v) DO UPDATE SET total = EXCLUDED.total"
+    sink = PostgresSink(db, upsert, DeliveryGuarantee.AT_LEAST_ONCE)
+    writer = sink.create_writer(_context())
+    writer.write([(1, 1, 1), (0, 2, 2)])
+    assert writer.prepare_commit(1) == []
+    writer.write([(0, 2, 2), (1, 3, 4)])  # a replay after a failure, and a new record
+    writer.prepare_commit(2)
+
+    assert _rows(db) == [(1, 1, 1), (0, 2, 2), (1, 3, 4)]
+    assert _prepared(db) == []
+    writer.close()
+
+
+def test_bad_configuration_is_refused_with_what_to_change(postgres):
+    with pytest.raises(ConfigurationError, match="placeholders"):
+        PostgresSink(postgres.conninfo, "INSERT INTO t VALUES (1)")
+    with pytest.raises(ConfigurationError, match="batch_size must be an integer >= 1"):
+        PostgresSink(postgres.conninfo, INSERT, batch_size=0)
+    with pytest.raises(ConfigurationError, match="not one of EXACTLY_ONCE"):
+        PostgresSink(postgres.conninfo, INSERT, delivery_guarantee="twice")
+    with pytest.raises(ConfigurationError, match="cannot connect to PostgreSQL"):
+        PostgresSink("host=127.0.0.1 port=9 user=x connect_timeout=2", INSERT).check()
+
+
+def test_a_server_without_prepared_transactions_is_refused_with_the_setting_to_change():
+    with postgres_server(max_prepared_transactions=0) as server:
+        sink = PostgresSink(server.conninfo, INSERT)
+        with pytest.raises(ConfigurationError, match=r"max_prepared_transactions = 0.*Set max_"):
+            sink.check()
+        PostgresSink(server.conninfo, INSERT, DeliveryGuarantee.AT_LEAST_ONCE).check()
+
+
+# --- whole jobs --------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_a_job_writes_each_running_sum_once_and_leaves_no_prepared_transaction(spark, db, tmp_path):
+    n = 3000
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    odd_even.build(
+        env, n, "", str(tmp_path / "ckpt"), interval_ms=100, delay_s=0.0003,
+        sink=PostgresSink(db, INSERT, batch_size=100),
+    )  # fmt: skip
+    env.execute("sums-job")
+
+    odd_even.check_exactly_once([list(r) for r in _rows(db)], n)
+    assert _prepared(db) == []
+
+
+@pytest.mark.spark
+def test_a_job_with_a_bad_record_fails_naming_it(spark, db):
+    env = StreamExecutionEnvironment().set_parallelism(1)
+    env.set_restart_strategy(RestartStrategies.no_restart())
+    (
+        env.from_source(SequenceSource(1, 5), "numbers")
+        .map(lambda x: (x, "five" if x == 5 else x, x))
+        .sink_to(PostgresSink(db, INSERT, DeliveryGuarantee.AT_LEAST_ONCE))
+    )
+    with pytest.raises(Exception, match=r"record \(5, 'five', 5\)"):
+        env.execute("bad-record")
