@@ -25,3 +25,12 @@ def postgres():
 
     with postgres_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def kafka():
+    """A Kafka-protocol broker with transactions (see tests/servers/kafka.py)."""
+    from tests.servers.kafka import kafka_broker
+
+    with kafka_broker() as broker:
+        yield broker

@@ -30,6 +30,7 @@ from barrierflow.cluster.job_master import (
 )
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
+from barrierflow.connectors.sink import JobSettings
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
@@ -396,10 +397,17 @@ class StreamExecutionEnvironment:
     def _check_connectors(self) -> None:
         """Connectors that can check their configuration (a server reachable, a setting on
         it) do it here, on the driver: a bad setting fails now, not in a restart loop."""
+        cc = self._checkpoint_config
+        job = JobSettings(
+            checkpointing=cc.is_checkpointing_enabled(),
+            exactly_once=cc.mode is CheckpointingMode.EXACTLY_ONCE,
+            interval_ms=cc.interval_ms,
+            timeout_ms=cc.timeout_ms,
+        )
         for t in self._transformations:
             check = getattr(t.function, "check", None)
             if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK) and callable(check):
-                check()
+                check(job)
 
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
+from barrierflow.connectors.source import SourceReaderContext
 
 _CHUNK = 1 << 20
 
@@ -40,7 +41,7 @@ class FileSource:
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         return [{"path": f, "offset": 0} for f in self._files()[subtask::parallelism]]
 
-    def create_reader(self, splits: list[dict]) -> _FileReader:
+    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> _FileReader:
         return _FileReader(self.path, [dict(s) for s in splits], self.encoding)
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.sink import JobSettings, SinkWriter, SinkWriterContext
 from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.connectors.postgres")
@@ -78,7 +78,7 @@ class PostgresSink:
         self.max_retries = max_retries
         self.retry_backoff_ms = retry_backoff_ms
 
-    def check(self) -> None:
+    def check(self, job: JobSettings | None = None) -> None:
         """Before the job is submitted: the server is reachable and, for EXACTLY_ONCE, accepts
         prepared transactions. Raises ``ConfigurationError`` saying what to change."""
         psycopg = require("psycopg", "postgres", "PostgresSink")

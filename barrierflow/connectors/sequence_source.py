@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.connectors.source import SourceReaderContext
+
 
 class SequenceSource:
     def __init__(self, start: int, end: int) -> None:
@@ -18,7 +20,7 @@ class SequenceSource:
         hi = self.start + (subtask + 1) * n // parallelism - 1
         return [{"next": lo, "end": hi}] if lo <= hi else []
 
-    def create_reader(self, splits: list[dict]) -> _SequenceReader:
+    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> _SequenceReader:
         return _SequenceReader([dict(s) for s in splits])
 
     def __repr__(self) -> str:

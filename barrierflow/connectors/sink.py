@@ -10,9 +10,10 @@
   (those of *every* subtask of the restored checkpoint), discard everything else this subtask
   left uncommitted.
 
-A sink may also have ``check()``, called on the driver before the job is submitted, to refuse
-bad configuration (an unreachable server, say) with a ``ConfigurationError`` at once rather than
-in a restart loop on the executors.
+A sink (or source) may also have ``check(job: JobSettings)``, called on the driver before the
+job is submitted, to refuse bad configuration (an unreachable server, a transaction timeout
+shorter than a checkpoint may take) with a ``ConfigurationError`` at once rather than in a
+restart loop on the executors.
 
 **Threading:** the subtask's task thread only.
 """
@@ -21,6 +22,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What a connector may check its configuration against, before the job is submitted."""
+
+    checkpointing: bool
+    exactly_once: bool  # the checkpointing mode
+    interval_ms: int
+    timeout_ms: int
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class SinkWriterContext:
     subtask: int
     parallelism: int
     attempt: int
+    previous_parallelism: int | None = None  # of the restored snapshot; None: a fresh start
 
 
 class SinkWriter(Protocol):

@@ -17,7 +17,7 @@ from typing import Any
 
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.connectors.sink import SinkWriterContext
-from barrierflow.connectors.source import SourceReader
+from barrierflow.connectors.source import SourceReader, SourceReaderContext
 from barrierflow.functions import Function, KeyedProcessFunction, RuntimeContext
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
@@ -233,19 +233,31 @@ class KeyedProcessOperator(Operator):
 
 
 class SourceOperator(Operator):
-    """Reads splits; its operator state is the position of each split."""
+    """Reads splits; its operator state is the position of each split (split state), or, for a
+    source that picks its own splits on restore (``assign_splits``), of every split (union)."""
 
     SPLITS = "splits"
 
     def open(self, ctx: OperatorContext) -> None:
         self._where = f"source {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         self.state = OperatorStateStore()
+        source = self.spec.function
+        self._union = callable(getattr(source, "assign_splits", None))
         if ctx.restore is not None:
             _restore_operator_state(self.state, ctx)
-            splits = self.state.get_list_state(self.SPLITS).get()
+        if ctx.restore is None:
+            splits = source.initial_splits(ctx.subtask, ctx.parallelism)
+        elif self._union:
+            everyone = self.state.get_union_list_state(self.SPLITS).get()
+            splits = source.assign_splits(everyone, ctx.subtask, ctx.parallelism)
         else:
-            splits = self.spec.function.initial_splits(ctx.subtask, ctx.parallelism)
-        self.reader: SourceReader = self.spec.function.create_reader(splits)
+            splits = self.state.get_list_state(self.SPLITS).get()
+        self.reader: SourceReader = source.create_reader(
+            splits, SourceReaderContext(ctx.job_name, self.uid, ctx.subtask, ctx.parallelism)
+        )
+        notify = getattr(self.reader, "notify_checkpoint_complete", None)
+        self._notify = notify if callable(notify) else None
+        self._taken: dict[int, list[dict]] = {}  # checkpoint id -> positions, until complete
 
     def poll(self, max_records: int) -> list[Any] | None:
         try:
@@ -254,8 +266,23 @@ class SourceOperator(Operator):
             raise UserFunctionError(f"{self._where} failed to read: {type(e).__name__}: {e}") from e
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        self.state.get_list_state(self.SPLITS).update(self.reader.snapshot())
+        splits = self.reader.snapshot()
+        if self._union:
+            self.state.get_union_list_state(self.SPLITS).update(splits)
+        else:
+            self.state.get_list_state(self.SPLITS).update(splits)
+        if self._notify is not None:
+            self._taken[checkpoint_id] = splits
         return OperatorSnapshot(self.state.snapshot(), None)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Tells a reader that wants to know (Kafka commits offsets to its group) which
+        positions a completed checkpoint holds; older pending ones are subsumed."""
+        done = [cid for cid in self._taken if cid <= checkpoint_id]
+        if done and self._notify is not None:
+            self._notify(checkpoint_id, self._taken[max(done)])
+        for cid in done:
+            del self._taken[cid]
 
     def close(self) -> None:
         self.reader.close()
@@ -274,7 +301,13 @@ class SinkOperator(Operator):
         self.state = OperatorStateStore()
         self.writer = self.spec.function.create_writer(
             SinkWriterContext(
-                ctx.job_id, ctx.job_name, self.uid, ctx.subtask, ctx.parallelism, ctx.attempt
+                ctx.job_id,
+                ctx.job_name,
+                self.uid,
+                ctx.subtask,
+                ctx.parallelism,
+                ctx.attempt,
+                len(ctx.restore.operator_states) if ctx.restore is not None else None,
             )
         )
         restored: list[dict] = []

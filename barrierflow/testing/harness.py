@@ -347,8 +347,8 @@ class StreamTaskHarness:
 
 
 class OperatorHarness:
-    """One operator, opened and called directly; snapshots written inline. The operator gets a
-    copy of ``spec``'s function, as in ``StreamTaskHarness``."""
+    """One operator subtask, opened and called directly; snapshots written inline. The
+    operator gets a copy of ``spec``'s function, as in ``StreamTaskHarness``."""
 
     def __init__(
         self,
@@ -358,29 +358,75 @@ class OperatorHarness:
         local_dir: str = "",
         restore: OperatorRestore | None = None,
         attempt: int = 1,
+        subtask: int = 0,
+        parallelism: int = 1,
+        job_name: str = "harness",
     ) -> None:
         self.spec = spec
         self._settings = {
             "checkpointing": checkpointing,
             "state_backend": state_backend or StateBackendConfig(),
             "local_dir": local_dir,
+            "job_name": job_name,
         }
+        self.subtask = subtask
         self.operator: Operator = create_operator(copy.deepcopy(spec))
         self.operator.open(
             OperatorContext(
-                subtask=0,
-                parallelism=1,
+                subtask=subtask,
+                parallelism=parallelism,
                 max_parallelism=DEFAULT_MAX_PARALLELISM,
                 attempt=attempt,
-                task_name=f"{spec.name} (1/1)",
+                task_name=f"{spec.name} ({subtask + 1}/{parallelism})",
                 checkpointing=checkpointing,
                 restore=restore,
                 restore_streams=StorageRestoreStreams(None, shares_storage=False),
                 state_backend=self._settings["state_backend"],
+                job_id=job_name,
+                job_name=job_name,
                 local_dir=local_dir,
             )
         )
         self.attempt = attempt
+
+    @classmethod
+    def subtasks(
+        cls, spec: OperatorSpec, parallelism: int, **settings: Any
+    ) -> list[OperatorHarness]:
+        """Every subtask of the operator at ``parallelism``, started afresh."""
+        return [
+            cls(spec, subtask=s, parallelism=parallelism, **settings) for s in range(parallelism)
+        ]
+
+    @classmethod
+    def rescaled(
+        cls,
+        spec: OperatorSpec,
+        states: list[OperatorSubtaskState],
+        parallelism: int,
+        attempt: int = 2,
+        **settings: Any,
+    ) -> list[OperatorHarness]:
+        """Every subtask at ``parallelism``, restoring the operator state of ``states`` (one per
+        old subtask), as a restore at another parallelism does. Operator state only."""
+        if any(s.keyed_state for s in states):
+            raise ValueError("OperatorHarness.rescaled restores operator state only")
+        restore = OperatorRestore([s.operator_state for s in states], [])
+        return [
+            cls(
+                spec,
+                restore=restore,
+                attempt=attempt,
+                subtask=s,
+                parallelism=parallelism,
+                **settings,
+            )
+            for s in range(parallelism)
+        ]
+
+    def poll(self, max_records: int = 100) -> list[Any] | None:
+        """A source operator's next records; None at its end."""
+        return self.operator.poll(max_records)
 
     def process(self, records: list[Any]) -> list[Any]:
         return self.operator.process_batch(records)

@@ -25,7 +25,7 @@ def _run(spark, tmp_path, name: str, fault: str | None, at_value: int = 0) -> li
     sink = FileSink.for_bulk_format(out, ParquetWriterFactory(SCHEMA))
     throttle_fault = None
     if fault == "kill-before-commit":
-        sink = KillBeforeCommit(sink, str(base / "fired"), after_commits=3)
+        sink = KillBeforeCommit(sink, str(base / "fired"), after_commits=1)
     elif fault == "kill":
         throttle_fault = odd_even.Fault("kill", at_value, str(base / "fired"), str(base / "ckpt"))
     env = StreamExecutionEnvironment().set_parallelism(2)

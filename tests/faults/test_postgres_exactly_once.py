@@ -34,7 +34,7 @@ def _run(postgres, tmp_path, name: str, fault: str | None, at_value: int = 0, **
     conninfo = _database(postgres, name)
     sink = PostgresSink(conninfo, sink_args.pop("sql", INSERT), batch_size=200, **sink_args)
     if fault == "kill-before-commit":
-        sink = KillBeforeCommit(sink, str(base / "fired"), after_commits=3)
+        sink = KillBeforeCommit(sink, str(base / "fired"), after_commits=1)
     throttle_fault = None
     if fault == "kill":
         throttle_fault = odd_even.Fault("kill", at_value, str(base / "fired"), str(base / "ckpt"))

@@ -1,0 +1,35 @@
+"""Kafka: a source of topic partitions and a transactional sink, with PyFlink's builders.
+Needs confluent-kafka: ``pip install 'barrierflow[kafka]'``."""
+
+from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.kafka.offsets import (
+    KafkaOffsetResetStrategy,
+    KafkaOffsetsInitializer,
+    KafkaTopicPartition,
+)
+from barrierflow.connectors.kafka.sink import (
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSinkBuilder,
+)
+from barrierflow.connectors.kafka.source import KafkaSource, KafkaSourceBuilder
+from barrierflow.connectors.serialization import (
+    JsonRowDeserializationSchema,
+    JsonRowSerializationSchema,
+    SimpleStringSchema,
+)
+
+__all__ = [
+    "DeliveryGuarantee",
+    "JsonRowDeserializationSchema",
+    "JsonRowSerializationSchema",
+    "KafkaOffsetResetStrategy",
+    "KafkaOffsetsInitializer",
+    "KafkaRecordSerializationSchema",
+    "KafkaSink",
+    "KafkaSinkBuilder",
+    "KafkaSource",
+    "KafkaSourceBuilder",
+    "KafkaTopicPartition",
+    "SimpleStringSchema",
+]

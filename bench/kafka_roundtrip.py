@@ -1,0 +1,201 @@
+"""Kafka to Kafka through a keyed count: throughput and end-to-end latency per delivery guarantee.
+
+N JSON events (``{"key": k, "ts": produce time in ns}``) from a topic of 2 partitions, counted
+per key (K keys) at parallelism 2, each count written as JSON to a topic, a checkpoint every
+second. Per guarantee (EXACTLY_ONCE, AT_LEAST_ONCE, NONE), two runs:
+
+- throughput: the events are in the topic before the job starts; events/s over the job's
+  processing time;
+- latency: the events are produced at ``--rate`` per second once the job runs (its first
+  checkpoint completed); a
+  ``read_committed`` consumer takes, for each output, the time from its event's produce to its
+  committed read (p50, p99).
+
+    python bench/kafka_roundtrip.py
+    python bench/kafka_roundtrip.py --events 200000 --rate 20000 --repeat 3
+    python bench/kafka_roundtrip.py --bootstrap localhost:9092   # an existing cluster
+
+Without ``--bootstrap`` it starts the ``noida-db`` test broker (``pip install noida-db``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors.kafka import (
+    DeliveryGuarantee,
+    JsonRowDeserializationSchema,
+    JsonRowSerializationSchema,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+)
+from barrierflow.functions import KeyedProcessFunction
+from barrierflow.state import ValueStateDescriptor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers: the test broker
+from tests.servers.kafka import KafkaBroker, kafka_broker
+
+PARTITIONS = 2
+
+
+class Count(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+
+    def process_element(self, event, ctx):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        return ({"key": event["key"], "count": count, "ts": event["ts"]},)
+
+
+def produce(broker: KafkaBroker, topic: str, events: int, keys: int, rate: float | None) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
+    start = time.monotonic()
+    for i in range(events):
+        if rate is not None and i % 100 == 0:
+            ahead = start + i / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        value = json.dumps({"key": i % keys, "ts": time.time_ns()}).encode()
+        while True:
+            try:
+                producer.produce(topic, value, partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+def consume_latencies(broker: KafkaBroker, topic: str, expected: int, out: list[float]) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": f"bench-{uuid.uuid4().hex}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    deadline = time.monotonic() + 600
+    while len(out) < expected and time.monotonic() < deadline:
+        for m in consumer.consume(1000, timeout=0.2):
+            if m.error() is None:
+                out.append((time.time_ns() - json.loads(m.value())["ts"]) / 1e6)
+    consumer.close()
+
+
+def run(
+    broker: KafkaBroker, guarantee: DeliveryGuarantee, events: int, keys: int, rate: float | None
+) -> dict:
+    name = uuid.uuid4().hex[:8]
+    source_topic = broker.create_topic(f"bench-in-{name}", PARTITIONS)
+    sink_topic = broker.create_topic(f"bench-out-{name}", PARTITIONS)
+    latencies: list[float] = []
+    producer = threading.Thread(
+        target=produce, args=(broker, source_topic, events, keys, rate), daemon=True
+    )
+    if rate is None:
+        producer.run()  # all events in the topic before the job starts
+    stop = {(source_topic, p): len(range(p, events, PARTITIONS)) for p in range(PARTITIONS)}
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.enable_checkpointing(1000)
+    checkpoints = tempfile.mkdtemp(prefix="bench-kafka-")
+    env.get_checkpoint_config().set_checkpoint_storage(checkpoints)
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(broker.bootstrap_servers)
+        .set_topics(source_topic)
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_bounded(KafkaOffsetsInitializer.offsets(stop))
+        .set_value_only_deserializer(JsonRowDeserializationSchema())
+        .build()
+    )
+    sink = (
+        KafkaSink.builder()
+        .set_bootstrap_servers(broker.bootstrap_servers)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(sink_topic)
+            .set_value_serialization_schema(JsonRowSerializationSchema())
+            .build()
+        )
+        .set_delivery_guarantee(guarantee)
+        .set_transactional_id_prefix(f"bench-{name}")
+        .build()
+    )
+    env.from_source(source, "events").key_by(lambda e: e["key"]).process(Count()).sink_to(sink)
+    consumer = threading.Thread(
+        target=consume_latencies, args=(broker, sink_topic, events, latencies), daemon=True
+    )
+    consumer.start()
+    client = env.execute_async(f"kafka-roundtrip-{guarantee.name}")
+    if rate is not None:  # once every task runs: a first checkpoint completed
+        while not glob.glob(f"{checkpoints}/*/chk-*/_metadata"):
+            time.sleep(0.05)
+        producer.start()
+    result = client.get_job_execution_result()
+    consumer.join(120)
+    figures = {"guarantee": guarantee.name, "events": events, "outputs_read": len(latencies)}
+    if rate is None:
+        figures["events_per_s"] = round(events / (result.processing_ms / 1000))
+    else:
+        q = statistics.quantiles(latencies, n=100)
+        figures.update(rate=rate, latency_ms_p50=round(q[49], 1), latency_ms_p99=round(q[98], 1))
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--latency-events", type=int, default=50_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--rate", type=float, default=10_000, help="events/s of latency runs")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--bootstrap", help="an existing Kafka cluster; default: start one")
+    args = parser.parse_args()
+    guarantees = [
+        DeliveryGuarantee.EXACTLY_ONCE,
+        DeliveryGuarantee.AT_LEAST_ONCE,
+        DeliveryGuarantee.NONE,
+    ]
+    with contextlib.ExitStack() as stack:
+        broker = (
+            KafkaBroker(args.bootstrap) if args.bootstrap else stack.enter_context(kafka_broker())
+        )
+        results: dict[str, list[dict]] = {}
+        for _ in range(args.repeat):
+            for g in guarantees:
+                for rate in (None, args.rate):
+                    events = args.events if rate is None else args.latency_events
+                    figures = run(broker, g, events, args.keys, rate)
+                    print(json.dumps(figures), flush=True)
+                    results.setdefault(g.name, []).append(figures)
+        summary = {}
+        for g, runs in results.items():
+            summary[g] = {
+                k: statistics.median(r[k] for r in runs if k in r)
+                for k in ("events_per_s", "latency_ms_p50", "latency_ms_p99")
+            }
+        print(json.dumps({"medians": summary}))
+
+
+if __name__ == "__main__":
+    main()

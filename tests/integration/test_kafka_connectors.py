@@ -1,0 +1,299 @@
+"""KafkaSource and KafkaSink against a real Kafka-protocol broker, without Spark: splits,
+positions and rescaling of the source; the sink's transactions, their recovery and fencing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors.kafka import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+    SimpleStringSchema,
+)
+from barrierflow.connectors.kafka.partition_assignment import owner
+from barrierflow.connectors.sink import JobSettings, SinkWriterContext
+from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.errors import ConfigurationError
+
+CHECKPOINTING = JobSettings(
+    checkpointing=True, exactly_once=True, interval_ms=1000, timeout_ms=60_000
+)
+
+
+def _topic(kafka, partitions: int) -> str:
+    return kafka.create_topic(f"t-{uuid.uuid4().hex[:12]}", partitions)
+
+
+def _source(kafka, topic: str, bounded: bool = True, **properties) -> KafkaSource:
+    builder = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(kafka.bootstrap_servers)
+        .set_topics(topic)
+        .set_group_id(f"g-{topic}")
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_value_only_deserializer(SimpleStringSchema())
+    )
+    if bounded:
+        builder.set_bounded(KafkaOffsetsInitializer.latest())
+    for k, v in properties.items():
+        builder.set_property(k, v)
+    return builder.build()
+
+
+def _read_all(reader, limit: int | None = None) -> list[str]:
+    out: list[str] = []
+    while limit is None or len(out) < limit:
+        batch = reader.poll(limit - len(out) if limit else 100)
+        if batch is None:
+            break
+        out += batch
+    return out
+
+
+def _sink(kafka, topic: str, prefix: str, guarantee=DeliveryGuarantee.EXACTLY_ONCE) -> KafkaSink:
+    return (
+        KafkaSink.builder()
+        .set_bootstrap_servers(kafka.bootstrap_servers)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(topic)
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        .set_delivery_guarantee(guarantee)
+        .set_transactional_id_prefix(prefix)
+        .build()
+    )
+
+
+def _writer(sink, subtask=0, parallelism=1, attempt=1, previous=None):
+    context = SinkWriterContext("id", "job", "sink", subtask, parallelism, attempt, previous)
+    return sink.create_writer(context)
+
+
+def _values(kafka, topic: str) -> list[str]:
+    return sorted(v.decode() for _, _, v in kafka.read_committed(topic))
+
+
+# --- the source --------------------------------------------------------------------------------
+
+
+def test_each_partition_is_read_by_one_subtask_and_a_rescaled_restore_resumes_every_offset(kafka):
+    topic = _topic(kafka, 4)
+    kafka.produce(topic, [str(i).encode() for i in range(200)], partition_of=lambda i: i % 4)
+    source = _source(kafka, topic)
+
+    # Two subtasks read 30 records each, then snapshot (a checkpoint).
+    splits = [source.initial_splits(s, 2) for s in range(2)]
+    assert sorted(s["partition"] for ss in splits for s in ss) == [0, 1, 2, 3]
+    for s, ss in enumerate(splits):
+        assert all(owner(topic, x["partition"], 2) == s for x in ss)
+    readers = [
+        source.create_reader(ss, SourceReaderContext("job", "src", s, 2))
+        for s, ss in enumerate(splits)
+    ]
+    first = [v for r in readers for v in _read_all(r, 30)]
+    union = [x for r in readers for x in r.snapshot()]
+    for r in readers:
+        r.close()
+
+    # Restored at parallelism 3: every partition read on from its offset, by one subtask.
+    rest = []
+    for s in range(3):
+        mine = source.assign_splits(union, s, 3)
+        reader = source.create_reader(mine, SourceReaderContext("job", "src", s, 3))
+        rest += _read_all(reader)
+        reader.close()
+    assert sorted(first + rest, key=int) == [str(i) for i in range(200)]
+
+
+def test_a_bounded_source_stops_at_the_offsets_of_its_start(kafka):
+    topic = _topic(kafka, 1)
+    kafka.produce(topic, [b"a", b"b"])
+    source = _source(kafka, topic)
+    splits = source.initial_splits(0, 1)
+    kafka.produce(topic, [b"late"])  # after the stopping offsets were fixed
+    reader = source.create_reader(splits, SourceReaderContext("job", "src", 0, 1))
+    assert _read_all(reader) == ["a", "b"]
+    reader.close()
+
+
+def test_new_partitions_are_discovered_and_read_from_their_start(kafka):
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    topic = _topic(kafka, 1)
+    source = _source(kafka, topic, bounded=False, **{"partition.discovery.interval.ms": 100})
+    readers = [
+        source.create_reader(source.initial_splits(s, 2), SourceReaderContext("job", "src", s, 2))
+        for s in range(2)
+    ]
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_partitions([NewPartitions(topic, 3)])[topic].result(30)
+    kafka.produce(topic, [str(i).encode() for i in range(30)], partition_of=lambda i: i % 3)
+    seen: list[str] = []
+    deadline = time.monotonic() + 30
+    while len(seen) < 30 and time.monotonic() < deadline:
+        for r in readers:
+            seen += r.poll(100)
+        time.sleep(0.05)
+    assert sorted(seen, key=int) == [str(i) for i in range(30)]
+    partitions = sorted(x["partition"] for r in readers for x in r.snapshot())
+    assert partitions == [0, 1, 2]
+    for r in readers:
+        r.close()
+
+
+def test_a_malformed_message_is_named_with_its_partition_and_offset(kafka):
+    topic = _topic(kafka, 1)
+    kafka.produce(topic, [b"fine", b"\xff\xfe not utf-8"])
+    source = _source(kafka, topic)
+    reader = source.create_reader(source.initial_splits(0, 1), SourceReaderContext("j", "s", 0, 1))
+    with pytest.raises(ValueError, match=rf"topic {topic} partition 0 offset 1 .*not utf-8"):
+        _read_all(reader)
+    reader.close()
+
+
+def test_a_missing_topic_and_an_unreachable_broker_are_refused_before_the_job_starts(kafka):
+    with pytest.raises(ConfigurationError, match="no-such-topic do not exist"):
+        _source(kafka, "no-such-topic").check(CHECKPOINTING)
+    with pytest.raises(ConfigurationError, match="topic no-such-topic does not exist"):
+        _sink(kafka, "no-such-topic", "p").check(CHECKPOINTING)
+    unreachable = _source(kafka, "t")
+    unreachable.bootstrap_servers = "127.0.0.1:9"
+    with pytest.raises(
+        ConfigurationError, match=r"cannot reach the Kafka brokers at 127\.0\.0\.1:9"
+    ):
+        unreachable.check(CHECKPOINTING)
+
+
+def test_a_transaction_timeout_shorter_than_a_checkpoint_may_take_is_refused(kafka):
+    topic = _topic(kafka, 1)
+    sink = _sink(kafka, topic, "p")
+    sink.transaction_timeout_ms = 30_000
+    with pytest.raises(ConfigurationError, match=r"transaction.timeout.ms = 30000 is shorter"):
+        sink.check(CHECKPOINTING)
+
+
+# --- the sink ----------------------------------------------------------------------------------
+
+
+def test_records_are_invisible_until_their_checkpoint_commits_them(kafka):
+    topic = _topic(kafka, 2)
+    writer = _writer(_sink(kafka, topic, f"p-{topic}"))
+    writer.write(["a", "b", "c"])
+    committables = writer.prepare_commit(1)
+    writer.write(["d"])  # the next checkpoint's transaction
+
+    assert _values(kafka, topic) == []
+    writer.commit(committables)
+    assert _values(kafka, topic) == ["a", "b", "c"]
+    writer.commit(writer.prepare_commit(2))
+    assert _values(kafka, topic) == ["a", "b", "c", "d"]
+    writer.close()
+
+
+def test_a_checkpointed_transaction_whose_writer_died_is_committed_once_by_recovery(kafka):
+    topic = _topic(kafka, 2)
+    sink = _sink(kafka, topic, f"p-{topic}")
+    dead = _writer(sink)
+    dead.write([f"r{i}" for i in range(50)])
+    committables = dead.prepare_commit(1)  # checkpoint 1 completes; the commit never happens
+    dead.write(["never checkpointed"])  # an open transaction the next attempt must abort
+
+    recovering = _writer(sink, attempt=2, previous=1)
+    recovering.recover(committables, 1)  # fences the dead writer, resends the records
+    again = _writer(sink, attempt=3, previous=1)
+    again.recover(committables, 1)  # a second failover: finds them committed, sends nothing
+
+    assert _values(kafka, topic) == sorted(f"r{i}" for i in range(50))
+    with pytest.raises(Exception, match=r"(?i)fenced"):
+        dead.commit(committables + dead.prepare_commit(2))
+    recovering.close()
+    again.close()
+
+
+def test_recovery_commits_a_transaction_that_was_committed_before_the_failure_only_once(kafka):
+    topic = _topic(kafka, 1)
+    sink = _sink(kafka, topic, f"p-{topic}")
+    writer = _writer(sink)
+    writer.write(["x", "y"])
+    committables = writer.prepare_commit(1)
+    writer.commit(committables)
+    writer.close()
+
+    _writer(sink, attempt=2, previous=1).recover(committables, 1)
+    assert _values(kafka, topic) == ["x", "y"]
+
+
+def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):
+    topic = _topic(kafka, 1)
+    sink = _sink(kafka, topic, f"p-{topic}")
+    old = [_writer(sink, s, parallelism=3) for s in range(3)]
+    committables = []
+    for s, w in enumerate(old):
+        w.write([f"done-{s}"])
+        committables += w.prepare_commit(1)
+        w.write([f"open-{s}"])  # never checkpointed: must never become visible
+
+    for w in old:
+        w._slots[w._current.slot].producer.flush(10)  # the open records reached the broker
+    new = [_writer(sink, s, parallelism=2, attempt=2, previous=3) for s in range(2)]
+    for w in new:  # one after the other: no subtask's recovery waits for another's
+        w.recover(committables, 2)
+
+    # The open transactions were aborted: reading to the end does not wait for them.
+    assert _values(kafka, topic) == ["done-0", "done-1", "done-2"]
+
+
+def test_at_least_once_delivers_at_the_barrier(kafka):
+    topic = _topic(kafka, 1)
+    writer = _writer(_sink(kafka, topic, "p", DeliveryGuarantee.AT_LEAST_ONCE))
+    writer.write(["a", "b"])
+    assert writer.prepare_commit(1) == []
+    assert _values(kafka, topic) == ["a", "b"]
+    writer.close()
+
+
+def test_a_record_the_serializer_refuses_is_named(kafka):
+    topic = _topic(kafka, 1)
+    writer = _writer(_sink(kafka, topic, f"p-{topic}"))
+    with pytest.raises(ValueError, match=r"cannot serialize record 42: SimpleStringSchema"):
+        writer.write(["fine", 42])
+    writer.close()
+
+
+# --- the example -------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_the_kafka_to_postgres_example_upserts_each_pages_count(spark, kafka, postgres, tmp_path):
+    import json
+    import random
+
+    import cloudpickle
+    import psycopg
+
+    from examples import kafka_to_postgres
+
+    cloudpickle.register_pickle_by_value(kafka_to_postgres)  # examples/ is not installed
+    topic = _topic(kafka, 3)
+    rng = random.Random(7)
+    pages = [rng.choice(["/", "/a", "/b", "/c"]) for _ in range(3000)]
+    events = [json.dumps({"page": p, "user": f"u{i}"}).encode() for i, p in enumerate(pages)]
+    kafka.produce(topic, events, partition_of=lambda i: i % 3)
+    conninfo = postgres.database("page_views")
+    kafka_to_postgres.create_table(conninfo)
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    kafka_to_postgres.build(env, kafka.bootstrap_servers, topic, conninfo, str(tmp_path / "c"))
+    env.execute("page-views")
+
+    with psycopg.connect(conninfo) as conn:
+        rows = dict(conn.execute("SELECT page, views FROM page_views").fetchall())
+    assert rows == {p: pages.count(p) for p in set(pages)}

@@ -1,0 +1,75 @@
+"""The odd/even running sums read from a Kafka topic and written to a Kafka topic (or any
+sink), with optional injected faults. Shipped to Spark workers by value (cloudpickle)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import cloudpickle
+
+from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.connectors.kafka import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+    SimpleStringSchema,
+)
+from tests.jobs.odd_even import Fault, RunningSum, Throttle
+
+
+def kafka_sink(servers: str, topic: str, prefix: str) -> KafkaSink:
+    return (
+        KafkaSink.builder()
+        .set_bootstrap_servers(servers)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic(topic)
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .set_transactional_id_prefix(prefix)
+        .build()
+    )
+
+
+def build(
+    env: StreamExecutionEnvironment,
+    servers: str,
+    in_topic: str,
+    sink: Any,
+    checkpoint_dir: str,
+    fault: Fault | None = None,
+    source_parallelism: int = 1,
+    restarts: int = 3,
+    as_json: bool = True,
+    delay_s: float = 0.0003,
+) -> StreamExecutionEnvironment:
+    """``sink`` takes JSON text ``[key, value, sum]`` (``as_json``) or the tuple itself."""
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(restarts, 200))
+    source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(servers)
+        .set_topics(in_topic)
+        .set_group_id(f"sums-{in_topic}")
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .set_bounded(KafkaOffsetsInitializer.latest())
+        .set_value_only_deserializer(SimpleStringSchema())
+        .build()
+    )
+    numbers = env.from_source(source, "numbers").set_parallelism(source_parallelism)
+    throttled = numbers.map(int).set_parallelism(source_parallelism)
+    throttled = throttled.map(Throttle(delay_s, fault)).set_parallelism(source_parallelism)
+    sums = throttled.uid("throttle").key_by(lambda x: x % 2).process(RunningSum()).uid("sums")
+    if as_json:
+        sums = sums.map(json.dumps)
+    sums.sink_to(sink).uid("sink")
+    return env
+
+
+cloudpickle.register_pickle_by_value(__import__(__name__, fromlist=["_"]))

@@ -1,0 +1,145 @@
+"""A Kafka-protocol broker with transactions for tests: the ``noida-db`` package's, started in
+a temporary directory, or the cluster ``BARRIERFLOW_TEST_KAFKA=host:port`` names.
+
+Tests use only what any Kafka cluster does: topics are created explicitly, data is read back
+with a ``read_committed`` consumer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KafkaBroker:
+    bootstrap_servers: str
+
+    def create_topic(self, name: str, partitions: int) -> str:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])[
+            name
+        ].result(30)
+        deadline = time.monotonic() + 30
+        while len(admin.list_topics(name, timeout=10).topics[name].partitions) < partitions:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"topic {name} has not got its {partitions} partitions")
+            time.sleep(0.1)
+        return name
+
+    def produce(self, topic: str, values: list[bytes], partition_of=None) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap_servers, "linger.ms": 5})
+        for i, value in enumerate(values):
+            if partition_of is None:
+                producer.produce(topic, value)
+            else:
+                producer.produce(topic, value, partition=partition_of(i))
+        assert producer.flush(30) == 0
+
+    def read_committed(self, topic: str, timeout_s: float = 30) -> list[tuple[int, int, bytes]]:
+        """Every committed message of the topic: (partition, offset, value), read to the end."""
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "group.id": f"test-{uuid.uuid4().hex}",
+                "isolation.level": "read_committed",
+                "enable.partition.eof": True,
+                "enable.auto.commit": False,
+            }
+        )
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        out, ended = [], set()
+        deadline = time.monotonic() + timeout_s
+        try:
+            while len(ended) < len(partitions):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{topic}: partitions {set(partitions) - ended} never ended")
+                for m in consumer.consume(1000, timeout=0.5):
+                    if m.error() is not None:
+                        if m.error().code() == KafkaError._PARTITION_EOF:
+                            ended.add(m.partition())
+                            continue
+                        raise RuntimeError(m.error().str())
+                    out.append((m.partition(), m.offset(), m.value()))
+        finally:
+            consumer.close()
+        return out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _noida_db() -> str:
+    beside = os.path.join(os.path.dirname(sys.executable), "noida-db")
+    found = beside if os.path.exists(beside) else shutil.which("noida-db")
+    if not found:
+        raise RuntimeError(
+            "no Kafka broker for the tests: pip install noida-db (the test extras do), or set "
+            "BARRIERFLOW_TEST_KAFKA=host:port to use a Kafka cluster"
+        )
+    return found
+
+
+@contextlib.contextmanager
+def kafka_broker() -> Iterator[KafkaBroker]:
+    external = os.environ.get("BARRIERFLOW_TEST_KAFKA")
+    if external:
+        yield KafkaBroker(external)
+        return
+    root = tempfile.mkdtemp(prefix="barrierflow-kafka-")
+    port = _free_port()
+    with open(os.path.join(root, "broker.log"), "wb") as log:
+        broker = subprocess.Popen(
+            [_noida_db(), "start", "--only", "kafka", "--kafka-port", str(port),
+             "--data-dir", os.path.join(root, "data")],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        _wait_for_port(port, broker, root)
+        yield KafkaBroker(f"127.0.0.1:{port}")
+    finally:
+        _stop(broker)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stop(broker: subprocess.Popen) -> None:
+    """The launcher and the broker it starts: its whole process group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(broker.pid, sig)
+        try:
+            broker.wait(10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _wait_for_port(port: int, broker: subprocess.Popen, root: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        if broker.poll() is not None or time.monotonic() > deadline:
+            with open(os.path.join(root, "broker.log")) as f:
+                raise RuntimeError(f"the test Kafka broker did not start:\n{f.read()[-2000:]}")
+        time.sleep(0.2)
