@@ -403,6 +403,7 @@ class StreamExecutionEnvironment:
             exactly_once=cc.mode is CheckpointingMode.EXACTLY_ONCE,
             interval_ms=cc.interval_ms,
             timeout_ms=cc.timeout_ms,
+            max_concurrent=cc.max_concurrent,
         )
         for t in self._transformations:
             check = getattr(t.function, "check", None)
@@ -418,7 +419,11 @@ class StreamExecutionEnvironment:
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import get_or_create_session, network_hosts
 
-        spark = self._spark or get_or_create_session(plan.graph.num_slots)
+        spark = self._spark or get_or_create_session(
+            plan.graph.num_slots,
+            master=_cli_overrides.get("spark_master"),
+            conf=_cli_overrides.get("spark_conf"),
+        )
         plan.bind_host, plan.slot_bind_host = network_hosts(spark)
         return JobMaster(plan, SparkDeployer(spark))
 

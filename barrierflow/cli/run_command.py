@@ -68,10 +68,21 @@ def run(
     parallelism: Annotated[
         int | None, typer.Option(min=1, help="Default parallelism, over the job's own.")
     ] = None,
-    conf: Annotated[
-        Path | None,
+    master: Annotated[
+        str | None,
         typer.Option(
-            "--conf", help="A YAML configuration file (Flink keys), over BARRIERFLOW_CONF."
+            "--master",
+            help="Spark master URL (spark://host:7077, yarn, k8s://..., local[4]), when no "
+            "session is active; default: spark-submit's or spark-defaults.conf's, else an "
+            "embedded local[N].",
+        ),
+    ] = None,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--conf",
+            help="A Spark setting key=value (as spark-submit's --conf; repeatable), or a YAML "
+            "configuration file of Flink keys, over BARRIERFLOW_CONF.",
         ),
     ] = None,
     dynamic: Annotated[
@@ -84,8 +95,13 @@ def run(
         raise fail(f"No such job file: {job}", 2)
     try:
         configuration = Configuration.from_environment()
-        if conf is not None:
-            configuration = configuration.merge(Configuration.from_yaml_file(str(conf)))
+        spark_conf: dict[str, str] = {}
+        for item in conf or []:
+            if "=" in item:  # a Spark setting, as spark-submit takes it
+                key, _, value = item.partition("=")
+                spark_conf[key.strip()] = value.strip()
+            else:
+                configuration = configuration.merge(Configuration.from_yaml_file(item))
         configuration = configuration.merge(Configuration.from_dynamic_properties(dynamic or []))
         if claim_mode is not None:
             configuration.set("execution.state-recovery.claim-mode", claim_mode, "--claim-mode")
@@ -111,6 +127,10 @@ def run(
         overrides["checkpoint_dir"] = checkpoint_dir
     if parallelism:
         overrides["parallelism"] = parallelism
+    if master:
+        overrides["spark_master"] = master
+    if spark_conf:
+        overrides["spark_conf"] = spark_conf
     environment._cli_overrides.clear()
     environment._cli_overrides.update(overrides)
     sys.argv = [str(job)]

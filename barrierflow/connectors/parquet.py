@@ -59,8 +59,11 @@ class _ParquetPart:
         try:
             batch = self._to_batch(records)
         except _ARROW_ERRORS:
+            first_is_dict = isinstance(records[0], dict)
             for record in records:  # which one: convert them one by one
                 try:
+                    if isinstance(record, dict) != first_is_dict:
+                        raise TypeError("a batch mixes dicts and tuples")
                     self._to_batch([record])
                 except _ARROW_ERRORS as e:
                     raise RecordEncodingError(
@@ -74,7 +77,11 @@ class _ParquetPart:
             self._write_row_group()
 
     def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
+        names = set(self._schema.names)
         if records and isinstance(records[0], dict):
+            for record in records:  # pyarrow would make missing or misspelled fields nulls
+                if not isinstance(record, dict) or record.keys() != names:
+                    raise TypeError(f"expected a dict of exactly the fields {sorted(names)}")
             return pa.RecordBatch.from_pylist(records, schema=self._schema)
         width = len(self._schema)
         for record in records:

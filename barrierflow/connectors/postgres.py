@@ -82,6 +82,13 @@ class PostgresSink:
         """Before the job is submitted: the server is reachable and, for EXACTLY_ONCE, accepts
         prepared transactions. Raises ``ConfigurationError`` saying what to change."""
         psycopg = require("psycopg", "postgres", "PostgresSink")
+        exactly_once = self.delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE
+        if exactly_once and job is not None and not job.checkpointing:
+            raise ConfigurationError(
+                "PostgresSink with EXACTLY_ONCE commits at checkpoints, but checkpointing is "
+                "off (every record would wait in memory for the end of the input): enable it "
+                "or use AT_LEAST_ONCE with an upsert statement"
+            )
         try:
             with _connect(psycopg, self.conninfo) as conn:
                 if self.delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE:
@@ -106,7 +113,8 @@ def transaction_id_prefix(job_name: str, operator_uid: str) -> str:
     prefix = f"barrierflow:{job_name}:{operator_uid}:"
     if len(prefix.encode()) > _MAX_GID_BYTES - 40:
         digest = hashlib.sha256(prefix.encode()).hexdigest()[:16]
-        prefix = f"barrierflow:{job_name[:40]}~{operator_uid[:40]}~{digest}:"
+        job, uid = (_first_bytes(name, 40) for name in (job_name, operator_uid))
+        prefix = f"barrierflow:{job}~{uid}~{digest}:"
     return prefix
 
 
@@ -124,9 +132,14 @@ class PostgresSinkWriter:
         self._written = 0  # how many of them the server has
         self._in_transaction = False
         self._preparing: str | None = None  # the global id of a PREPARE under way
+        self._prepared: set[str] = set()  # prepared by this writer, not yet committed
         self._connect_data()
         if self._guarantee is DeliveryGuarantee.EXACTLY_ONCE:
-            _check_prepared_transactions(self._conn)
+            try:
+                _check_prepared_transactions(self._conn)
+            except ConfigurationError:
+                self._close_data()
+                raise
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -138,7 +151,10 @@ class PostgresSinkWriter:
                     f"{self._sink.sql!r}, got {record!r:.200}"
                 )
         self._records.extend(records)
-        if len(self._records) - self._written >= self._sink.batch_size:
+        # Not while a prepared transaction of ours awaits its commit: it holds the locks of
+        # the rows it wrote, and a write to one of them would wait for a commit that only
+        # this thread can issue. Such writes wait (buffered) for the commit instead.
+        if len(self._records) - self._written >= self._sink.batch_size and not self._prepared:
             self._flush()
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict]:
@@ -149,13 +165,14 @@ class PostgresSinkWriter:
             self._retrying("COMMIT", lambda: self._conn.execute("COMMIT"), replay=True)
             self._end_transaction()
             return []
-        gid = f"{self._prefix}{self._subtask}:{max(checkpoint_id, 0)}:{self._attempt}"
+        gid = f"{self._prefix}{self._subtask}:{checkpoint_id}:{self._attempt}"
         statement = self._psycopg.sql.SQL("PREPARE TRANSACTION {}").format(
             self._psycopg.sql.Literal(gid)
         )
         self._preparing = gid
         self._retrying("PREPARE TRANSACTION", lambda: self._prepare(statement), replay=True)
         self._preparing = None
+        self._prepared.add(gid)
         self._end_transaction()
         return [{"gid": gid, "subtask": self._subtask}]
 
@@ -198,13 +215,14 @@ class PostgresSinkWriter:
     def commit(self, committables: list[dict]) -> None:
         for c in committables:
             self._finish_prepared("COMMIT PREPARED", c["gid"])
+            self._prepared.discard(c["gid"])
 
     def recover(self, committables: list[dict], parallelism: int) -> None:
         """Commit the restored checkpoint's transactions and roll back every other prepared
         transaction this sink left. ``committables`` are every subtask's (union state); this
         subtask takes those whose owner maps to it, so no two subtasks race on one id."""
-        if self._guarantee is not DeliveryGuarantee.EXACTLY_ONCE:
-            return
+        # Whatever the guarantee now: a snapshot taken with EXACTLY_ONCE may be restored into
+        # a job that writes AT_LEAST_ONCE, and its prepared transactions must still settle.
         mine = [c for c in committables if c["subtask"] % parallelism == self._subtask]
         self.commit(mine)
         keep = {c["gid"] for c in committables}
@@ -300,8 +318,10 @@ class PostgresSinkWriter:
         psycopg = self._psycopg
         culprit = None
         try:
+            self._close_data()  # drops the failed transaction and its locks before probing
             with _connect(psycopg, self._sink.conninfo) as probe:
                 probe.execute("BEGIN")
+                probe.execute("SET LOCAL lock_timeout = '5s'")
                 for record in batch:
                     probe.execute("SAVEPOINT probe")
                     try:
@@ -322,6 +342,9 @@ class PostgresSinkWriter:
 
     def _connect_data(self) -> None:
         self._conn = _connect(self._psycopg, self._sink.conninfo)
+        # A write that waits this long for a lock fails the task with the statement named,
+        # rather than hanging it (our own prepared transactions never hold it: see write()).
+        self._conn.execute("SET lock_timeout = '60s'")
 
     def _close_data(self) -> None:
         if self._conn is not None:
@@ -355,11 +378,17 @@ def _check_prepared_transactions(conn: Any) -> None:
         )
 
 
+_RETRYABLE_SQLSTATES = {"40001", "40P01", "57P01", "57P02", "57P03"}
+
+
 def _retryable(psycopg: Any, error: Exception) -> bool:
-    """A lost connection, a serialization failure or a deadlock: the same work may succeed."""
-    return isinstance(error, psycopg.OperationalError) and not isinstance(
-        error, psycopg.errors.UndefinedObject
-    )
+    """A lost connection (class 08, or none reported), a serialization failure, a deadlock, a
+    server shutting down: the same work may succeed on a new connection. Not a lock timeout,
+    a full disk or a refused password."""
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = getattr(error, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _RETRYABLE_SQLSTATES
 
 
 def _owner_suffix(suffix: str) -> bool:
@@ -377,6 +406,10 @@ def _where(conninfo: str) -> str:
         return "PostgreSQL"
     user, host = info.get("user", ""), info.get("host", "localhost")
     return f"PostgreSQL {user}@{host}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+
+def _first_bytes(text: str, n: int) -> str:
+    return text.encode()[:n].decode(errors="ignore")
 
 
 def _first_line(error: Exception) -> str:

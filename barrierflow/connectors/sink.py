@@ -4,10 +4,11 @@
 - ``prepare_commit(checkpoint_id)`` at the barrier (synchronous phase): make what was written
   durable but invisible and return *committables* (small dicts of plain values) that go into the
   checkpoint;
-- ``commit(committables)`` when the checkpoint is complete, and again after a failover for the
-  committables of the restored checkpoint: it must be idempotent;
+- ``commit(committables)`` when the checkpoint is complete; it must be idempotent (a commit
+  may be repeated, by ``recover`` after a failover);
 - ``recover(committables, parallelism)`` once after a restore, before any write: commit these
-  (those of *every* subtask of the restored checkpoint), discard everything else this subtask
+  (those of *every* subtask of the restored checkpoint: a writer commits all of them, or the
+  share it owns by a rule every subtask applies alike), discard everything else this subtask
   left uncommitted.
 
 A sink (or source) may also have ``check(job: JobSettings)``, called on the driver before the
@@ -32,6 +33,7 @@ class JobSettings:
     exactly_once: bool  # the checkpointing mode
     interval_ms: int
     timeout_ms: int
+    max_concurrent: int = 1
 
 
 @dataclass(frozen=True)

@@ -291,7 +291,8 @@ class SourceOperator(Operator):
 class SinkOperator(Operator):
     """Writes through a two-phase-commit writer; its operator state is the uncommitted
     committables of every checkpoint not yet known to be complete. Union state: on restore
-    every subtask sees (and idempotently commits) all of them, whatever the new parallelism."""
+    every subtask's writer sees all of them, whatever the new parallelism, and commits them
+    (all, idempotently, or its share by a rule every subtask applies alike)."""
 
     PENDING = "pending-committables"
 
@@ -314,9 +315,13 @@ class SinkOperator(Operator):
         if ctx.restore is not None:
             _restore_operator_state(self.state, ctx)
             restored = self.state.get_union_list_state(self.PENDING).get()
-        self.writer.recover(
-            [c for entry in restored for c in entry["committables"]], ctx.parallelism
-        )
+        try:
+            self.writer.recover(
+                [c for entry in restored for c in entry["committables"]], ctx.parallelism
+            )
+        except BaseException:
+            self.writer.close()  # the task never lists an operator whose open failed
+            raise
         self._pending: list[dict] = []  # {"checkpoint_id": n, "committables": [...]}
 
     def process_batch(self, records: list[Any]) -> list[Any]:

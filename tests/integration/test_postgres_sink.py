@@ -178,3 +178,18 @@ def test_a_job_with_a_bad_record_fails_naming_it(spark, db):
     )
     with pytest.raises(Exception, match=r"record \(5, 'five', 5\)"):
         env.execute("bad-record")
+
+
+def test_a_write_to_a_row_its_own_prepared_transaction_holds_waits_for_the_commit(db):
+    # The prepared transaction of checkpoint 1 locks row v=1 until it commits; the writer
+    # must not write to it (it would wait on itself) before the commit comes.
+    upsert = INSERT + " ON CONFLICT (v) DO UPDATE SET total = EXCLUDED.total"
+    writer = PostgresSink(db, upsert, batch_size=1).create_writer(_context())
+    writer.write([(1, 1, 1)])
+    first = writer.prepare_commit(1)
+    writer.write([(1, 1, 10), (0, 2, 2)])  # more than a batch: buffered, not blocked
+    writer.commit(first)
+    writer.commit(writer.prepare_commit(2))
+
+    assert _rows(db) == [(1, 1, 10), (0, 2, 2)]
+    writer.close()

@@ -248,6 +248,10 @@ def test_a_record_that_does_not_fit_the_parquet_schema_is_named(tmp_path):
         w.write([("ok", 2), ("b", "two")])
     with pytest.raises(RecordEncodingError, match=r"record \('c',\)"):
         w.write([("c",)])
+    with pytest.raises(RecordEncodingError, match=r"record \{'key': 'd', 'cnt': 1\}"):
+        w.write([{"key": "ok", "count": 1}, {"key": "d", "cnt": 1}])  # a misspelled field
+    with pytest.raises(RecordEncodingError, match=r"record \('e', 2\)"):
+        w.write([{"key": "ok", "count": 1}, ("e", 2)])  # a tuple among dicts
     (committable,) = w.prepare_commit(1)
     w.commit([committable])
     assert pq.read_table(tmp_path / committable["final"]).to_pylist() == [{"key": "a", "count": 1}]

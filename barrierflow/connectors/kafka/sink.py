@@ -21,7 +21,9 @@ back into ``_delivered``, which only appends).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from typing import Any
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
@@ -128,7 +130,18 @@ class KafkaSink:
         """On the driver: the brokers answer, the topic exists, and a transaction outlives the
         longest a checkpoint may take to complete after its first record."""
         kafka = require("confluent_kafka", "kafka", "KafkaSink")
-        if self.delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE and job.checkpointing:
+        if self.delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+            if not job.checkpointing:
+                raise ConfigurationError(
+                    "KafkaSink with EXACTLY_ONCE commits at checkpoints, but checkpointing is "
+                    "off: enable it (env.enable_checkpointing(ms)) or use AT_LEAST_ONCE"
+                )
+            if job.max_concurrent >= _TRANSACTION_SLOTS:
+                raise ConfigurationError(
+                    f"KafkaSink with EXACTLY_ONCE keeps {_TRANSACTION_SLOTS} transactions per "
+                    f"subtask; max-concurrent-checkpoints {job.max_concurrent} needs more: set "
+                    f"it below {_TRANSACTION_SLOTS}"
+                )
             longest = job.interval_ms + job.timeout_ms
             if self.transaction_timeout_ms < longest:
                 raise ConfigurationError(
@@ -168,6 +181,7 @@ class KafkaWriter:
     def __init__(self, sink: KafkaSink, context: SinkWriterContext) -> None:
         self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
         self._sink = sink
+        self._context = context
         self._serialize = sink.serializer.serialize
         self._topic = sink.serializer.topic
         self._errors: list[str] = []
@@ -199,7 +213,10 @@ class KafkaWriter:
         pass
 
     def recover(self, committables: list[dict], parallelism: int) -> None:
-        pass
+        """A snapshot taken with EXACTLY_ONCE may be restored into a job that writes with
+        another guarantee: its transactions are settled all the same."""
+        if committables:
+            TransactionalKafkaWriter(self._sink, self._context).recover(committables, parallelism)
 
     def close(self) -> None:
         self._producer.flush(10)
@@ -238,11 +255,16 @@ class TransactionalKafkaWriter:
         self._previous_parallelism = context.previous_parallelism
         self._prefix = sink.transactional_id_prefix or f"{context.job_name}-{context.operator_uid}"
         self._slots: dict[int, _Slot] = {}
+        self._errors: list[str] = []  # deliveries refused, from librdkafka's callback
         self._current: _Transaction | None = None
         self._pending: dict[int, _Transaction] = {}  # slot -> pre-committed, not committed
 
     def transactional_id(self, subtask: int, slot: int) -> str:
         return f"{self._prefix}-{subtask}-{slot}"
+
+    def _delivered(self, error: Any, message: Any) -> None:
+        if error is not None:
+            self._errors.append(f"{error.str()} (topic {message.topic()}, {len(message)} bytes)")
 
     def _commit_group(self, transactional_id: str) -> Any:
         """A consumer of the id's commit group: never subscribed, it reads the group's
@@ -267,7 +289,9 @@ class TransactionalKafkaWriter:
         found = self._slots.get(slot)
         if found is None:
             tid = self.transactional_id(self._subtask, slot)
-            producer = self._kafka.Producer(self._sink.producer_config(tid))
+            producer = self._kafka.Producer(
+                {**self._sink.producer_config(tid), "on_delivery": self._delivered}
+            )
             producer.init_transactions(_FLUSH_TIMEOUT_S)  # fences older producers of this id
             consumer = self._commit_group(tid)
             found = self._slots[slot] = _Slot(
@@ -309,6 +333,12 @@ class TransactionalKafkaWriter:
             return []
         slot = self._slots[txn.slot]
         _flush(slot.producer)
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise RuntimeError(
+                f"KafkaSink: {len(errors)} records of transaction "
+                f"{self.transactional_id(self._subtask, txn.slot)} were refused: {errors[0]}"
+            )
         self._send_sequence(slot.producer, slot.consumer, self._topic, txn.sequence, checkpoint_id)
         self._current = None
         self._pending[txn.slot] = txn
@@ -380,13 +410,18 @@ class TransactionalKafkaWriter:
                 c.get("checkpoint_id"),
             )  # fmt: skip
             producer.begin_transaction()
-            for key, value in c["records"]:
-                _produce(producer, c["topic"], key, value)
-            _flush(producer)
-            self._send_sequence(
-                producer, consumer, c["topic"], c["sequence"], c.get("checkpoint_id", -1)
-            )
-            producer.commit_transaction(_FLUSH_TIMEOUT_S)
+            try:
+                for key, value in c["records"]:
+                    _produce(producer, c["topic"], key, value)
+                _flush(producer)
+                self._send_sequence(
+                    producer, consumer, c["topic"], c["sequence"], c.get("checkpoint_id", -1)
+                )
+                producer.commit_transaction(_FLUSH_TIMEOUT_S)
+            except BaseException:
+                with contextlib.suppress(self._kafka.KafkaException):
+                    producer.abort_transaction(5)  # hold back no read_committed consumer
+                raise
         finally:
             producer.flush(1)
             consumer.close()
@@ -498,11 +533,18 @@ def _serialized(serialize: Any, record: Any) -> tuple[bytes | None, bytes]:
 
 
 def _produce(producer: Any, topic: str, key: bytes | None, value: bytes) -> None:
+    deadline = None
     while True:
         try:
             producer.produce(topic, value, key)
             return
         except BufferError:  # the local queue is full: let librdkafka send
+            deadline = deadline or time.monotonic() + _FLUSH_TIMEOUT_S
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"KafkaSink: the producer's queue stayed full for {_FLUSH_TIMEOUT_S:.0f} s "
+                    f"writing to {topic}; are the brokers reachable?"
+                ) from None
             producer.poll(0.05)
 
 

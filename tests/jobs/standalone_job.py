@@ -1,0 +1,17 @@
+"""The odd/even running sums as a script for ``spark-submit``: it creates no SparkSession,
+so the one barrierflow builds must be spark-submit's. Arguments: N, output directory,
+checkpoint directory, result file (the JobExecutionResult's attempts, as JSON)."""
+
+import json
+import sys
+
+from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from tests.jobs import odd_even
+
+n, out_dir, checkpoint_dir, result_file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+env = StreamExecutionEnvironment().set_parallelism(2)
+odd_even.build(env, n, out_dir, checkpoint_dir, interval_ms=200, delay_s=0.001)
+env.set_restart_strategy(RestartStrategies.fixed_delay_restart(5, 2000))
+result = env.execute("standalone-odd-even")
+with open(result_file, "w") as f:
+    json.dump({"attempts": result.attempts, "job_id": result.job_id}, f)
