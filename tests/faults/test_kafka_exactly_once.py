@@ -126,7 +126,7 @@ def test_the_source_restores_at_another_parallelism_from_a_retained_checkpoint(
     ckpt = str(tmp_path / "ckpt")
 
     first = StreamExecutionEnvironment().set_parallelism(2)
-    fault = odd_even.Fault("raise", 3000, str(tmp_path / "fired"), ckpt)
+    fault = odd_even.Fault("raise", 0, str(tmp_path / "fired"), ckpt)  # after a checkpoint
     kafka_sums.build(
         first, kafka.bootstrap_servers, topic, sink, ckpt, fault, 2, restarts=0, delay_s=0.001
     )
