@@ -26,9 +26,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "foundation",
         (
             "barrierflow.errors",
+            "barrierflow.eventtime",
             "barrierflow.functions",
             "barrierflow.graph",
             "barrierflow.human_units",
+            "barrierflow.windowing",
         ),
     ),
     (
@@ -55,10 +57,13 @@ SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
 # only each other and no library that reaches outside the process (or reads its clock).
 PURE = (
     "barrierflow.errors",
+    "barrierflow.eventtime",
     "barrierflow.human_units",
     "barrierflow.graph",
     "barrierflow.protocol",
     "barrierflow.state.key_groups",
+    "barrierflow.state.timer_queue",
+    "barrierflow.windowing",
     "barrierflow.checkpoint.barrier_handler",
     "barrierflow.checkpoint.history",
     "barrierflow.checkpoint.key_group_format",

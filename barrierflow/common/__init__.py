@@ -1,0 +1,7 @@
+"""PyFlink's ``pyflink.common`` names, at the same path: a PyFlink program changes only its
+imports. Each name is defined once, in barrierflow's own modules, and re-exported here."""
+
+from barrierflow.common.time import Duration, Time
+from barrierflow.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+
+__all__ = ["Duration", "Time", "TimestampAssigner", "WatermarkStrategy"]

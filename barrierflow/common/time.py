@@ -1,0 +1,5 @@
+"""PyFlink's ``pyflink.common.time``."""
+
+from barrierflow.eventtime.durations import Duration, Time
+
+__all__ = ["Duration", "Time"]

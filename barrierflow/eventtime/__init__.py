@@ -1,0 +1,2 @@
+"""Event time: durations, watermark strategies and how a task combines the watermarks of its
+input channels. Foundation: the runtime, the API and user code import it."""
