@@ -34,3 +34,22 @@ def kafka():
 
     with kafka_broker() as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """An S3-protocol server with authentication, started for the test session (see
+    tests/servers/s3.py)."""
+    from tests.servers.s3 import s3_server
+
+    with s3_server() as server:
+        yield server
+
+
+@pytest.fixture
+def reset_file_systems():
+    """Puts this process's file system settings (the s3.* keys) back to none after a test."""
+    yield
+    from barrierflow.checkpoint import file_systems
+
+    file_systems.initialize(file_systems.FileSystemSettings())

@@ -233,9 +233,9 @@ OPTIONS: tuple[Option, ...] = (
            deprecated_keys=("s3.endpoint.region",)),
     Option("rest.address", _parse_str, "localhost", "where the REST API and web UI listen",
            deprecated_keys=("rest.bind-address",)),
-    Option("rest.port", _parse_int, 8081, "port of the REST API and web UI; 0: any free port; "
-           "-1: no REST server", check=lambda v: -1 <= v <= 65535,
-           check_text="must be between -1 and 65535"),
+    Option("rest.port", _parse_int, 8081, "port of the REST API and web UI (unset: the first "
+           "free one of 8081-8181); 0: any free port; -1: no REST server",
+           check=lambda v: -1 <= v <= 65535, check_text="must be between -1 and 65535"),
     Option("execution.buffer-timeout", parse_duration_ms, 100,
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,

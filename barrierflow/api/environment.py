@@ -21,6 +21,7 @@ from barrierflow.api.checkpoint_config import (
 )
 from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
+from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.cluster.job_master import (
     JobExecutionResult,
@@ -28,6 +29,7 @@ from barrierflow.cluster.job_master import (
     JobPlan,
     JobStatus,
 )
+from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.connectors.sink import JobSettings
@@ -65,7 +67,9 @@ class SavepointFormatType(enum.Enum):
 
 
 # Set by the ``barrierflow run`` command before it runs a job file; applied to every
-# environment the file creates, over what the file sets itself.
+# environment the file creates, over what the file sets itself. One entry is a hook, not a
+# setting: "on_job_master", a callable given each JobMaster once built, before it runs (the
+# command's status line reads its ``status_view``); it must return at once.
 _cli_overrides: dict[str, Any] = {}
 
 
@@ -314,6 +318,10 @@ class StreamExecutionEnvironment:
                 "get_checkpoint_config().set_checkpoint_storage('file:///path') or pass "
                 "--checkpoint-dir"
             )
+        # s3.* settings for this process (the JobMaster, restores) and, through TaskConfig,
+        # for every executor: before anything opens storage
+        fs_settings = file_systems.settings_from(self._configuration)
+        file_systems.initialize(fs_settings)
         storage_uri = None
         if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
@@ -343,6 +351,7 @@ class StreamExecutionEnvironment:
             checkpointing=checkpointing,
             exactly_once=cc.mode is CheckpointingMode.EXACTLY_ONCE,
             storage_uri=storage_uri,
+            file_systems=fs_settings,
             inline_threshold=cc.data_inline_threshold_bytes,
             write_buffer_size=cc.write_buffer_size,
             max_parallelism=self._max_parallelism,
@@ -380,6 +389,11 @@ class StreamExecutionEnvironment:
             claim_restored=self._claim_mode == "CLAIM",
             allow_non_restored_state=self._allow_non_restored_state,
             savepoint_dir=cc.savepoint_dir,
+            rest=RestConfig(
+                self._configuration.get("rest.address"),
+                self._configuration.get("rest.port"),
+                port_is_default=not self._configuration.contains("rest.port"),
+            ),
         )
 
     def _check_restore(self, plan: JobPlan) -> StateMapping | None:
@@ -417,15 +431,23 @@ class StreamExecutionEnvironment:
             raise DryRunFinished(*_dry_run_report(plan, mapping, self._restore_path))
         self._check_connectors()
         from barrierflow.cluster.spark.deployment import SparkDeployer
-        from barrierflow.cluster.spark.session import get_or_create_session, network_hosts
+        from barrierflow.cluster.spark.session import (
+            default_spark_log,
+            get_or_create_session,
+            network_hosts,
+        )
 
         spark = self._spark or get_or_create_session(
             plan.graph.num_slots,
             master=_cli_overrides.get("spark_master"),
             conf=_cli_overrides.get("spark_conf"),
+            spark_log=None if _cli_overrides.get("verbose") else default_spark_log(),
         )
         plan.bind_host, plan.slot_bind_host = network_hosts(spark)
-        return JobMaster(plan, SparkDeployer(spark))
+        job_master = JobMaster(plan, SparkDeployer(spark))
+        if (on_job_master := _cli_overrides.get("on_job_master")) is not None:
+            on_job_master(job_master)
+        return job_master
 
     def execute(self, job_name: str = "barrierflow job") -> JobExecutionResult:
         """Runs the job and blocks until it finishes (bounded sources) or fails for good."""

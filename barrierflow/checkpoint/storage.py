@@ -1,7 +1,11 @@
 """Checkpoint storage: reads and writes the files of a job's checkpoints through pyarrow.fs.
 
-What storage must provide: read-after-write of a closed file, and an atomic rename (or an
-atomic single-object put) for the completion marker; nothing else is assumed.
+What storage must provide: read-after-write of a closed file (listings included), and a way
+to make the completion marker appear whole: an atomic rename (local file systems, HDFS), or an
+object that becomes visible only when its upload completes (S3 and other object stores, which
+have no atomic rename: ``_metadata``, the history and the JobMaster's address are written there
+as one object, never renamed; docs/adr/0009-object-storage.md). Nothing else is assumed:
+on object stores directories are prefixes, never created, and vanish with their last file.
 
 **Threading:** safe to call from any thread; the task's asynchronous snapshot threads and the
 coordinator use their own instances. **I/O:** all of it, through ``pyarrow.fs``.
@@ -17,6 +21,7 @@ import uuid
 import msgspec
 import pyarrow.fs as pafs
 
+from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import (
     HISTORY_FILE,
@@ -38,16 +43,9 @@ _COPY_CHUNK = 1 << 20
 
 
 def resolve_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The filesystem and path of ``uri``: a local path or any URI pyarrow.fs understands."""
-    if "://" not in uri:
-        return pafs.LocalFileSystem(), posixpath.abspath(uri)
-    try:
-        return pafs.FileSystem.from_uri(uri)
-    except (ValueError, OSError) as e:
-        raise StorageConfigError(
-            f"checkpoint storage {uri!r} cannot be used: {e}. Use a local path or a URI such as "
-            "file:///path, s3://bucket/path, gs://bucket/path or hdfs://host/path"
-        ) from e
+    """The filesystem and path of ``uri``: a local path or any URI pyarrow.fs understands,
+    with this process's settings (``file_systems.initialize``) for object stores."""
+    return file_systems.resolve(uri)
 
 
 def job_root_uri(base_uri: str, job_id: str) -> str:
@@ -60,16 +58,36 @@ class CheckpointStorage:
     def __init__(self, job_root_uri: str, write_buffer_size: int = 4096) -> None:
         self.job_root_uri = job_root_uri
         self._fs, self.job_root = resolve_filesystem(job_root_uri)
+        self._object_store = file_systems.is_object_store(self._fs)
         self._write_buffer_size = write_buffer_size
 
     def absolute(self, rel_path: str) -> str:
         return posixpath.join(self.job_root, rel_path)
 
+    def _make_dir(self, path: str) -> None:
+        """Creates a directory where directories exist; on an object store a directory is a
+        prefix that appears with its first file (pyarrow would write empty marker objects)."""
+        if not self._object_store:
+            self._fs.create_dir(path, recursive=True)
+
+    def _publish(self, final: str, data: bytes) -> None:
+        """Makes ``data`` appear at ``final`` whole or not at all (docs/adr/0009): a temporary
+        file and an atomic rename; on an object store, one upload of the final object, which
+        becomes visible when it completes (a writer killed before has published nothing)."""
+        self._make_dir(posixpath.dirname(final))
+        if self._object_store:
+            write_whole_object(self._fs, final, data)
+            return
+        tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
+        with self._fs.open_output_stream(tmp) as out:
+            out.write(data)
+        self._fs.move(tmp, final)
+
     # --- state files (tasks, asynchronous phase) ----------------------------------------------
 
     def write_state_file(self, rel_path: str, data: bytes | memoryview) -> FileHandle:
         path = self.absolute(rel_path)
-        self._fs.create_dir(posixpath.dirname(path), recursive=True)
+        self._make_dir(posixpath.dirname(path))
         with self._fs.open_output_stream(path, buffer_size=self._write_buffer_size) as out:
             out.write(data)
         return FileHandle(rel_path, len(data), content_checksum(data))
@@ -77,7 +95,7 @@ class CheckpointStorage:
     def upload_file(self, rel_path: str, local_path: str) -> FileHandle:
         """Copies a local file to ``rel_path`` in chunks, summing it on the way."""
         path = self.absolute(rel_path)
-        self._fs.create_dir(posixpath.dirname(path), recursive=True)
+        self._make_dir(posixpath.dirname(path))
         with open(local_path, "rb") as src, self._fs.open_output_stream(path) as out:
             size, checksum = _copy_summed(src, out)
         return FileHandle(rel_path, size, checksum)
@@ -118,27 +136,19 @@ class CheckpointStorage:
     # --- metadata (coordinator) ---------------------------------------------------------------
 
     def write_metadata(self, metadata: CheckpointMetadata, rel_path: str | None = None) -> str:
-        """Writes ``chk-N/_metadata`` (or ``rel_path``) last and atomically: a temporary file,
-        then a rename."""
+        """Writes ``chk-N/_metadata`` (or ``rel_path``) last, whole or not at all
+        (``_publish``); it is checksummed, so a truncated one is also recognized on reading."""
         final = self.absolute(rel_path or layout.metadata_path(metadata.checkpoint_id))
-        tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
-        self._fs.create_dir(posixpath.dirname(final), recursive=True)
-        with self._fs.open_output_stream(tmp) as out:
-            out.write(encode_metadata(metadata))
-        self._fs.move(tmp, final)
+        self._publish(final, encode_metadata(metadata))  # encoded first: nothing half-made
         return final
 
     def write_history(self, history: CheckpointHistory) -> None:
-        """Replaces ``_history.json`` atomically (a temporary file, then a rename)."""
+        """Replaces ``_history.json`` whole (``_publish``)."""
         self.write_small_file(HISTORY_FILE, encode_history(history))
 
     def write_small_file(self, name: str, data: bytes) -> None:
-        final = self.absolute(name)
-        tmp = f"{final}.{uuid.uuid4().hex}.inprogress"
-        self._fs.create_dir(self.job_root, recursive=True)
-        with self._fs.open_output_stream(tmp) as out:
-            out.write(data)
-        self._fs.move(tmp, final)
+        """Replaces a file of the job root whole (``_publish``)."""
+        self._publish(self.absolute(name), data)
 
     def read_small_file(self, name: str) -> bytes | None:
         try:
@@ -233,12 +243,16 @@ class CheckpointStorage:
         """Fails early, with the path, where the job could not write its checkpoints."""
         probe = posixpath.join(self.job_root, f".probe-{uuid.uuid4().hex}")
         try:
-            self._fs.create_dir(self.job_root, recursive=True)
+            self._make_dir(self.job_root)
             with self._fs.open_output_stream(probe) as out:
                 out.write(b"ok")
+            self._fs.get_file_info(pafs.FileSelector(self.job_root))  # listing is needed too
             self._fs.delete_file(probe)
         except OSError as e:
-            raise StorageConfigError(f"{what} {self.job_root} is not writable: {e}; {hint}") from e
+            raise StorageConfigError(
+                f"{what} {self.job_root_uri} is not writable: {e}; "
+                f"{file_systems.explain(self.job_root_uri, e)}; or {hint}"
+            ) from e
 
     def delete_root(self) -> None:
         """Deletes the whole directory (a savepoint disposed of)."""
@@ -270,6 +284,22 @@ class FileSystemSavepointStorage:
         storage = CheckpointStorage(root)
         storage.discard_checkpoint_dir(metadata.checkpoint_id)
         storage.delete_files(sorted(metadata.shared_paths()))
+
+
+def write_whole_object(fs: pafs.FileSystem, path: str, data: bytes) -> None:
+    """Uploads ``data`` as one object (a single PUT when it fits one part). pyarrow has no
+    way to abort an upload, and closing a stream completes it: should the write fail, the
+    object is closed and then deleted, so that no partial object stays."""
+    out = fs.open_output_stream(path)
+    try:
+        out.write(data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            out.close()
+        with contextlib.suppress(OSError):
+            fs.delete_file(path)
+        raise
+    out.close()
 
 
 def _copy_summed(src, out) -> tuple[int, str]:

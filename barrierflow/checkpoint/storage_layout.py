@@ -4,6 +4,9 @@
     <checkpoint-dir>/<job-id>/chk-<N>/...           files exclusive to checkpoint N
     <checkpoint-dir>/<job-id>/shared/...            files shared between checkpoints
     <checkpoint-dir>/<job-id>/taskowned/...         files owned by tasks
+    <checkpoint-dir>/<job-id>/_history.json         what the last checkpoints did
+    <checkpoint-dir>/<job-id>/_jobmaster.json       a running job's address, secret, web UI
+    <checkpoint-dir>/<job-id>/_exceptions.json      the job's failures, with task tracebacks
     <savepoint-dir>/savepoint-<job>-<id>/_metadata  a savepoint, self-contained
     <savepoint-dir>/savepoint-<job>-<id>/...        every file of it
 
@@ -86,7 +89,11 @@ def parse_shared_state_file(path: str) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-JOBMASTER_ADDRESS_FILE = "_jobmaster.json"  # while the job runs: where to send a cancel
+# While the job runs: where to send a cancel or a savepoint request (and the secret they need),
+# and the URL of its REST API and web UI.
+JOBMASTER_ADDRESS_FILE = "_jobmaster.json"
+# The failures of the job's attempts, kept after it ended (``barrierflow exceptions``).
+EXCEPTIONS_FILE = "_exceptions.json"
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"
 SAVEPOINT_PREFIX = "savepoint-"

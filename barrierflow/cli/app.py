@@ -24,7 +24,7 @@ errors = Console(stderr=True)
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Prints ``message`` as an error; raise what it returns."""
-    errors.print(f"[red]{message}[/red]")
+    errors.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -1,5 +1,5 @@
 """``barrierflow checkpoints list`` and ``show``: what a job's checkpoints and savepoints did,
-from its history and its metadata files."""
+from its history and its metadata files, on any storage (``--conf``/``-D`` for ``s3.*``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata, stream_size
 from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
 from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
+from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.human_units import human_bytes
 
@@ -124,9 +125,12 @@ def _rows(job_root: str) -> list[dict]:
 def list_checkpoints(
     uri: Annotated[str, typer.Argument(help="A checkpoint directory, or one job's directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
 ) -> None:
     """A table of checkpoints: id, status, time, duration, size, unaligned (with the bytes
     in flight it persisted), tasks, restorable."""
+    configure(conf_file, dynamic)
     rows = [row for root in _job_roots(uri) for row in _rows(root)]
     if as_json:
         console.print_json(json.dumps(rows))
@@ -180,9 +184,12 @@ def show_checkpoint(
     ],
     checkpoint_id: Annotated[int | None, typer.Argument(help="The checkpoint id.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The whole metadata as JSON.")] = False,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
 ) -> None:
     """One checkpoint or savepoint: what it is, its figures per subtask and, if its state is
     still there, every operator's."""
+    configure(conf_file, dynamic)
     if checkpoint_id is None:
         try:
             _, meta = locate_snapshot(uri)

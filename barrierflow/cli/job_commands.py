@@ -1,6 +1,9 @@
-"""Commands to a running job, as Flink's: ``savepoint`` (and ``savepoint --dispose``), ``stop``
-and ``cancel``. A job is found through the address file its JobMaster keeps in its checkpoint
-directory (``--checkpoint-dir``, else ``execution.checkpointing.dir`` of ``BARRIERFLOW_CONF``).
+"""Commands to a job, as Flink's: ``savepoint`` (and ``savepoint --dispose``), ``stop`` and
+``cancel`` to a running one, ``exceptions`` to a running or ended one. A job is found under its
+checkpoint directory (``--checkpoint-dir``, else ``execution.checkpointing.dir`` of ``--conf``,
+``-D`` or ``BARRIERFLOW_CONF``, which also give the storage's ``s3.*`` settings): a running
+one through the address file its JobMaster keeps there, its exceptions in the file
+``cluster.exception_history`` writes there.
 
 ``savepoint`` and ``stop`` end their output with the savepoint's path on a line of its own,
 ``Savepoint completed. Path: <path>``, and exit non-zero with the reason when it failed.
@@ -8,9 +11,11 @@ directory (``--checkpoint-dir``, else ``execution.checkpointing.dir`` of ``BARRI
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated
 
+import pyarrow.fs as pafs
 import typer
 
 from barrierflow.api.configuration import Configuration
@@ -20,10 +25,14 @@ from barrierflow.checkpoint.storage import (
     FileSystemSavepointStorage,
     job_root_uri,
     locate_snapshot,
+    resolve_filesystem,
 )
-from barrierflow.cli.app import app, console, errors, fail
+from barrierflow.cli.app import app, console, errors, fail, time_of
+from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.cluster import job_master_client
-from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
+from barrierflow.cluster.exception_history import read_exceptions
+from barrierflow.cluster.job_status import JobException
+from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 
@@ -51,8 +60,10 @@ WaitOption = Annotated[
 class _RunningJob:
     """A running job's JobMaster, found through its address file."""
 
-    def __init__(self, job_id: str, checkpoint_dir: str | None) -> None:
-        directory = checkpoint_dir or _configured_checkpoint_dir()
+    def __init__(
+        self, job_id: str, checkpoint_dir: str | None, configuration: Configuration
+    ) -> None:
+        directory = checkpoint_dir or _configured_checkpoint_dir(configuration)
         self.job_id = job_id
         self.storage = CheckpointStorage(job_root_uri(directory, job_id))
         address = job_master_client.read_address(self.storage)
@@ -92,15 +103,12 @@ class _RunningJob:
             time.sleep(0.2)
 
 
-def _configured_checkpoint_dir() -> str:
-    try:
-        directory = Configuration.from_environment().get("execution.checkpointing.dir")
-    except ConfigurationError as e:
-        raise fail(f"Invalid configuration: {e}", 2) from e
+def _configured_checkpoint_dir(configuration: Configuration) -> str:
+    directory = configuration.get("execution.checkpointing.dir")
     if not directory:
         raise fail(
             "Where is the job? Give its checkpoint directory with --checkpoint-dir, or set "
-            "execution.checkpointing.dir in the file BARRIERFLOW_CONF names",
+            "execution.checkpointing.dir with -D, --conf or in the file BARRIERFLOW_CONF names",
             2,
         )
     return directory
@@ -124,14 +132,17 @@ def savepoint(
         typer.Option("--dispose", "-d", help="Delete this savepoint (its directory) instead."),
     ] = None,
     wait_s: WaitOption = 900,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
 ) -> None:
     """Take a savepoint of a running job (it goes on), or dispose of one."""
+    configuration = configure(conf_file, dynamic)
     if dispose is not None:
         _dispose(dispose)
         return
     if job_id is None:
         raise fail("Which job? Give its id (or --dispose PATH)", 2)
-    job = _RunningJob(job_id, checkpoint_dir)
+    job = _RunningJob(job_id, checkpoint_dir, configuration)
     errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
     _print_savepoint(job.savepoint(target_dir, snapshot_format, wait_s))
 
@@ -173,12 +184,14 @@ def stop(
     ] = False,
     checkpoint_dir: CheckpointDirOption = None,
     wait_s: WaitOption = 900,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
 ) -> None:
     """Stop a running job with a savepoint; a job started from it goes on where it stopped.
 
     The sources stop at the savepoint, the sinks commit up to it, and the job ends (FINISHED).
     """
-    job = _RunningJob(job_id, checkpoint_dir)
+    job = _RunningJob(job_id, checkpoint_dir, configure(conf_file, dynamic))
     how = "draining its input first" if drain else "at a savepoint"
     errors.print(f"Stopping job {job_id} ({job.name}), {how}...")
     path = job.savepoint(savepoint_path, snapshot_format, wait_s, stop=True, drain=drain)
@@ -204,11 +217,13 @@ def cancel(
     ] = False,
     checkpoint_dir: CheckpointDirOption = None,
     wait_s: WaitOption = 60,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
 ) -> None:
     """Cancel a running job; its checkpoints follow the externalized retention setting."""
     if target_dir is not None and not with_savepoint:
         raise fail(f"A target directory ({target_dir}) goes with -s", 2)
-    job = _RunningJob(job_id, checkpoint_dir)
+    job = _RunningJob(job_id, checkpoint_dir, configure(conf_file, dynamic))
     path = None
     if with_savepoint:
         errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
@@ -221,3 +236,88 @@ def cancel(
     console.print(f"Job {job_id} canceled")
     if path is not None:
         _print_savepoint(path)
+
+
+@app.command()
+def exceptions(
+    job_id: Annotated[str, typer.Argument(help="The id of a job, running or ended.")],
+    checkpoint_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--checkpoint-dir",
+            help="The job's checkpoint directory (where its exceptions are recorded); default "
+            "execution.checkpointing.dir.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    conf_file: ConfFileOption = None,
+    dynamic: DynamicOption = None,
+) -> None:
+    """Show the failures of a job's attempts, newest first, with the task's traceback (Flink's
+    exceptions tab), from the history its JobMaster keeps in the job's checkpoint directory:
+    also after the job ended."""
+    configuration = configure(conf_file, dynamic)
+    storage = _job_storage(job_id, checkpoint_dir or _configured_checkpoint_dir(configuration))
+    try:
+        history = read_exceptions(storage)
+    except CorruptCheckpointError as e:
+        raise fail(
+            f"Cannot show the exceptions of job {job_id}: {e} (the console output of its run "
+            "has them too)"
+        ) from e
+    except OSError as e:
+        raise fail(
+            f"Cannot read the exceptions of job {job_id} in {storage.job_root_uri}: {e}; "
+            "check that the storage is reachable and readable with these settings"
+        ) from e
+    newest_first = tuple(reversed(history or ()))
+    if as_json:
+        console.print_json(json.dumps([_exception_json(e) for e in newest_first]))
+    elif not newest_first:
+        console.print(f"Job {job_id} recorded no exception.", markup=False, highlight=False)
+    else:  # a traceback holds brackets: no markup
+        text = _exceptions_text(job_id, newest_first)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
+    """The job's root under ``directory``; an unknown job ends the command (exit code 2)."""
+    uri = job_root_uri(directory, job_id)
+    try:
+        fs, path = resolve_filesystem(uri)
+        found = fs.get_file_info(path).type != pafs.FileType.NotFound
+    except (StorageConfigError, OSError) as e:
+        raise fail(
+            f"Cannot read {uri}: {e}; check the checkpoint directory and its s3.* settings", 2
+        ) from e
+    if not found:
+        raise fail(
+            f"No job {job_id} under {directory}: {uri} does not exist. Check the job id (the "
+            f"console of barrierflow run names it: Job NAME (ID) ...) and the job's checkpoint "
+            f"directory (--checkpoint-dir)",
+            2,
+        )
+    return CheckpointStorage(uri)
+
+
+def _exception_json(e: JobException) -> dict[str, object]:
+    return {
+        "timestamp_ms": e.timestamp_ms,
+        "time": time_of(e.timestamp_ms),
+        "attempt": e.attempt,
+        "error": e.error,
+        "traceback": e.traceback,
+    }
+
+
+def _exceptions_text(job_id: str, newest_first: tuple[JobException, ...]) -> str:
+    """Each exception: its time, attempt and error line, then the task's traceback indented
+    (the whole error where there is no traceback)."""
+    count = len(newest_first)
+    lines = [f"Job {job_id} recorded {count} exception{'' if count == 1 else 's'}, newest first:"]
+    for e in newest_first:
+        headline, *rest = e.error.splitlines() or ["(no message)"]
+        details = e.traceback.splitlines() if e.traceback else rest
+        lines += ["", f"{time_of(e.timestamp_ms)}  attempt {e.attempt}  {headline}"]
+        lines += [f"    {line}" if line else "" for line in details]
+    return "\n".join(lines)

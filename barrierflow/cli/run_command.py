@@ -1,8 +1,10 @@
 """``barrierflow run``: runs a job file with the options given on the command line, or, with
-``--dry-run``, only plans it and tells what a restore would do."""
+``--dry-run``, only plans it and tells what a restore would do. On a terminal, a status line
+(``status_line``) shows the running job under its log."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import runpy
 import sys
@@ -15,12 +17,20 @@ from rich.logging import RichHandler
 from barrierflow.api import environment
 from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
+from barrierflow.cli.status_line import StatusLine
+from barrierflow.cluster.job_master import JobExecutionError
 from barrierflow.errors import ConfigurationError
 
 
 @app.command()
 def run(
     job: Annotated[Path, typer.Argument(help="A Python file that builds and executes a job.")],
+    job_args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Arguments of the job file (its sys.argv[1:]); after -- if any starts with a dash."
+        ),
+    ] = None,
     restore_from: Annotated[
         str | None,
         typer.Option(
@@ -89,6 +99,15 @@ def run(
         list[str] | None,
         typer.Option("-D", help="key=value, over --conf; repeatable (-D parallelism.default=4)."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Show Spark's own log and stack dumps on the console (default: in a log file "
+            "whose path is printed) and barrierflow's debug lines.",
+        ),
+    ] = False,
 ) -> None:
     """Run JOB as a script whose environments take the options given here."""
     if not job.is_file():
@@ -107,14 +126,8 @@ def run(
             configuration.set("execution.state-recovery.claim-mode", claim_mode, "--claim-mode")
     except ConfigurationError as e:
         raise fail(f"Invalid configuration: {e}", 2) from e
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(message)s",
-        datefmt="[%X]",
-        handlers=[RichHandler(console=errors, show_path=False)],
-    )
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    overrides: dict[str, object] = {"configuration": configuration}
+    _log_to_console(verbose)
+    overrides: dict[str, object] = {"configuration": configuration, "verbose": verbose}
     if restore_from:
         overrides["restore_path"] = restore_from
     if allow_non_restored_state:
@@ -131,18 +144,62 @@ def run(
         overrides["spark_master"] = master
     if spark_conf:
         overrides["spark_conf"] = spark_conf
+    status_line = _status_line(verbose)
+    if status_line is not None:  # the job's environment hands it each JobMaster it builds
+        overrides["on_job_master"] = status_line.follow
     environment._cli_overrides.clear()
     environment._cli_overrides.update(overrides)
-    sys.argv = [str(job)]
+    sys.argv = [str(job), *(job_args or [])]
     sys.path.insert(0, str(job.resolve().parent))
     try:
-        runpy.run_path(str(job), run_name="__main__")
+        with status_line or contextlib.nullcontext():  # erased before the outcome prints
+            runpy.run_path(str(job), run_name="__main__")
     except environment.DryRunFinished as e:
         console.print(e.report, highlight=False, soft_wrap=True)
         raise typer.Exit(0 if e.ok else 1) from None
+    except JobExecutionError as e:
+        raise fail(_failure_report(e)) from e
     except Exception as e:
         raise fail(f"Job failed: {e}") from e
     finally:
         environment._cli_overrides.clear()
     if dry_run:  # the job file never called execute()
         raise fail("Dry run: the job file did not call execute(); nothing was planned")
+
+
+def _status_line(verbose: bool) -> StatusLine | None:
+    """A status line when standard error is a terminal; none with ``--verbose``, whose Spark
+    output reaches the terminal past rich and would tear the line apart."""
+    if verbose or not errors.is_terminal:
+        return None
+    return StatusLine(errors, redirect_stdout=console.is_terminal)
+
+
+def _log_to_console(verbose: bool) -> None:
+    """barrierflow's lines on stderr: with times and colours on a terminal, one plain line per
+    event otherwise (a log collector must not get lines wrapped at 80 columns)."""
+    if errors.is_terminal:
+        handler: logging.Handler = RichHandler(console=errors, show_path=False)
+        handler.setFormatter(logging.Formatter("%(message)s", datefmt="[%X]"))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
+    for noisy in ("py4j", "kafka", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+_CHAINED = "\nThe above exception was the direct cause of the following exception:\n"
+
+
+def _failure_report(error: JobExecutionError) -> str:
+    """The job's error once, then where it came from: the first exception of the task's
+    traceback chain, which for a failing user function is the user's own code; barrierflow's
+    frames around it are logged (``--verbose`` shows them)."""
+    text = str(error)
+    headline = text.removesuffix(f"\n\nTask traceback:\n{error.remote_traceback}")
+    if not error.remote_traceback:
+        return f"Job failed: {headline}"
+    logging.getLogger("barrierflow").debug("Task traceback:\n%s", error.remote_traceback)
+    cause = error.remote_traceback.split(_CHAINED)[0].rstrip()
+    return f"Job failed: {headline}\n\nIn the task:\n{cause}"

@@ -11,8 +11,13 @@ Spark job failed, a slot fell silent, too many checkpoint failures), in order:
      attempt from the latest restorable checkpoint.
 Messages of other attempts are dropped, and their senders told to cancel (fencing).
 
-**Threading:** ``run`` on the caller's thread; ``cancel`` from any thread. **I/O:** a zmq ROUTER
-on the driver; checkpoint storage through the coordinator.
+The REST API, web UI and metrics (``cluster/rest``) read the job through ``status_view``, which
+this JobMaster and its checkpoint coordinator feed (docs/adr/0010-rest-api-and-metrics.md).
+
+**Threading:** ``run`` on the caller's thread; ``cancel``, ``trigger_savepoint`` and
+``is_secret`` from any thread; the REST server answers on threads of its own and reads only
+``status_view``. **I/O:** a zmq ROUTER on the driver; the REST server's HTTP socket; checkpoint
+storage through the coordinator.
 """
 
 from __future__ import annotations
@@ -42,8 +47,14 @@ from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.deployer import Deployer
+from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
+from barrierflow.cluster.job_status import CheckpointSettings, TaskState
+from barrierflow.cluster.job_status_view import JobStatusView
+from barrierflow.cluster.rest.rest_api import RestApi
+from barrierflow.cluster.rest.server import RestConfig, RestServer, is_loopback
 from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
@@ -69,6 +80,7 @@ from barrierflow.state.backends import local_job_dir
 log = logging.getLogger("barrierflow.jobmaster")
 
 PING_TIMEOUT_S = 3.0
+NO_REST_SERVER = RestConfig(port=-1)
 
 
 class JobStatus(enum.Enum):
@@ -149,6 +161,7 @@ class JobPlan:
     bind_host: str = "127.0.0.1"  # where the JobMaster listens
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
+    rest: RestConfig = NO_REST_SERVER  # the REST API and web UI; none unless asked for
 
 
 @dataclass
@@ -184,7 +197,11 @@ class JobMaster:
     ) -> None:
         """``network``: by default a ROUTER on ``plan.bind_host``."""
         self.plan = plan
+        # What the REST API, the metrics and status lines read, from any thread.
+        self.status_view = JobStatusView(plan.job_id, plan.graph.job_graph, _settings(plan))
         self.status = JobStatus.CREATED
+        self.rest_url: str | None = None
+        self._rest: RestServer | None = None
         self._deployer = deployer
         self._network = network or ZmqJobMasterNetwork(plan.bind_host)
         self._router = self._network.router
@@ -197,6 +214,8 @@ class JobMaster:
         claimed = None
         if plan.claim_restored and plan.restore_from is not None:
             claimed = ClaimedSnapshot(plan.restore_root_uri, plan.restore_from)
+        # Storage work of the coordinator runs off this thread, which keeps the heartbeats.
+        self._storage_io = StorageIoThread(self._post_storage_done)
         self._coordinator = CheckpointCoordinator(
             plan.job_id,
             plan.graph.job_graph,
@@ -206,6 +225,8 @@ class JobMaster:
             FileSystemSavepointStorage(),
             first_checkpoint_id=plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1,
             claimed=claimed,
+            stats_listener=self.status_view,
+            storage_io=self._storage_io,
         )
         if plan.resume:
             try:
@@ -213,10 +234,20 @@ class JobMaster:
             except BaseException:
                 self._close()
                 raise
+            self.status_view.history_loaded(self._coordinator.history.records)
         self._attempt: _Attempt | None = None
         self._restores: list[RestoreStats] = []
         self._next_tick = 0.0
         self._secret = secrets.token_hex(16)
+
+    @property
+    def status(self) -> JobStatus:
+        return self._status
+
+    @status.setter
+    def status(self, status: JobStatus) -> None:
+        self._status = status
+        self.status_view.job_status_changed(status.value)
 
     def _take_over(self) -> None:
         """Becomes the JobMaster of a job whose previous one died: refuses while that one
@@ -242,6 +273,10 @@ class JobMaster:
 
     def cancel(self) -> None:
         self._mailbox.put(self._on_cancel)
+
+    def is_secret(self, secret: str) -> bool:
+        """From any thread: whether ``secret`` is this job's (the REST API's guard)."""
+        return hmac.compare_digest(secret, self._secret)
 
     def trigger_savepoint(
         self,
@@ -271,8 +306,9 @@ class JobMaster:
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
         number = 0
-        self._publish_address()
         try:
+            self._start_rest_server()
+            self._publish_address()
             while True:
                 if self._canceled:  # during the delay before a restart: no new attempt
                     self.status = JobStatus.CANCELED
@@ -281,6 +317,7 @@ class JobMaster:
                         f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
                     )
                 number += 1
+                self._settle_storage(f"Attempt {number}")
                 restore, restore_uri = self._restore_point()
                 attempt = self._start_attempt(number, restore, restore_uri)
                 self._supervise(attempt)
@@ -288,8 +325,18 @@ class JobMaster:
                     self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
-                self._stop_attempt(attempt)
+                # Decided before stopping: the slots remove their local state if the job ends.
+                delay = None
+                if not self._canceled:
+                    delay = self.plan.restart_strategy.on_failure(time.monotonic())
+                self._stop_attempt(attempt, job_ended=delay is None)
                 self._coordinator.attempt_ended(f"attempt {number} ended")
+                if attempt.failure is not None:
+                    self.status_view.exception_occurred(
+                        number, attempt.failure.error, attempt.failure.traceback
+                    )
+                    exceptions = self.status_view.snapshot().exceptions  # for `exceptions`
+                    self._storage_io.run(lambda e=exceptions: write_exceptions(self._storage, e))
                 if self._canceled:
                     self.status = JobStatus.CANCELED
                     self._apply_retention_on_cancel()
@@ -297,7 +344,6 @@ class JobMaster:
                         f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
                     )
                 failure = attempt.failure
-                delay = self.plan.restart_strategy.on_failure(time.monotonic())
                 if delay is None:
                     self.status = JobStatus.FAILED
                     raise JobExecutionError(
@@ -317,7 +363,10 @@ class JobMaster:
                 )
                 self._wait(delay)
         finally:
+            if self._rest is not None:
+                self._rest.close()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.value})")
+            self._settle_storage("The job's end")
             if self._storage is not None:
                 self._storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE)
             if self.plan.slot_bind_host == "127.0.0.1":  # local master: the slots' disk is ours
@@ -326,13 +375,26 @@ class JobMaster:
             self._close()
 
     def _close(self) -> None:
+        self._storage_io.close()
         self._router.close()
         self._mailbox.close()
         self._network.close()
 
+    def _start_rest_server(self) -> None:
+        """The REST API, web UI and ``/metrics`` (``rest.address``, ``rest.port``)."""
+        config = self.plan.rest
+        if not config.enabled:
+            return
+        api = RestApi(self.status_view, self, open_to_read=is_loopback(config.address))
+        self._rest = RestServer(api, config)
+        self._rest.start()
+        self.rest_url = self._rest.url
+        log.info("Web UI at %s (job %s)", self.rest_url, self.plan.job_id)
+
     def _publish_address(self) -> None:
         """Lets ``barrierflow cancel`` reach this job: the address file under the job's
-        checkpoint directory; only who can read it (and so the secret) may cancel."""
+        checkpoint directory; only who can read it (and so the secret) may cancel. It also
+        names the web UI's URL."""
         if self._storage is None:
             log.info("Job %s runs; its JobMaster listens at %s", self.plan.job_id, self.endpoint)
             return
@@ -345,6 +407,7 @@ class JobMaster:
                     "endpoint": self.endpoint,
                     "secret": self._secret,
                     "pid": os.getpid(),
+                    "rest_url": self.rest_url,
                 }
             ).encode(),
         )
@@ -432,6 +495,30 @@ class JobMaster:
 
     # --- attempts -------------------------------------------------------------------------------
 
+    def _post_storage_done(self, done: Callable[[], None]) -> None:
+        """From the storage I/O thread: ``done`` runs on this thread, as mail."""
+
+        def mail() -> None:
+            try:
+                done()
+            except CheckpointFailuresExceeded as e:
+                if self._attempt is not None and self._attempt.failure is None:
+                    self._attempt.failure = _Failure(str(e))
+
+        self._mailbox.put(mail)
+
+    def _settle_storage(self, what: str) -> None:
+        """Waits for the coordinator's storage work and runs what it leads to, until none is
+        left: before an attempt (a sweep must not run beside new tasks) and at the end (the
+        history and ``_metadata`` are on storage before ``run`` returns)."""
+        while True:
+            self._storage_io.drain(what)
+            mails = self._mailbox.drain()
+            if not mails:
+                return
+            for mail in mails:
+                mail()
+
     def _restore_point(self) -> tuple[CheckpointMetadata | None, str | None]:
         coordinator = self._coordinator
         if coordinator.store.latest() is not None:
@@ -503,6 +590,7 @@ class JobMaster:
         attempt = _Attempt(number, token, frozenset(s.id for s in graph.subtasks))
         attempt.restored_checkpoint = restore.checkpoint_id if restore is not None else None
         self._attempt = attempt
+        self.status_view.attempt_started(number, sorted(attempt.tasks))
         self._coordinator.start_attempt(attempt.tasks, graph.source_subtasks)
         self.status = JobStatus.RUNNING
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
@@ -575,15 +663,19 @@ class JobMaster:
             attempt.slots[m.slot] = (m.host, m.pid)
         elif isinstance(m, msg.SlotHeartbeat):
             attempt.slot_last_seen[m.slot] = now
+            if m.tasks:
+                self.status_view.subtask_metrics(m.tasks)
         elif isinstance(m, msg.SlotStopped):
             attempt.stopped_slots.add(m.slot)
         elif isinstance(m, msg.TaskRunning):
             attempt.running_tasks.add((m.vertex, m.subtask))
+            self.status_view.task_state_changed((m.vertex, m.subtask), TaskState.RUNNING)
             attempt.restore_bytes_read += m.restore_bytes_read
             attempt.max_restore_ms = max(attempt.max_restore_ms, m.restore_ms)
             if attempt.running_tasks == attempt.tasks:
                 attempt.all_running_at = now
                 if attempt.restored_checkpoint is not None:
+                    self._restored(attempt)
                     self._restores.append(
                         RestoreStats(
                             attempt.number,
@@ -614,10 +706,21 @@ class JobMaster:
                 self._next_tick = now  # the final checkpoint is due at once
         elif isinstance(m, msg.TaskFinished):
             attempt.finished_tasks.add((m.vertex, m.subtask))
+            self.status_view.task_state_changed((m.vertex, m.subtask), TaskState.FINISHED)
             if attempt.finished_tasks == attempt.tasks:
                 attempt.all_finished_at = now
         elif isinstance(m, msg.TaskFailed) and attempt.failure is None:
             attempt.failure = _Failure(m.error, m.traceback)
+
+    def _restored(self, attempt: _Attempt) -> None:
+        """Tells the status view which checkpoint the attempt restored, and from where."""
+        own = self._coordinator.store.latest() is not None
+        restore = self.plan.restore_from
+        self.status_view.checkpoint_restored(
+            attempt.restored_checkpoint,
+            is_savepoint=not own and restore is not None and restore.is_savepoint,
+            external_path=None if own else self.plan.restore_root_uri,
+        )
 
     def _on_spark_done(self, attempt: _Attempt, error: BaseException | None) -> None:
         attempt.spark_done = True
@@ -644,10 +747,13 @@ class JobMaster:
             ):
                 attempt.failure = _Failure(f"slot {slot} sent no heartbeat for {timeout:g} s")
 
-    def _stop_attempt(self, attempt: _Attempt) -> None:
-        """Makes sure no subtask of ``attempt`` runs any more, then ends its Spark job."""
+    def _stop_attempt(self, attempt: _Attempt, job_ended: bool) -> None:
+        """Makes sure no subtask of ``attempt`` runs any more, then ends its Spark job.
+        ``job_ended``: no attempt follows, so the slots remove their local state."""
         self._coordinator.abort_all(f"attempt {attempt.number} is stopping")
-        cancel = msg.CancelAttempt(attempt.number, "the attempt failed or was canceled")
+        cancel = msg.CancelAttempt(
+            attempt.number, "the attempt failed or was canceled", job_ended=job_ended
+        )
         for slot in attempt.slots:
             self._send(msg.slot_identity(attempt.number, slot), cancel)
         for vertex, subtask in attempt.tasks:
@@ -762,6 +868,29 @@ class JobMaster:
             processing_ms=processing_ms,
             restores=tuple(self._restores),
         )
+
+
+def _settings(plan: JobPlan) -> CheckpointSettings:
+    """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""
+    cc, tc = plan.coordinator_config, plan.task_config
+    return CheckpointSettings(
+        enabled=cc.interval_s is not None,
+        exactly_once=tc.exactly_once,
+        interval_ms=round((cc.interval_s or 0) * 1000),
+        timeout_ms=round(cc.timeout_s * 1000),
+        min_pause_ms=round(cc.min_pause_s * 1000),
+        max_concurrent=cc.max_concurrent,
+        tolerable_failures=cc.tolerable_failures,
+        num_retained=cc.num_retained,
+        unaligned=tc.unaligned_checkpoints,
+        aligned_timeout_ms=tc.aligned_checkpoint_timeout_ms,
+        retain_on_cancel=plan.retain_on_cancel,
+        state_backend=tc.state_backend.kind,
+        incremental=tc.state_backend.incremental,
+        storage_uri=tc.storage_uri,
+        savepoint_dir=plan.savepoint_dir,
+        checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
+    )
 
 
 def _first_line(error: BaseException) -> str:

@@ -1,8 +1,9 @@
 """FileSource: newline-delimited text files, one record (a str, without its newline) per line.
 
 ``path`` is a file or a directory (its non-hidden files, in name order), local or any URI
-pyarrow.fs understands. Files are split across subtasks; a split's position is a byte offset,
-so a restored reader resumes at the first line after the checkpoint.
+pyarrow.fs understands (``s3://bucket/in`` with the job's ``s3.*`` settings:
+``checkpoint/file_systems.py``). Files are split across subtasks; a split's position is a byte
+offset, so a restored reader resumes at the first line after the checkpoint.
 """
 
 from __future__ import annotations

@@ -57,16 +57,19 @@ from barrierflow.coordination.checkpoint_request_decider import (
     TriggerNow,
     WaitUntil,
 )
+from barrierflow.coordination.checkpoint_stats_listener import CheckpointStatsListener
 from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage, SavepointStorage
 from barrierflow.coordination.pending_checkpoint import (
+    AckResult,
     PendingCheckpoint,
     PendingCheckpoints,
     TaskAcknowledgement,
     TaskKey,
 )
 from barrierflow.coordination.shared_state_registry import SharedStateRegistry
+from barrierflow.coordination.storage_io import InlineStorageIo, StorageIo
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.human_units import human_bytes
@@ -145,8 +148,14 @@ class CheckpointCoordinator:
         first_checkpoint_id: int = 1,
         clock: Clock | None = None,
         claimed: ClaimedSnapshot | None = None,
+        stats_listener: CheckpointStatsListener | None = None,
+        storage_io: StorageIo | None = None,
     ) -> None:
+        """``stats_listener``: told of every checkpoint's progress (the REST API's statistics).
+        ``storage_io``: where writes and deletes run (default: at once, on this thread)."""
         self._job_id = job_id
+        self._io = storage_io or InlineStorageIo()
+        self._stats = stats_listener
         self._graph = job_graph
         self._storage = storage
         self._savepoint_storage = savepoint_storage
@@ -329,6 +338,10 @@ class CheckpointCoordinator:
         else:
             self.registry.checkpoint_triggered(cid)
         self._decider.triggered(request, now)
+        if self._stats is not None:
+            self._stats.checkpoint_triggered(
+                cid, barrier.timestamp_ms, request.options, len(self._tasks)
+            )
         for source in self._sources:
             self._gateway.trigger_checkpoint(source, barrier)
 
@@ -343,9 +356,10 @@ class CheckpointCoordinator:
             return
         # A duplicate or an unknown task's ack is not recorded; a pending checkpoint that is
         # fully acknowledged completes (or aborts) at once, so no ack finds it again.
-        pending.acknowledge(
-            TaskAcknowledgement((ack.vertex, ack.subtask), ack.operator_states, ack.stats)
-        )
+        task = (ack.vertex, ack.subtask)
+        result = pending.acknowledge(TaskAcknowledgement(task, ack.operator_states, ack.stats))
+        if result is AckResult.SUCCESS and self._stats is not None:
+            self._stats.checkpoint_acknowledged(ack.checkpoint_id, task, self._clock.wall_ms())
         if pending.is_fully_acknowledged:
             self._complete(pending)
 
@@ -378,11 +392,22 @@ class CheckpointCoordinator:
                 references_released=True,
             )
             return
-        # 2. the completion marker, last and atomically
-        ended = self._write_marker(pending, lambda: self._storage.write_metadata(metadata))
-        if ended is None:
-            return
-        now, duration_ms = ended
+        # 2. the completion marker, last and atomically; steps 3-5 once it is on storage
+        self._write_marker(
+            pending,
+            lambda: self._storage.write_metadata(metadata),
+            lambda now, duration_ms: self._completed(pending, metadata, now, duration_ms),
+            discard=lambda: self._discard(cid),
+        )
+
+    def _completed(
+        self,
+        pending: PendingCheckpoint,
+        metadata: CheckpointMetadata,
+        now: float,
+        duration_ms: float,
+    ) -> None:
+        cid = pending.checkpoint_id
         # 3. shared files and retention
         self._delete_shared(self.registry.register_checkpoint(cid, metadata.shared_paths()))
         subsumed = self.store.add(metadata)
@@ -413,22 +438,37 @@ class CheckpointCoordinator:
         self._notify_complete(cid)
 
     def _write_marker(
-        self, pending: PendingCheckpoint, write: Callable[[], object]
-    ) -> tuple[float, float] | None:
-        """Writes the completion marker with ``write`` and ends ``pending`` as pending: returns
-        (now, its duration in ms); aborts it instead when the marker cannot be written."""
+        self,
+        pending: PendingCheckpoint,
+        write: Callable[[], object],
+        then: Callable[[float, float], None],
+        discard: Callable[[], None],
+    ) -> None:
+        """Writes the completion marker with ``write`` (off this thread), then ends ``pending``
+        as pending and calls ``then(now, its duration in ms)``. Aborts it instead when the
+        marker cannot be written; ``discard``s what was written when it was aborted meanwhile
+        (the attempt ended, or the job)."""
         cid = pending.checkpoint_id
-        try:
-            write()
-        except OSError as e:
-            self._abort(
-                cid, CheckpointFailureReason.FINALIZE_FAILED, f"writing its metadata failed: {e}"
-            )
-            return None
-        now = self._clock.monotonic_s()
-        duration_ms = self._pending.elapsed_s(cid, now) * 1000
-        self._pending.remove(cid)
-        return now, duration_ms
+        pending.finalizing = True
+
+        def written(error: BaseException | None) -> None:
+            if self._pending.get(cid) is not pending:  # aborted while its marker was written
+                if error is None:
+                    discard()
+                return
+            if error is not None:
+                self._abort(
+                    cid,
+                    CheckpointFailureReason.FINALIZE_FAILED,
+                    f"writing its metadata failed: {error}",
+                )
+                return
+            now = self._clock.monotonic_s()
+            duration_ms = self._pending.elapsed_s(cid, now) * 1000
+            self._pending.remove(cid)
+            then(now, duration_ms)
+
+        self._io.run(write, written)
 
     def _notify_complete(self, checkpoint_id: int) -> None:
         for task in self._tasks:
@@ -436,15 +476,20 @@ class CheckpointCoordinator:
 
     def _complete_savepoint(self, pending: PendingCheckpoint) -> None:
         """Writes its metadata into its directory; tells the tasks only if it ends the job."""
+        location = pending.options.target_location
+        metadata = self._build_metadata(pending)
+        self._write_marker(
+            pending,
+            lambda: self._savepoint_storage.write_metadata(location, metadata),
+            lambda now, duration_ms: self._savepoint_completed(pending, now, duration_ms),
+            discard=lambda: self._discard_savepoint(location),
+        )
+
+    def _savepoint_completed(
+        self, pending: PendingCheckpoint, now: float, duration_ms: float
+    ) -> None:
         cid, options = pending.checkpoint_id, pending.options
         location = options.target_location
-        metadata = self._build_metadata(pending)
-        ended = self._write_marker(
-            pending, lambda: self._savepoint_storage.write_metadata(location, metadata)
-        )
-        if ended is None:
-            return
-        now, duration_ms = ended
         self._decider.completed(options, now)
         record = self._record(pending, CheckpointStatus.COMPLETED, duration_ms)
         self._add_to_history(record)
@@ -469,16 +514,20 @@ class CheckpointCoordinator:
         if claimed is None or len(self.store.all()) < self._config.num_retained:
             return
         self._claimed = None
-        try:
-            self._savepoint_storage.dispose(claimed.root, claimed.metadata)
-        except OSError as e:
-            log.warning("Could not delete the claimed snapshot %s: %s", claimed.root, e)
-            return
-        log.info(
-            "Deleted the claimed snapshot %s (checkpoint %d), subsumed",
-            claimed.root,
-            claimed.metadata.checkpoint_id,
-        )
+
+        def dispose() -> None:
+            try:
+                self._savepoint_storage.dispose(claimed.root, claimed.metadata)
+            except OSError as e:
+                log.warning("Could not delete the claimed snapshot %s: %s", claimed.root, e)
+                return
+            log.info(
+                "Deleted the claimed snapshot %s (checkpoint %d), subsumed",
+                claimed.root,
+                claimed.metadata.checkpoint_id,
+            )
+
+        self._io.run(dispose)
 
     def _record(
         self,
@@ -512,10 +561,19 @@ class CheckpointCoordinator:
 
     def _add_to_history(self, record: CheckpointRecord) -> None:
         self.history.add(record)
-        try:
-            self._storage.write_history(self.history)
-        except OSError as e:
-            log.warning("Could not write the checkpoint history: %s", e)
+        if self._stats is not None:
+            self._stats.checkpoint_recorded(record)
+        history = CheckpointHistory(
+            self.history.job_id, self.history.job_name, [*self.history.records]
+        )
+
+        def write() -> None:
+            try:
+                self._storage.write_history(history)
+            except OSError as e:
+                log.warning("Could not write the checkpoint history: %s", e)
+
+        self._io.run(write)
 
     def _build_metadata(self, pending: PendingCheckpoint) -> CheckpointMetadata:
         operators = []
@@ -595,46 +653,64 @@ class CheckpointCoordinator:
             raise CheckpointFailuresExceeded(fail.reason)
 
     def _discard_savepoint(self, location: str) -> None:
-        try:
-            self._savepoint_storage.discard(location)
-        except OSError as e:
-            log.warning("Could not delete the failed savepoint's directory %s: %s", location, e)
+        def discard() -> None:
+            try:
+                self._savepoint_storage.discard(location)
+            except OSError as e:
+                log.warning("Could not delete the failed savepoint's directory %s: %s", location, e)
+
+        self._io.run(discard)
 
     def _discard(self, cid: int) -> None:
-        try:
-            self._storage.discard_checkpoint_dir(cid)
-        except OSError as e:
-            log.warning("Could not delete the files of checkpoint %d: %s", cid, e)
+        def discard() -> None:
+            try:
+                self._storage.discard_checkpoint_dir(cid)
+            except OSError as e:
+                log.warning("Could not delete the files of checkpoint %d: %s", cid, e)
+
+        self._io.run(discard)
 
     def _delete_shared(self, paths: list[str]) -> None:
         if not paths:
             return
-        try:
-            self._storage.delete_files(paths)
-        except OSError as e:
-            log.warning("Could not delete %d shared file(s), e.g. %s: %s", len(paths), paths[0], e)
+
+        def delete() -> None:
+            try:
+                self._storage.delete_files(paths)
+            except OSError as e:
+                log.warning(
+                    "Could not delete %d shared file(s), e.g. %s: %s", len(paths), paths[0], e
+                )
+
+        self._io.run(delete)
 
     def _sweep_orphans(self) -> None:
         """Deletes what no retained checkpoint references: shared files and ``chk-N``
         directories written by tasks that died before their checkpoint completed or aborted
-        here. Only when no task of the job runs."""
+        here. Only when no task of the job runs (the JobMaster starts no attempt before its
+        storage work is done)."""
         retained = {c.checkpoint_id for c in self.store.all()}
-        try:
-            orphans = [p for p in self._storage.list_shared() if self.registry.entry(p) is None]
-            self._storage.delete_files(orphans)
-            stale = [c for c in self._storage.list_checkpoint_dirs() if c not in retained]
-            for cid in stale:
-                self._storage.discard_checkpoint_dir(cid)
-        except OSError as e:
-            log.warning("Could not sweep files of failed checkpoints: %s", e)
-            return
-        if orphans or stale:
-            log.info(
-                "Deleted %d shared file(s) and %d checkpoint directories of checkpoints that "
-                "never completed",
-                len(orphans),
-                len(stale),
-            )
+        known = self.registry.known_keys()  # read here: the registry is this thread's
+
+        def sweep() -> None:
+            try:
+                orphans = [p for p in self._storage.list_shared() if p not in known]
+                self._storage.delete_files(orphans)
+                stale = [c for c in self._storage.list_checkpoint_dirs() if c not in retained]
+                for cid in stale:
+                    self._storage.discard_checkpoint_dir(cid)
+            except OSError as e:
+                log.warning("Could not sweep files of failed checkpoints: %s", e)
+                return
+            if orphans or stale:
+                log.info(
+                    "Deleted %d shared file(s) and %d checkpoint directories of checkpoints "
+                    "that never completed",
+                    len(orphans),
+                    len(stale),
+                )
+
+        self._io.run(sweep)
 
     # --- restore --------------------------------------------------------------------------------
 

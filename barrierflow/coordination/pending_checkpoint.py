@@ -38,6 +38,7 @@ class PendingCheckpoint:
     options: CheckpointOptions = CHECKPOINT
     acknowledged: dict[TaskKey, TaskAcknowledgement] = field(default_factory=dict)
     discarded: bool = False
+    finalizing: bool = False  # fully acknowledged; its completion marker is being written
 
     def acknowledge(self, ack: TaskAcknowledgement) -> AckResult:
         if self.discarded:
@@ -108,7 +109,13 @@ class PendingCheckpoints:
         ]
 
     def expired(self, now_s: float) -> list[int]:
-        return [c for c in sorted(self._pending) if now_s - self._started_s[c] > self._timeout_s]
+        """Those past the timeout, except one whose marker is being written: every task did
+        its part, and what remains is the coordinator's own storage write."""
+        return [
+            c
+            for c in sorted(self._pending)
+            if now_s - self._started_s[c] > self._timeout_s and not self._pending[c].finalizing
+        ]
 
     def due_for_report(self, now_s: float) -> list[PendingCheckpoint]:
         """The slow ones to report now; each is reported again ``report_every_s`` later."""

@@ -210,6 +210,10 @@ class SharedStateRegistry:
             frozenset(self._held.get(key, ())),
         )
 
+    def known_keys(self) -> frozenset[SharedStateKey]:
+        """Every key not yet deleted: referenced by a retained checkpoint or held for one."""
+        return frozenset(self._last_used)
+
     def reference_count(self, key: SharedStateKey) -> int:
         """Retained completed checkpoints referencing ``key``; 0 when held, deleted or unknown."""
         return self._reference_count.get(key, 0)

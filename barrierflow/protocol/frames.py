@@ -1,11 +1,16 @@
 """Wire format of data channels: a fixed header frame, then an optional payload frame.
 
 Header: attempt token (u64: fences off frames of older attempts and strangers), kind (u8),
-channel index in the consumer's input gate (u32). Buffers carry a pickled list of records
-(docs/adr/0002-record-and-state-serialization.md); credits and cancel markers a few packed
-integers. A barrier carries its frame version (u8), then the ``CheckpointBarrier`` as a
-MessagePack map decoded by field name: a field added later, with a default, is read by older
-consumers of the same version and defaulted by newer ones. Performs no I/O.
+channel index in the consumer's input gate (u32), sequence number (u64: the frame's place in its
+channel and direction, from 0 for HELLO and for the first credit). zmq reconnects a broken TCP
+connection silently and may drop the frames queued in it; a receiver that finds a gap fails the
+attempt (``ChannelSequenceError``), which restarts from the last checkpoint.
+
+Buffers carry a pickled list of records (docs/adr/0002-record-and-state-serialization.md);
+credits and cancel markers a few packed integers. A barrier carries its frame version (u8),
+then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field added later,
+with a default, is read by older consumers of the same version and defaulted by newer ones.
+Performs no I/O.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import msgspec
 
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 
-HEADER = struct.Struct("<QBI")
+HEADER = struct.Struct("<QBIQ")
 CHECKPOINT_ID = struct.Struct("<q")
 CREDIT = struct.Struct("<I")
 BARRIER_FRAME_VERSION = 1
@@ -39,12 +44,27 @@ class Kind(enum.IntEnum):
     PRIORITY_BARRIER = 7  # a barrier that overtook the buffers queued before it
 
 
+class ChannelSequenceError(Exception):
+    """Frames of a channel were lost (or came twice) between its producer and its consumer."""
+
+
+def check_sequence(expected: int, got: int, what: str) -> None:
+    """Raises ``ChannelSequenceError`` unless ``got`` is the ``expected`` sequence number."""
+    if got != expected:
+        raise ChannelSequenceError(
+            f"{what}: expected frame {expected}, got frame {got}; "
+            f"{'frames were lost' if got > expected else 'a frame came twice'} on the way "
+            "(a network connection between executors broke and was reopened?). The attempt "
+            "fails and the job restarts from its last checkpoint."
+        )
+
+
 class BarrierFrameError(ValueError):
     """A barrier frame this barrierflow cannot read: another version, or damaged."""
 
 
-def header(token: int, kind: Kind, channel: int) -> bytes:
-    return HEADER.pack(token, kind, channel)
+def header(token: int, kind: Kind, channel: int, sequence: int = 0) -> bytes:
+    return HEADER.pack(token, kind, channel, sequence)
 
 
 _barrier_encoder = msgspec.msgpack.Encoder()

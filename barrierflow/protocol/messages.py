@@ -28,8 +28,26 @@ class SlotRegistered(Message, frozen=True):
     pid: int
 
 
+class SubtaskMetrics(msgspec.Struct, frozen=True):
+    """What one subtask did since it started, cumulative: the JobMaster turns two samples into
+    rates (Flink's ``numRecordsInPerSecond``, ``busyTimeMsPerSecond``...). Records in are the
+    records the subtask took in (from the network, or read by its source); records out, those
+    its chain emitted downstream. Its time is split three ways: waiting for input (idle),
+    waiting for output credit (back-pressured), and the rest (busy)."""
+
+    vertex: str
+    subtask: int
+    records_in: int
+    records_out: int
+    busy_ms: float
+    backpressured_ms: float
+    idle_ms: float
+
+
 class SlotHeartbeat(Message, frozen=True):
     slot: int
+    # The metrics of the slot's subtasks; absent from slots that predate them.
+    tasks: list[SubtaskMetrics] = []
 
 
 class SlotStopped(Message, frozen=True):
@@ -119,6 +137,9 @@ class Heartbeat(Message, frozen=True):
 
 class CancelAttempt(Message, frozen=True):
     reason: str
+    # The job ends with this attempt (canceled, or failed with no restart left): the slots
+    # remove what their subtasks kept on local disk for a restart.
+    job_ended: bool = False
 
 
 # --- command line -> JobMaster (attempt 0: not bound to an attempt) -------------------------------

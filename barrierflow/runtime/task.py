@@ -19,6 +19,10 @@ with checkpointing, wait until a *final* checkpoint completes (one triggered aft
 of the job ended, so every task has finished and 2PC sinks commit their last data; all tasks
 stay until then, so every checkpoint sees every task); then END_OF_PARTITION downstream.
 
+Metrics (``TaskIOMetrics``, sent with the slot's heartbeats): records in and out, counted per
+buffer; the time spent waiting for input is idle, waiting for output credit back-pressured,
+the rest busy.
+
 **Threading:** ``run`` (or ``open``/``step``/``end``/``close``) on the task's own thread;
 ``cancel`` from any thread (it puts a mail). The asynchronous phase of snapshots runs on the
 slot's pool and reports back through mails. **I/O:** only through the ``TaskNetwork``'s
@@ -63,8 +67,9 @@ from barrierflow.runtime.subtask_checkpoint_coordinator import (
     SubtaskCheckpointCoordinator,
 )
 from barrierflow.runtime.task_descriptor import TaskDescriptor
+from barrierflow.runtime.task_metrics import TaskIOMetrics
 from barrierflow.runtime.task_network import TaskNetwork
-from barrierflow.state.backends import local_recovery_dir, local_subtask_dir
+from barrierflow.state.backends import local_recovery_dir, local_state_name, local_subtask_dir
 from barrierflow.state.key_groups import KeyGroupCache, key_group_range_for_subtask
 
 CHUNK_TARGET_S = 0.001  # unaligned: how long a chunk of a buffer may run before a look at
@@ -85,11 +90,13 @@ class StreamTask:
     ) -> None:
         self.d = descriptor
         self.name = descriptor.name
+        self._cancel_requested = False
         self._network = network
         self._gate = input_gate
         self._pool = snapshot_pool
         self.mailbox = network.mailbox()
         self.error: BaseException | None = None
+        self.metrics = TaskIOMetrics(descriptor.vertex, descriptor.subtask)  # read by the slot
         self.thread = threading.Thread(target=self.run, name=f"task {self.name}", daemon=True)
         self._end_of_data_channels: set[int] = set()
         self._finished = False  # finish() was called: no more records
@@ -112,6 +119,9 @@ class StreamTask:
         self.thread.start()
 
     def cancel(self) -> None:
+        """From any thread. Also marks the task, so that an error its cancellation causes
+        (a send to a consumer that already stopped times out) counts as the cancellation."""
+        self._cancel_requested = True
         self.mailbox.put(self._raise_cancelled)
 
     @staticmethod
@@ -128,6 +138,8 @@ class StreamTask:
         except TaskCancelled:
             pass
         except BaseException as e:  # noqa: BLE001 - reported to the JobMaster, slot re-raises
+            if self._cancel_requested:
+                return  # in finally: closed all the same
             self.error = e
             if self._ctl is not None:
                 self.send_to_job_master(
@@ -140,6 +152,7 @@ class StreamTask:
                     )
                 )
         finally:
+            self.metrics.stop()
             self.close()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -198,6 +211,7 @@ class StreamTask:
         if head_restore is not None and head_restore.channel_states:
             self._restore_channel_state(head_restore, restore_streams)
         self._next_flush = time.monotonic() + d.config.buffer_timeout_s
+        self.metrics.start()
         self.send_to_job_master(
             msg.TaskRunning(
                 d.attempt,
@@ -257,7 +271,7 @@ class StreamTask:
     ) -> OperatorContext:
         d = self.d
         backend = d.config.state_backend
-        name = f"{uid}-{d.subtask}"
+        name = local_state_name(uid, d.subtask)
         rocksdb = backend.kind == "rocksdb"
         return OperatorContext(
             subtask=d.subtask,
@@ -281,7 +295,9 @@ class StreamTask:
         """After the last turn: waits until every queued buffer and event went out."""
         while self._backlogged():
             self._run_mails()
+            started = time.perf_counter_ns()
             time.sleep(0.001)
+            self.metrics.backpressured_ns += time.perf_counter_ns() - started
         self.send_to_job_master(msg.TaskFinished(self.d.attempt, self.d.vertex, self.d.subtask))
 
     def close(self) -> None:
@@ -309,7 +325,7 @@ class StreamTask:
             if self._overtakes and self._gate.has_priority():
                 self._on_input(*self._gate.poll_next())
             else:
-                self._poller_out.poll(self._max_wait_ms)
+                self._wait_for_credit()
             return not self._done
         source = self._source
         if source is not None and not self._finished and not self.checkpoints.sources_paused:
@@ -317,26 +333,39 @@ class StreamTask:
             if batch is None:
                 self._end_of_input()
             elif batch:
+                self.metrics.records_in += len(batch)
                 self._process(batch)
             else:
-                self._poller_in.poll(10)
+                self._wait_for_input(10)
         elif self._gate is not None and not self._gate.is_finished:
             item = self._gate.poll_next()
             if item is None:
                 wait_ms = max(0, int((self._next_flush - time.monotonic()) * 1000)) + 1
-                self._poller_in.poll(min(wait_ms, self._max_wait_ms))
+                self._wait_for_input(min(wait_ms, self._max_wait_ms))
             else:
                 self._on_input(*item)
         else:
             self._maybe_terminate()
             if not self._done:
-                self._poller_in.poll(self._max_wait_ms)
+                self._wait_for_input(self._max_wait_ms)
         now = time.monotonic()
         if now >= self._next_flush:
             for p in self._partitions:
                 p.flush()
             self._next_flush = now + self.d.config.buffer_timeout_s
         return not self._done
+
+    def _wait_for_credit(self) -> None:
+        """Back-pressured: an output channel has a backlog; waits for credit (or a mail)."""
+        started = time.perf_counter_ns()
+        self._poller_out.poll(self._max_wait_ms)
+        self.metrics.backpressured_ns += time.perf_counter_ns() - started
+
+    def _wait_for_input(self, timeout_ms: int) -> None:
+        """Idle: no input to take; waits for some (or a mail)."""
+        started = time.perf_counter_ns()
+        self._poller_in.poll(timeout_ms)
+        self.metrics.idle_ns += time.perf_counter_ns() - started
 
     def _on_time(self) -> None:
         now_ns = time.time_ns()
@@ -397,6 +426,8 @@ class StreamTask:
             records = op.process_batch(records)
             if not records:
                 return
+        if self._partitions:
+            self.metrics.records_out += len(records)
         for p in self._partitions:
             p.emit(records)
 
@@ -449,7 +480,9 @@ class StreamTask:
     def _on_input(self, channel: int, kind: Kind, payload: bytes | PriorityBarrier | None) -> None:
         if kind == Kind.BUFFER:
             self.checkpoints.on_buffer(channel, payload)
-            self._process_input(channel, pickle.loads(payload))
+            records = pickle.loads(payload)
+            self.metrics.records_in += len(records)
+            self._process_input(channel, records)
         elif kind == Kind.PRIORITY_BARRIER:
             assert isinstance(payload, PriorityBarrier)
             barrier = decode_barrier(payload.payload)
@@ -497,7 +530,8 @@ class StreamTask:
             if records:
                 records = op.process_batch(records)
             records = records + op.finish()
-        if records:
+        if records and self._partitions:
+            self.metrics.records_out += len(records)
             for p in self._partitions:
                 p.emit(records)
         self._finished = True

@@ -3,8 +3,9 @@ closure (so everything here must pickle). Performs no I/O."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from barrierflow.checkpoint.file_systems import FileSystemSettings
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.graph.execution_graph import OutputPlan
 from barrierflow.runtime.operators import OperatorSpec
@@ -27,6 +28,9 @@ class TaskConfig:
     state_backend: StateBackendConfig
     unaligned_checkpoints: bool = False  # barriers may overtake data in flight
     aligned_checkpoint_timeout_ms: int = 0  # > 0: checkpoints start aligned
+    # s3.* settings: every executor initializes its file systems with them before a subtask
+    # opens storage (checkpoints, restores, file connectors); the secret key is never printed
+    file_systems: FileSystemSettings = field(default_factory=FileSystemSettings)
 
 
 @dataclass(frozen=True)

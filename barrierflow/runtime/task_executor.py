@@ -3,11 +3,15 @@
 Steps: register with the JobMaster; bind the input gates of this slot's subtasks; exchange
 endpoints with the other slots (``all_gather``, once, at start-up); start one thread per
 subtask; then watch: heartbeats to and from the JobMaster, cancellation, the subtask threads.
+The slot's heartbeats carry its subtasks' metrics (``TaskIOMetrics``): the JobMaster's REST API
+and Prometheus metrics see them every ``HEARTBEAT_INTERVAL_S``.
 
 A slot stops itself when the JobMaster cancels the attempt or falls silent for
 ``heartbeat_timeout_s``: Spark does not promptly kill a busy Python worker of a failed barrier
 stage, and a restarted job must not meet its own ghosts. A subtask that ignores cancellation
-(stuck in user code) is ended with the whole process after ``cancel_grace_s``.
+(stuck in user code) is ended with the whole process after ``cancel_grace_s``. When the job
+ends with the attempt (``CancelAttempt.job_ended``), the slot removes the local state its
+subtasks kept for a restart: on a cluster no one else can reach the executors' disks.
 
 **Threading:** ``run_slot`` on the Spark task's thread; one thread per subtask.
 """
@@ -25,11 +29,13 @@ from dataclasses import dataclass
 
 import zmq
 
+from barrierflow.checkpoint import file_systems
 from barrierflow.protocol import messages as msg
 from barrierflow.runtime.network.input_gate import InputGate, bind_gate_socket
 from barrierflow.runtime.task import StreamTask
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_network import ZmqTaskNetwork
+from barrierflow.state.backends import local_state_name, remove_local_state
 
 HEARTBEAT_INTERVAL_S = 0.5
 
@@ -54,6 +60,8 @@ def _gate_name(attempt: int, token: int, vertex: str, subtask: int) -> str:
 
 
 def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> str:
+    if slot.tasks:  # as Flink's TaskManager: file systems first, with the job's settings
+        file_systems.initialize(slot.tasks[0].config.file_systems)
     bind_host = slot.bind_host or socket.gethostbyname(socket.gethostname())
     context = zmq.Context()
     control = context.socket(zmq.DEALER)
@@ -62,6 +70,7 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
     control.connect(slot.jobmaster_endpoint)
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"snapshot-slot{slot.slot}")
     tasks: list[StreamTask] = []
+    cancel: msg.CancelAttempt | None = None
     gates: dict[tuple[str, int], InputGate] = {}
     try:
         control.send(
@@ -92,11 +101,15 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
             task = StreamTask(d, network, gates.get((d.vertex, d.subtask)), pool)
             tasks.append(task)
             task.start()
-        _watch(slot, control, tasks)
+        cancel = _watch(slot, control, tasks)
     finally:
         for task in tasks:
             task.cancel()
         _join_or_exit(tasks, slot.cancel_grace_s)
+        if cancel is not None and cancel.job_ended and slot.tasks:
+            d = slot.tasks[0]
+            names = [local_state_name(op.uid, t.subtask) for t in slot.tasks for op in t.chain]
+            remove_local_state(d.config.state_backend, d.job_id, names)
         started = {(t.d.vertex, t.d.subtask) for t in tasks if t.thread.ident is not None}
         for key, gate in gates.items():
             if key not in started:  # a started task closes its own gate
@@ -112,23 +125,29 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
     return f"slot {slot.slot} finished"
 
 
-def _watch(slot: SlotDescriptor, control: zmq.Socket, tasks: list[StreamTask]) -> None:
+def _watch(
+    slot: SlotDescriptor, control: zmq.Socket, tasks: list[StreamTask]
+) -> msg.CancelAttempt | None:
+    """Until the tasks ended, one failed, or the JobMaster canceled the attempt (returned)
+    or went silent."""
     last_heard = time.monotonic()
     next_heartbeat = 0.0
     while any(t.thread.is_alive() for t in tasks):
         now = time.monotonic()
         if now >= next_heartbeat:
-            control.send(msg.encode(msg.SlotHeartbeat(slot.attempt, slot.slot)))
+            metrics = [m for m in (t.metrics.sample() for t in tasks) if m is not None]
+            control.send(msg.encode(msg.SlotHeartbeat(slot.attempt, slot.slot, metrics)))
             next_heartbeat = now + HEARTBEAT_INTERVAL_S
         if control.poll(100):
             message = msg.decode(control.recv())
             last_heard = time.monotonic()
             if isinstance(message, msg.CancelAttempt) and message.attempt == slot.attempt:
-                return
+                return message
         elif time.monotonic() - last_heard > slot.heartbeat_timeout_s:
-            return  # the JobMaster is gone: stop rather than run as a ghost
+            return None  # the JobMaster is gone: stop rather than run as a ghost
         if any(t.error is not None for t in tasks):
-            return
+            return None
+    return None
 
 
 def _join_or_exit(tasks: list[StreamTask], grace_s: float) -> None:

@@ -19,6 +19,8 @@ import zmq
 from barrierflow.graph.execution_graph import SubtaskId
 from barrierflow.runtime.mailbox import Mailbox
 
+SEND_TIMEOUT_MS = 2000  # below the slot's cancel grace period
+
 
 class TaskNetwork(Protocol):
     def control(self, identity: bytes) -> zmq.Socket:
@@ -61,5 +63,8 @@ class ZmqTaskNetwork:
         socket = self._context.socket(zmq.DEALER)
         socket.setsockopt(zmq.IDENTITY, identity)
         socket.setsockopt(zmq.LINGER, 2000)  # what is queued at close still goes out
+        # A send blocks only when the peer closed its socket (credit keeps the queue short):
+        # time out, so that the task sees its cancellation instead of hanging in send.
+        socket.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
         socket.connect(endpoint)
         return socket

@@ -8,6 +8,8 @@ The test plays the tasks: ``acknowledge`` and ``decline`` build their messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -18,6 +20,7 @@ from barrierflow.coordination.checkpoint_coordinator import (
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.pending_checkpoint import TaskKey
+from barrierflow.coordination.storage_io import Done, StorageIo
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
@@ -71,6 +74,29 @@ class RecordingGateway:
         return self.of_type(msg.TriggerCheckpoint)
 
 
+class DeferredStorageIo:
+    """Storage work held until the test runs it (``run_all``): what the coordinator does while
+    its writes are still on their way."""
+
+    def __init__(self) -> None:
+        self.queued: list[tuple[Callable[[], object], Done | None]] = []
+
+    def run(self, work: Callable[[], object], done: Done | None = None) -> None:
+        self.queued.append((work, done))
+
+    def run_all(self) -> None:
+        """Runs the queued work in order, each ``done`` after its work, and what that queues."""
+        while self.queued:
+            work, done = self.queued.pop(0)
+            error: BaseException | None = None
+            try:
+                work()
+            except Exception as e:  # noqa: BLE001 - handed to done
+                error = e
+            if done is not None:
+                done(error)
+
+
 class CoordinatorHarness:
     """A coordinator of ``graph``'s job, its attempt started and every task running."""
 
@@ -82,6 +108,7 @@ class CoordinatorHarness:
         first_checkpoint_id: int = 1,
         job_id: str = "job-id",
         claimed: ClaimedSnapshot | None = None,
+        storage_io: StorageIo | None = None,
     ) -> None:
         self.graph = graph
         self.clock = ManualClock()
@@ -101,6 +128,7 @@ class CoordinatorHarness:
             first_checkpoint_id=first_checkpoint_id,
             clock=self.clock,
             claimed=claimed,
+            storage_io=storage_io,
         )
         self.start_attempt()
 

@@ -164,7 +164,7 @@ class StreamTaskHarness:
             self.gate_socket = self.network.socket("input gate")
             gate = InputGate(self.gate_socket, num_input_channels, self.token, initial_credit)
         self.task = StreamTask(self.descriptor, self.network, gate, _RunNow())
-        self._said_hello: set[int] = set()
+        self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
         self._emitted: list[Emitted] = []
         self._to_job_master: list[msg.AnyMessage] = []
 
@@ -202,11 +202,16 @@ class StreamTaskHarness:
     def _send(self, channel: int, kind: Kind, payload: bytes | None = None) -> None:
         assert self.gate_socket is not None, "this task has no input channels"
         identity = f"producer-{channel}".encode()
-        if channel not in self._said_hello:
-            self._said_hello.add(channel)
-            self.gate_socket.deliver([identity, header(self.token, Kind.HELLO, channel)])
-        frames = [identity, header(self.token, kind, channel)]
+        if channel not in self._sent:
+            self._sent[channel] = 1
+            self.gate_socket.deliver([identity, header(self.token, Kind.HELLO, channel, 0)])
+        frames = [identity, header(self.token, kind, channel, self._sent[channel])]
+        self._sent[channel] += 1
         self.gate_socket.deliver(frames if payload is None else [*frames, payload])
+
+    def lose_frame(self, channel: int) -> None:
+        """The next frame sent on ``channel`` is lost on the way (a broken connection)."""
+        self._sent[channel] = self._sent.get(channel, 1) + 1
 
     def records(self, channel: int, records: list[Any]) -> None:
         self._send(channel, Kind.BUFFER, pickle.dumps(records, protocol=5))
@@ -244,15 +249,14 @@ class StreamTaskHarness:
 
     def grant_output_credit(self, buffers: int) -> None:
         """The consumer grants the task's output channel credit for ``buffers`` more."""
-        socket = self.network.outputs[CONSUMER]
-        socket.deliver([header(self.token, Kind.CREDIT, 0), CREDIT.pack(buffers)])
+        self.network.grant_credit(CONSUMER, buffers)
 
     def credits_returned(self) -> dict[int, int]:
         """Per channel, the credit the gate granted since the last call (HELLO included)."""
         granted: dict[int, int] = {}
         assert self.gate_socket is not None
         for frames in self.gate_socket.take_sent():
-            _, kind, channel = HEADER.unpack(frames[1])
+            _, kind, channel, _ = HEADER.unpack(frames[1])
             assert kind == Kind.CREDIT
             granted[channel] = granted.get(channel, 0) + CREDIT.unpack(frames[2])[0]
         return granted
@@ -297,7 +301,7 @@ class StreamTaskHarness:
         """Everything sent on the output channel so far, in order (HELLO left out)."""
         socket = self.network.outputs.get(CONSUMER)
         for frames in socket.take_sent() if socket is not None else []:
-            _, kind, _ = HEADER.unpack(frames[0])
+            _, kind, _, _ = HEADER.unpack(frames[0])
             payload = frames[1] if len(frames) > 1 else None
             if kind == Kind.HELLO:
                 continue

@@ -140,6 +140,8 @@ class InMemoryTaskNetwork:
         self.outputs: dict[SubtaskId, InMemorySocket] = {}
         self.pollers: list[InMemoryPoller] = []
         self._output_credit = output_credit
+        self._channel_of: dict[SubtaskId, tuple[int, int]] = {}  # (token, channel) from HELLO
+        self._credits_sent: dict[SubtaskId, int] = {}
 
     def socket(self, name: str, **kwargs) -> InMemorySocket:
         return InMemorySocket(name, self.condition, **kwargs)
@@ -150,14 +152,24 @@ class InMemoryTaskNetwork:
 
     def output(self, consumer: SubtaskId, identity: bytes) -> InMemorySocket:
         def on_send(frames: list[bytes]) -> None:
-            token, kind, channel = HEADER.unpack(frames[0])
+            token, kind, channel, _ = HEADER.unpack(frames[0])
             if kind == Kind.HELLO:
+                self._channel_of[consumer] = (token, channel)
                 credit = self._output_credit if self._output_credit is not None else 1 << 30
-                socket.deliver([header(token, Kind.CREDIT, channel), CREDIT.pack(credit)])
+                self.grant_credit(consumer, credit)
 
         socket = self.socket(f"output to {consumer}", on_send=on_send)
         self.outputs[consumer] = socket
         return socket
+
+    def grant_credit(self, consumer: SubtaskId, buffers: int) -> None:
+        """The consumer grants the output channel to it credit for ``buffers`` more."""
+        token, channel = self._channel_of[consumer]
+        sequence = self._credits_sent.get(consumer, 0)
+        self._credits_sent[consumer] = sequence + 1
+        self.outputs[consumer].deliver(
+            [header(token, Kind.CREDIT, channel, sequence), CREDIT.pack(buffers)]
+        )
 
     def mailbox(self) -> Mailbox:
         pull = self.socket("mailbox")

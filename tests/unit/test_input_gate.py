@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from barrierflow.protocol.checkpoint_barrier import (
     Alignment,
     CheckpointBarrier,
     CheckpointOptions,
 )
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, encode_barrier, header
+from barrierflow.protocol.frames import (
+    CREDIT,
+    HEADER,
+    ChannelSequenceError,
+    Kind,
+    encode_barrier,
+    header,
+)
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.testing.in_memory_network import InMemorySocket
 
@@ -30,16 +39,20 @@ class Producers:
     def __init__(self, num_channels: int, initial_credit: int = 2) -> None:
         self.socket = InMemorySocket("gate", threading.Condition())
         self.gate = InputGate(self.socket, num_channels, TOKEN, initial_credit)
+        self.sent = [0] * num_channels  # per channel, the next frame's sequence number
 
     def send(self, channel: int, kind: Kind, payload: bytes | None = None, token=TOKEN) -> None:
-        frames = [f"producer-{channel}".encode(), header(token, kind, channel)]
+        sequence = self.sent[channel]
+        if token == TOKEN:
+            self.sent[channel] += 1
+        frames = [f"producer-{channel}".encode(), header(token, kind, channel, sequence)]
         self.socket.deliver(frames if payload is None else [*frames, payload])
 
     def credits(self) -> list[tuple[bytes, int, int]]:
         """(producer, channel, credit) granted since the last call."""
         granted = []
         for identity, head, credit in self.socket.take_sent():
-            token, kind, channel = HEADER.unpack(head)
+            token, kind, channel, _ = HEADER.unpack(head)
             assert (token, kind) == (TOKEN, Kind.CREDIT)
             granted.append((identity, channel, CREDIT.unpack(credit)[0]))
         return granted
@@ -196,3 +209,28 @@ def test_a_timed_barrier_taken_in_turn_is_not_promoted_later():
     assert [kind for _, kind, _ in p.drain()] == [Kind.BARRIER]
     p.gate.promote_overdue(2_000 * 1_000_000)
     assert p.gate.poll_next() is None
+
+
+def test_a_gap_in_a_channels_frames_fails_the_gate_naming_the_channel():
+    p = Producers(2)
+    p.send(1, Kind.HELLO)
+    p.send(1, Kind.BUFFER, b"0")
+    p.sent[1] += 1  # frame 2 of channel 1 is lost on the way
+    p.send(1, Kind.BUFFER, b"2")
+    with pytest.raises(
+        ChannelSequenceError, match="input channel 1: expected frame 2, got frame 3"
+    ):
+        p.drain()
+
+
+def test_credit_frames_carry_their_own_sequence_per_channel():
+    p = Producers(2, initial_credit=1)
+    p.send(0, Kind.HELLO)
+    p.send(1, Kind.HELLO)
+    p.send(0, Kind.BUFFER, b"a")
+    p.send(0, Kind.BUFFER, b"b")
+    p.drain()
+    sequences = [
+        HEADER.unpack(head)[2:] for _, head, _ in p.socket.take_sent()
+    ]  # (channel, sequence)
+    assert sequences == [(0, 0), (1, 0), (0, 1), (0, 2)]

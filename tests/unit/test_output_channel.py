@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import threading
 
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+import pytest
+
+from barrierflow.protocol.frames import CREDIT, HEADER, ChannelSequenceError, Kind, header
 from barrierflow.runtime.network.output import OutputChannel
 from barrierflow.testing.in_memory_network import InMemorySocket
 
@@ -15,7 +17,9 @@ TOKEN = 9
 
 def channel() -> tuple[OutputChannel, InMemorySocket]:
     socket = InMemorySocket("output", threading.Condition())
-    return OutputChannel(socket, TOKEN, 0), socket
+    out = OutputChannel(socket, TOKEN, 0)
+    _credits_granted[id(out)] = 0
+    return out, socket
 
 
 def sent(socket: InMemorySocket) -> list[tuple[Kind, bytes | None]]:
@@ -28,8 +32,13 @@ def sent(socket: InMemorySocket) -> list[tuple[Kind, bytes | None]]:
 
 
 def grant(out: OutputChannel, socket: InMemorySocket, n: int) -> None:
-    socket.deliver([header(TOKEN, Kind.CREDIT, 0), CREDIT.pack(n)])
+    sequence = _credits_granted.get(id(out), 0)
+    _credits_granted[id(out)] = sequence + 1
+    socket.deliver([header(TOKEN, Kind.CREDIT, 0, sequence), CREDIT.pack(n)])
     out.receive_credits()
+
+
+_credits_granted: dict[int, int] = {}  # per channel object, credit frames granted so far
 
 
 def test_without_credit_buffers_and_events_wait_in_order():
@@ -74,3 +83,40 @@ def test_a_barrier_sent_in_its_turn_is_no_longer_promoted():
     grant(out, socket, 1)
     assert out.promote_overdue(5_000) == []
     assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BARRIER, b"B")]
+
+
+def test_every_frame_sent_carries_the_next_sequence_number_of_its_channel():
+    out, socket = channel()
+    grant(out, socket, 1)
+    out.send_buffer(b"1")
+    out.send_event(Kind.BARRIER, b"B")
+    out.send_buffer(b"2")  # no credit: waits
+    assert out.send_priority_event(Kind.PRIORITY_BARRIER, b"P") == [b"2"]
+    grant(out, socket, 1)
+    frames = socket.take_sent()
+    assert [HEADER.unpack(f[0])[3] for f in frames] == [0, 1, 2, 3, 4]  # HELLO first
+    assert [Kind(HEADER.unpack(f[0])[1]) for f in frames] == [
+        Kind.HELLO,
+        Kind.BUFFER,
+        Kind.BARRIER,
+        Kind.PRIORITY_BARRIER,
+        Kind.BUFFER,
+    ]
+
+
+def test_a_lost_credit_frame_fails_the_channel_and_says_frames_were_lost():
+    out, socket = channel()
+    grant(out, socket, 1)
+    socket.deliver([header(TOKEN, Kind.CREDIT, 0, 2), CREDIT.pack(1)])  # frame 1 never came
+    with pytest.raises(
+        ChannelSequenceError, match="expected frame 1, got frame 2; frames were lost"
+    ):
+        out.receive_credits()
+
+
+def test_a_repeated_credit_frame_fails_the_channel():
+    out, socket = channel()
+    grant(out, socket, 1)
+    socket.deliver([header(TOKEN, Kind.CREDIT, 0, 0), CREDIT.pack(1)])
+    with pytest.raises(ChannelSequenceError, match="a frame came twice"):
+        out.receive_credits()

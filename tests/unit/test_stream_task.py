@@ -17,7 +17,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
     SnapshotFormat,
 )
-from barrierflow.protocol.frames import Kind
+from barrierflow.protocol.frames import ChannelSequenceError, Kind
 from barrierflow.runtime.task import TaskCancelled
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import StateBackendConfig
@@ -202,6 +202,20 @@ def test_messages_of_another_attempt_are_ignored():
     h.control(msg.CancelAttempt(2, "this attempt's"))
     with pytest.raises(TaskCancelled):
         h.run_until_idle()
+    h.close()
+
+
+def test_a_frame_lost_on_an_input_channel_fails_the_task_naming_the_channel():
+    h = StreamTaskHarness([keyed_count()], num_input_channels=2).open()
+    h.records(1, ["a"])
+    assert h.run_until_idle()
+    h.lose_frame(1)
+    h.records(1, ["b"])
+    with pytest.raises(
+        ChannelSequenceError, match="input channel 1: expected frame 2, got frame 3"
+    ):
+        h.run_until_idle()
+    assert h.output_records() == [("a", 1)]
     h.close()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 
@@ -22,9 +23,18 @@ _EXECUTORS_WAIT_S = 60.0  # for executors to register before the slots are count
 
 
 def get_or_create_session(
-    num_slots: int, master: str | None = None, conf: Mapping[str, str] | None = None
+    num_slots: int,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    spark_log: str | None = None,
 ):
-    """``master`` and ``conf`` (Spark settings) apply to a session this call builds."""
+    """``master`` and ``conf`` (Spark settings) apply to a session this call builds.
+
+    ``spark_log``: a file that takes the output of a JVM this call starts (Spark's own log,
+    and the Java and Python stack dumps of a failed barrier stage, which would bury
+    barrierflow's one-line error on the console); None: the console. A JVM that spark-submit
+    started logs as its log4j configuration says.
+    """
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -33,31 +43,50 @@ def get_or_create_session(
         _check_slots(active, num_slots)
         return active
     configured = _configured_master(master, conf or {})
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started this process's JVM
+        SparkContext._ensure_initialized()
+    spark_conf = SparkConf()  # with spark-submit's settings, if it did
     if configured is not None:
-        SparkContext._ensure_initialized()  # the JVM gateway: its system properties hold
-        spark_conf = SparkConf()  # spark-submit's settings, read here
-        for key, value in (conf or {}).items():
-            spark_conf.set(key, value)
-        spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
         log.info("Connecting to Spark master %s", configured)
-        session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
-        _check_slots(session, num_slots)
-        return session
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    cores = max(num_slots, os.cpu_count() or 1)
-    log.info("Starting an embedded Spark session local[%d]", cores)
-    builder = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("barrierflow")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-    )
+        spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = max(num_slots, os.cpu_count() or 1)
+        log.info("Starting an embedded Spark session local[%d]", cores)
+        spark_conf.setMaster(f"local[{cores}]").setAppName("barrierflow")
+        spark_conf.set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
+        spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
     for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+        spark_conf.set(key, value)
+    if SparkContext._gateway is None and spark_log is not None:
+        _start_jvm_logging_to(spark_log, spark_conf)
+    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+    if configured is None and spark_log is None:
+        session.sparkContext.setLogLevel("ERROR")
+    if configured is not None:
+        _check_slots(session, num_slots)
     return session
+
+
+def default_spark_log() -> str:
+    """A new file for this process's Spark log: under ``BARRIERFLOW_LOG_DIR``, else the
+    system temporary directory's ``barrierflow/logs``."""
+    directory = os.environ.get("BARRIERFLOW_LOG_DIR") or os.path.join(
+        tempfile.gettempdir(), "barrierflow", "logs"
+    )
+    os.makedirs(directory, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return os.path.join(directory, f"spark-{stamp}-{os.getpid()}.log")
+
+
+def _start_jvm_logging_to(path: str, spark_conf) -> None:
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with open(path, "ab") as out:  # the JVM keeps its own descriptor
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext._ensure_initialized(gateway=gateway)
+    log.info("Spark's own log and stack dumps go to %s", path)
 
 
 def _configured_master(master: str | None, conf: Mapping[str, str]) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import zmq
 
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, decode_barrier, header
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence, decode_barrier
 
 
 def bind_gate_socket(
@@ -58,7 +58,8 @@ class InputGate:
             deque() for _ in range(num_channels)
         ]
         self._identities: list[bytes | None] = [None] * num_channels
-        self._credit_frames = [header(token, Kind.CREDIT, ch) for ch in range(num_channels)]
+        self._received = [0] * num_channels  # per channel, the sequence number expected next
+        self._credits_sent = [0] * num_channels  # per channel, of the next credit frame
         self._one = CREDIT.pack(1)
         self._blocked: set[int] = set()
         self._finished: set[int] = set()
@@ -86,14 +87,14 @@ class InputGate:
         token = self._token
         while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             frames = sock.recv_multipart()
-            frame_token, kind, channel = HEADER.unpack(frames[1])
+            frame_token, kind, channel, sequence = HEADER.unpack(frames[1])
             if frame_token != token or channel >= len(self._queues):
                 continue  # a frame of an older attempt or a stranger
+            check_sequence(self._received[channel], sequence, f"input channel {channel}")
+            self._received[channel] += 1
             if kind == Kind.HELLO:
                 self._identities[channel] = frames[0]
-                sock.send_multipart(
-                    (frames[0], self._credit_frames[channel], CREDIT.pack(self._initial_credit))
-                )
+                self._grant(channel, CREDIT.pack(self._initial_credit))
                 continue
             payload = frames[2] if len(frames) > 2 else None
             if kind == Kind.PRIORITY_BARRIER:
@@ -164,13 +165,16 @@ class InputGate:
             kind, payload = queues[channel].popleft()
             self._next = channel + 1
             if kind == Kind.BUFFER:
-                self.socket.send_multipart(
-                    (self._identities[channel], self._credit_frames[channel], self._one)
-                )
+                self._grant(channel, self._one)
             elif kind == Kind.END_OF_PARTITION:
                 self._finished.add(channel)
             return channel, kind, payload
         return None
+
+    def _grant(self, channel: int, credit: bytes) -> None:
+        head = HEADER.pack(self._token, Kind.CREDIT, channel, self._credits_sent[channel])
+        self._credits_sent[channel] += 1
+        self.socket.send_multipart((self._identities[channel], head, credit))
 
     def close(self) -> None:
         self.socket.close()

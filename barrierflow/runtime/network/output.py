@@ -23,8 +23,12 @@ from typing import Any
 import zmq
 
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
+
+
+class ConsumerGoneError(Exception):
+    """A send timed out: the consumer's input gate is closed."""
 
 
 class RecordRoutingError(Exception):
@@ -35,16 +39,27 @@ class OutputChannel:
     """One channel to one consumer. ``socket``: connected to the consumer's input gate
     (``TaskNetwork.output``); the channel says HELLO on it at once, to be granted credit."""
 
-    __slots__ = ("_backlog", "_credit", "_headers", "_timed", "_token", "socket")
+    __slots__ = (
+        "_backlog",
+        "_channel",
+        "_credit",
+        "_credits_seen",
+        "_sent",
+        "_timed",
+        "_token",
+        "socket",
+    )
 
     def __init__(self, socket: zmq.Socket, token: int, channel: int) -> None:
         self.socket = socket
         self._token = token
-        self._headers = {k: header(token, k, channel) for k in Kind}
+        self._channel = channel
+        self._sent = 0  # sequence number of the next frame sent
+        self._credits_seen = 0  # sequence number of the next credit frame expected
         self._credit = 0
         self._backlog: deque[tuple[Kind, bytes | None]] = deque()
         self._timed: list[tuple[int, bytes]] = []  # (deadline ns, payload) of queued barriers
-        self.socket.send(self._headers[Kind.HELLO])
+        self._send(Kind.HELLO, None)
 
     @property
     def backlogged(self) -> bool:
@@ -95,18 +110,30 @@ class OutputChannel:
         return promoted
 
     def _send(self, kind: Kind, payload: bytes | None) -> None:
-        if payload is None:
-            self.socket.send(self._headers[kind])
-        else:
-            self.socket.send_multipart((self._headers[kind], payload), copy=len(payload) < 4096)
+        head = HEADER.pack(self._token, kind, self._channel, self._sent)
+        self._sent += 1
+        try:
+            if payload is None:
+                self.socket.send(head)
+            else:
+                self.socket.send_multipart((head, payload), copy=len(payload) < 4096)
+        except zmq.Again:  # the socket's send timeout: the consumer closed its input gate
+            raise ConsumerGoneError(
+                f"output channel {self._channel}: the consumer takes no more frames (it "
+                "stopped: canceled, or failed on its side)"
+            ) from None
 
     def receive_credits(self) -> None:
         """Takes the credits that arrived and sends what the backlog may now send."""
         sock = self.socket
         while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             frames = sock.recv_multipart()
-            token, kind, _ = HEADER.unpack(frames[0])
+            token, kind, _, sequence = HEADER.unpack(frames[0])
             if token == self._token and kind == Kind.CREDIT:
+                check_sequence(
+                    self._credits_seen, sequence, f"credit for output channel {self._channel}"
+                )
+                self._credits_seen += 1
                 self._credit += CREDIT.unpack(frames[1])[0]
         backlog = self._backlog
         while backlog and (backlog[0][0] != Kind.BUFFER or self._credit > 0):

@@ -24,6 +24,11 @@ class StateBackendConfig:
     local_recovery: bool = False  # execution.state-recovery.from-local
 
 
+def local_state_name(operator_uid: str, subtask: int) -> str:
+    """What an operator subtask's local directories are named after."""
+    return f"{operator_uid}-{subtask}"
+
+
 def local_job_dir(config: StateBackendConfig, job_id: str) -> str:
     """Where the subtasks of ``job_id`` on this machine keep local state."""
     return os.path.join(config.local_root or tempfile.gettempdir(), "barrierflow", job_id)
@@ -45,6 +50,24 @@ def local_recovery_dir(config: StateBackendConfig, job_id: str, name: str) -> st
     """Where subtask ``name`` keeps the local copy of its last completed checkpoint: outside
     its attempt's directory, so that the next attempt on this machine finds it."""
     return os.path.join(local_job_dir(config, job_id), "local-recovery", name)
+
+
+def remove_local_state(config: StateBackendConfig, job_id: str, names: list[str]) -> None:
+    """The job ended for good (canceled, or failed with no restart left): removes what the
+    subtasks ``names`` kept on this machine for a restart (local recovery copies, attempt
+    directories), then the job's directory if no other subtask's state is left in it. Only
+    the slot that ran them calls this, after they stopped; other slots of the machine may still
+    be stopping, so nothing of theirs is touched."""
+    job_dir = local_job_dir(config, job_id)
+    for name in names:
+        shutil.rmtree(local_recovery_dir(config, job_id, name), ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.listdir(job_dir):
+                if entry.rpartition("-a")[0] == name:
+                    shutil.rmtree(os.path.join(job_dir, entry), ignore_errors=True)
+    for empty in (os.path.join(job_dir, "local-recovery"), job_dir):
+        with contextlib.suppress(OSError):  # not empty: another slot's, or gone already
+            os.rmdir(empty)
 
 
 def create_keyed_state_backend(

@@ -1,0 +1,74 @@
+"""A ``Deployer`` that runs each slot of an attempt on a thread of this process, with the real
+task executor, network and state backends: the whole runtime without Spark, for tests of what
+slots do (and leave on disk) that the JobMaster cannot see.
+
+**Threading:** ``submit`` on the JobMaster's thread; one thread per slot; ``on_done`` from the
+last slot thread to end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
+
+
+class _AllGather:
+    """Spark's ``BarrierTaskContext.allGather`` among the slot threads of one attempt."""
+
+    def __init__(self, parties: int) -> None:
+        self._messages: list[str | None] = [None] * parties
+        self._barrier = threading.Barrier(parties, timeout=60)
+
+    def __call__(self, slot: int, message: str) -> list[str]:
+        self._messages[slot] = message
+        self._barrier.wait()
+        return [m for m in self._messages if m is not None]
+
+
+class ThreadSubmittedAttempt:
+    def __init__(self, threads: list[threading.Thread]) -> None:
+        self._threads = threads
+
+    def cancel(self) -> None:
+        """Slot threads cannot be killed; they stop when the JobMaster cancels the attempt."""
+
+    def join(self, timeout_s: float) -> bool:
+        for thread in self._threads:
+            thread.join(timeout_s)
+        return not any(t.is_alive() for t in self._threads)
+
+
+class ThreadDeployer:
+    def submit(
+        self,
+        slots: list[SlotDescriptor],
+        description: str,
+        on_done: Callable[[BaseException | None], None],
+    ) -> ThreadSubmittedAttempt:
+        gather = _AllGather(len(slots))
+        errors: list[BaseException] = []
+        remaining = [len(slots)]
+        lock = threading.Lock()
+
+        def run(slot: SlotDescriptor) -> None:
+            try:
+                run_slot(slot, lambda message: gather(slot.slot, message))
+            except BaseException as e:  # noqa: BLE001 - reported through on_done
+                errors.append(e)
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last:  # as a Spark job: done when every task is, failed if one failed
+                on_done(errors[0] if errors else None)
+
+        threads = [
+            threading.Thread(
+                target=run, args=(s,), name=f"{description} slot {s.slot}", daemon=True
+            )
+            for s in slots
+        ]
+        for thread in threads:
+            thread.start()
+        return ThreadSubmittedAttempt(threads)

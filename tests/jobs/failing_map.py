@@ -1,0 +1,21 @@
+"""A job whose map function raises on record 5000, for ``barrierflow run``: what a user sees on
+the console when a job fails for good. Argument: a directory for its checkpoints and output."""
+
+import sys
+
+from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors import FileSink, SequenceSource
+
+
+def refuse_5000(value: int) -> int:
+    if value == 5000:
+        raise ValueError(f"bad record {value}")
+    return value
+
+
+env = StreamExecutionEnvironment().set_parallelism(2)
+env.enable_checkpointing(200)
+env.get_checkpoint_config().set_checkpoint_storage(f"{sys.argv[1]}/checkpoints")
+numbers = env.from_source(SequenceSource(1, 20_000), "numbers")
+numbers.map(refuse_5000).sink_to(FileSink(f"{sys.argv[1]}/out"))
+env.execute("failing-map")

@@ -1,0 +1,69 @@
+"""A job for the web UI, REST and metrics tests: numbers read at a bounded pace, a keyed count
+behind a key-group shuffle, a sink; it runs until it is canceled, checkpointing every
+``interval_ms``. Shipped to Spark workers by value (cloudpickle), since ``tests`` is not
+installed there.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cloudpickle
+
+from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.state import ValueStateDescriptor
+
+KEYS = 1000
+
+
+class Paced(MapFunction):
+    """About ``per_second`` records a second, so the job runs until it is canceled."""
+
+    def __init__(self, per_second: int) -> None:
+        self.per_second = per_second
+
+    def map(self, value):
+        if value % 100 == 0:
+            time.sleep(100 / self.per_second)
+        return value
+
+
+class CountPerKey(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+
+    def process_element(self, value, ctx):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        yield (value % KEYS, count)
+
+
+cloudpickle.register_pickle_by_value(__import__(__name__, fromlist=["_"]))
+
+
+def build(
+    env: StreamExecutionEnvironment,
+    checkpoint_dir: str,
+    savepoint_dir: str,
+    interval_ms: int = 300,
+    per_second: int = 20_000,
+) -> StreamExecutionEnvironment:
+    env.configure({"rest.port": 0, "execution.checkpointing.savepoint-dir": savepoint_dir})
+    env.enable_checkpointing(interval_ms)
+    env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
+    (
+        env.from_source(SequenceSource(1, 10**12), "numbers")
+        .set_parallelism(1)
+        .map(Paced(per_second))
+        .name("paced")
+        .key_by(lambda v: v % KEYS)
+        .process(CountPerKey())
+        .name("count per key")
+        .set_parallelism(2)
+        .sink_to(DiscardingSink())
+        .name("discard")
+        .set_parallelism(2)
+    )
+    return env
