@@ -15,13 +15,13 @@ _EXPORTS = {
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
     "ConfigurationError": "barrierflow.errors",
-    "JobCanceledError": "barrierflow.cluster.job_master",
+    "JobCanceledError": "barrierflow.cluster.job_outcome",
     "JobClient": "barrierflow.api.environment",
-    "JobExecutionError": "barrierflow.cluster.job_master",
-    "JobExecutionResult": "barrierflow.cluster.job_master",
-    "JobStatus": "barrierflow.cluster.job_master",
+    "JobExecutionError": "barrierflow.cluster.job_outcome",
+    "JobExecutionResult": "barrierflow.cluster.job_outcome",
+    "JobStatus": "barrierflow.cluster.job_outcome",
     "RestartStrategies": "barrierflow.cluster.restart_strategy",
-    "SavepointError": "barrierflow.cluster.job_master",
+    "SavepointError": "barrierflow.cluster.job_outcome",
     "SavepointFormatType": "barrierflow.api.environment",
     "StreamExecutionEnvironment": "barrierflow.api.environment",
 }
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         SavepointFormatType,
         StreamExecutionEnvironment,
     )
-    from barrierflow.cluster.job_master import (
+    from barrierflow.cluster.job_outcome import (
         JobCanceledError,
         JobExecutionError,
         JobExecutionResult,

@@ -23,12 +23,9 @@ from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
-from barrierflow.cluster.job_master import (
-    JobExecutionResult,
-    JobMaster,
-    JobPlan,
-    JobStatus,
-)
+from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
+from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration

@@ -18,7 +18,7 @@ from barrierflow.api import environment
 from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
 from barrierflow.cli.status_line import StatusLine
-from barrierflow.cluster.job_master import JobExecutionError
+from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.errors import ConfigurationError
 
 

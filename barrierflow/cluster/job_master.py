@@ -23,7 +23,6 @@ storage through the coordinator.
 from __future__ import annotations
 
 import contextlib
-import enum
 import functools
 import hmac
 import json
@@ -42,30 +41,35 @@ import msgspec
 import zmq
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
-from barrierflow.cluster.job_status import CheckpointSettings, TaskState
+from barrierflow.cluster.job_outcome import (
+    JobCanceledError,
+    JobExecutionError,
+    JobExecutionResult,
+    JobStatus,
+    RestoreStats,
+    SavepointError,
+)
+from barrierflow.cluster.job_plan import JobPlan
+from barrierflow.cluster.job_status import TaskState
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.rest_api import RestApi
-from barrierflow.cluster.rest.server import RestConfig, RestServer, is_loopback
-from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.rest.server import RestServer, is_loopback
 from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
     ClaimedSnapshot,
-    CoordinatorConfig,
     SavepointResult,
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.state_assignment import assign_state
 from barrierflow.coordination.state_mapping import OperatorFate, map_state
-from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointBarrier,
@@ -73,95 +77,13 @@ from barrierflow.protocol.checkpoint_barrier import (
     SnapshotFormat,
 )
 from barrierflow.runtime.operators import OperatorSpec
-from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
+from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_executor import SlotDescriptor
 from barrierflow.state.backends import local_job_dir
 
 log = logging.getLogger("barrierflow.jobmaster")
 
 PING_TIMEOUT_S = 3.0
-NO_REST_SERVER = RestConfig(port=-1)
-
-
-class JobStatus(enum.Enum):
-    CREATED = "CREATED"
-    RUNNING = "RUNNING"
-    RESTARTING = "RESTARTING"
-    FINISHED = "FINISHED"
-    FAILED = "FAILED"
-    CANCELED = "CANCELED"
-
-
-class JobExecutionError(Exception):
-    """The job failed for good; the message is the last attempt's error."""
-
-    def __init__(self, message: str, remote_traceback: str = "") -> None:
-        text = (
-            message if not remote_traceback else f"{message}\n\nTask traceback:\n{remote_traceback}"
-        )
-        super().__init__(text)
-        self.remote_traceback = remote_traceback
-
-
-class JobCanceledError(Exception):
-    pass
-
-
-class SavepointError(Exception):
-    """A savepoint that could not be taken; the message says why."""
-
-
-@dataclass(frozen=True)
-class JobExecutionResult:
-    job_id: str
-    job_name: str
-    attempts: int
-    net_runtime_ms: int
-    final_checkpoint: str | None  # path of the last completed checkpoint's _metadata
-    checkpoint_ids: tuple[int, ...] = ()  # the retained ones
-    num_completed_checkpoints: int = 0
-    num_failed_checkpoints: int = 0
-    checkpoint_history: tuple[CheckpointRecord, ...] = ()  # completed and failed, oldest first
-    processing_ms: int = 0  # last attempt: all tasks running -> all tasks finished
-    restores: tuple[RestoreStats, ...] = ()  # one per attempt that restored a checkpoint
-
-    def get_job_id(self) -> str:
-        return self.job_id
-
-    def get_net_runtime(self) -> int:
-        return self.net_runtime_ms
-
-
-@dataclass(frozen=True)
-class RestoreStats:
-    """How an attempt restored its state: what it read from checkpoint storage (nothing when
-    every subtask used its local copy) and how long the slowest subtask took."""
-
-    attempt: int
-    checkpoint_id: int
-    bytes_read: int
-    max_restore_ms: float
-
-
-@dataclass
-class JobPlan:
-    job_id: str
-    job_name: str
-    graph: ExecutionGraph
-    task_config: TaskConfig
-    coordinator_config: CoordinatorConfig  # interval None: checkpointing off (savepoints only)
-    restart_strategy: RestartStrategy
-    restore_from: CheckpointMetadata | None = None
-    restore_root_uri: str | None = None
-    claim_restored: bool = False  # execution.state-recovery.claim-mode CLAIM
-    allow_non_restored_state: bool = False  # execution.state-recovery.ignore-unclaimed-state
-    savepoint_dir: str | None = None  # execution.checkpointing.savepoint-dir
-    retain_on_cancel: bool = False  # externalized-checkpoint-retention RETAIN_ON_CANCELLATION
-    resume: bool = False  # take over the retained checkpoints of an earlier JobMaster of the job
-    bind_host: str = "127.0.0.1"  # where the JobMaster listens
-    slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
-    heartbeat_timeout_s: float = 10.0
-    rest: RestConfig = NO_REST_SERVER  # the REST API and web UI; none unless asked for
 
 
 @dataclass
@@ -198,7 +120,9 @@ class JobMaster:
         """``network``: by default a ROUTER on ``plan.bind_host``."""
         self.plan = plan
         # What the REST API, the metrics and status lines read, from any thread.
-        self.status_view = JobStatusView(plan.job_id, plan.graph.job_graph, _settings(plan))
+        self.status_view = JobStatusView(
+            plan.job_id, plan.graph.job_graph, plan.checkpoint_settings()
+        )
         self.status = JobStatus.CREATED
         self.rest_url: str | None = None
         self._rest: RestServer | None = None
@@ -868,29 +792,6 @@ class JobMaster:
             processing_ms=processing_ms,
             restores=tuple(self._restores),
         )
-
-
-def _settings(plan: JobPlan) -> CheckpointSettings:
-    """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""
-    cc, tc = plan.coordinator_config, plan.task_config
-    return CheckpointSettings(
-        enabled=cc.interval_s is not None,
-        exactly_once=tc.exactly_once,
-        interval_ms=round((cc.interval_s or 0) * 1000),
-        timeout_ms=round(cc.timeout_s * 1000),
-        min_pause_ms=round(cc.min_pause_s * 1000),
-        max_concurrent=cc.max_concurrent,
-        tolerable_failures=cc.tolerable_failures,
-        num_retained=cc.num_retained,
-        unaligned=tc.unaligned_checkpoints,
-        aligned_timeout_ms=tc.aligned_checkpoint_timeout_ms,
-        retain_on_cancel=plan.retain_on_cancel,
-        state_backend=tc.state_backend.kind,
-        incremental=tc.state_backend.incremental,
-        storage_uri=tc.storage_uri,
-        savepoint_dir=plan.savepoint_dir,
-        checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
-    )
 
 
 def _first_line(error: BaseException) -> str:

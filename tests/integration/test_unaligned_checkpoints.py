@@ -14,7 +14,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_master import JobCanceledError
+from barrierflow.cluster.job_outcome import JobCanceledError
 from tests.jobs import backpressured
 
 pytestmark = pytest.mark.spark

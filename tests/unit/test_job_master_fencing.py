@@ -14,7 +14,8 @@ import pytest
 from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_master import JobMaster, JobPlan
+from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig

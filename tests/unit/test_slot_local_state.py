@@ -15,7 +15,8 @@ from barrierflow import (
     RestartStrategies,
     StreamExecutionEnvironment,
 )
-from barrierflow.cluster.job_master import NO_REST_SERVER, JobMaster
+from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.state.backends import local_job_dir
 from barrierflow.testing.thread_deployer import ThreadDeployer
 from tests.jobs import odd_even
