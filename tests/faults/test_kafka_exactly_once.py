@@ -118,9 +118,14 @@ def test_the_source_restores_at_another_parallelism_from_a_retained_checkpoint(
     spark, kafka, tmp_path
 ):
     """A job reading 4 partitions at parallelism 2 fails for good mid-stream; its last
-    checkpoint restores at parallelism 3: every value is summed exactly once overall."""
+    checkpoint restores at parallelism 3: every value is summed exactly once overall.
+
+    The fault fires at the first record after a checkpoint completed; the input lasts several
+    seconds (about 5 s at 0.5 ms a record), so that a loaded machine, whose first checkpoint
+    (through the Kafka sink's transaction) takes longer, still completes one mid-stream."""
+    n = 20_000
     topic = kafka.create_topic(f"numbers4-{uuid.uuid4().hex[:8]}", 4)
-    kafka.produce(topic, [str(i).encode() for i in range(1, N + 1)], lambda i: i % 4)
+    kafka.produce(topic, [str(i).encode() for i in range(1, n + 1)], lambda i: i % 4)
     out = kafka.create_topic(f"sums4-{uuid.uuid4().hex[:8]}", 2)
     sink = kafka_sums.kafka_sink(kafka.bootstrap_servers, out, f"rescale-{out}")
     ckpt = str(tmp_path / "ckpt")
@@ -128,7 +133,7 @@ def test_the_source_restores_at_another_parallelism_from_a_retained_checkpoint(
     first = StreamExecutionEnvironment().set_parallelism(2)
     fault = odd_even.Fault("raise", 0, str(tmp_path / "fired"), ckpt)  # after a checkpoint
     kafka_sums.build(
-        first, kafka.bootstrap_servers, topic, sink, ckpt, fault, 2, restarts=0, delay_s=0.001
+        first, kafka.bootstrap_servers, topic, sink, ckpt, fault, 2, restarts=0, delay_s=0.0005
     )
     first.set_restart_strategy(RestartStrategies.no_restart())
     with pytest.raises(Exception, match="injected failure"):
@@ -142,4 +147,4 @@ def test_the_source_restores_at_another_parallelism_from_a_retained_checkpoint(
     second.execute("rescaled")
 
     rows = [json.loads(v) for _, _, v in kafka.read_committed(out)]
-    odd_even.check_exactly_once(rows, N)
+    odd_even.check_exactly_once(rows, n)
