@@ -185,7 +185,7 @@ def _log_to_console(verbose: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
-    for noisy in ("py4j", "kafka", "urllib3"):
+    for noisy in ("py4j", "kafka", "urllib3", "botocore", "boto3", "s3transfer"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import random
+import re
 import secrets
 import shutil
 import socket
@@ -90,6 +91,7 @@ PING_TIMEOUT_S = 3.0
 class _Failure:
     error: str
     traceback: str = ""
+    recoverable: bool = True  # False: a restart would fail the same way (no restart is tried)
 
 
 @dataclass
@@ -251,7 +253,8 @@ class JobMaster:
                     return self._result(number, started)
                 # Decided before stopping: the slots remove their local state if the job ends.
                 delay = None
-                if not self._canceled:
+                failure = attempt.failure
+                if not self._canceled and (failure is None or failure.recoverable):
                     delay = self.plan.restart_strategy.on_failure(time.monotonic())
                 self._stop_attempt(attempt, job_ended=delay is None)
                 self._coordinator.attempt_ended(f"attempt {number} ended")
@@ -267,14 +270,17 @@ class JobMaster:
                     raise JobCanceledError(
                         f"job {self.plan.job_name} ({self.plan.job_id}) was canceled"
                     )
-                failure = attempt.failure
                 if delay is None:
                     self.status = JobStatus.FAILED
+                    why = (
+                        f"restart strategy "
+                        f"{getattr(self.plan.restart_strategy, 'description', '')} gave up"
+                        if failure.recoverable
+                        else "the failure is not one a restart can fix"
+                    )
                     raise JobExecutionError(
                         f"job {self.plan.job_name} ({self.plan.job_id}) failed after {number} "
-                        f"attempt(s); restart strategy "
-                        f"{getattr(self.plan.restart_strategy, 'description', '')} gave up. "
-                        f"Last error: {failure.error}",
+                        f"attempt(s); {why}. Last error: {failure.error}",
                         failure.traceback,
                     )
                 self.status = JobStatus.RESTARTING
@@ -650,6 +656,16 @@ class JobMaster:
         attempt.spark_done = True
         attempt.spark_error = error
         if error is not None and attempt.failure is None:
+            missing = None if attempt.slots else _unloadable_code(error)
+            if missing is not None:  # no slot started: the executors cannot load the job
+                attempt.failure = _Failure(
+                    f"the executors cannot load the job's code ({missing}): make the modules "
+                    "the job's functions come from importable there (spark-submit --py-files, "
+                    "or install them into the executors' Python); not restarted, since every "
+                    "attempt would fail the same way",
+                    recoverable=False,
+                )
+                return
             attempt.failure = _Failure(
                 f"the Spark job of attempt {attempt.number} failed: {_first_line(error)}"
             )
@@ -792,6 +808,18 @@ class JobMaster:
             processing_ms=processing_ms,
             restores=tuple(self._restores),
         )
+
+
+_UNLOADABLE = re.compile(
+    r"(ModuleNotFoundError: No module named [^\n]+|AttributeError: Can't get attribute [^\n]+)"
+)
+
+
+def _unloadable_code(error: BaseException) -> str | None:
+    """The error by which a Python worker could not unpickle the slots' code, if that is why
+    the Spark job failed."""
+    found = _UNLOADABLE.search(str(error))
+    return found.group(1).strip() if found else None
 
 
 def _first_line(error: BaseException) -> str:
