@@ -1,13 +1,34 @@
 """User functions, PyFlink-style.
 
 Plain callables work wherever a function is expected (``map(lambda x: ...)``); the classes
-here add ``open``/``close`` and, for keyed processing, a runtime context to declare state.
+here add ``open``/``close`` and, for keyed processing, a runtime context to declare state and
+a timer service.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
+
+
+class TimeDomain(enum.Enum):
+    """Which clock a timer follows: the watermark (event time) or the wall clock."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService(Protocol):
+    """What ``ctx.timer_service()`` gives a keyed function: timers of the current key, in epoch
+    milliseconds. One timer per key and time: registering it again does nothing."""
+
+    def current_processing_time(self) -> int: ...
+    def current_watermark(self) -> int: ...
+    def register_event_time_timer(self, timestamp: int) -> None: ...
+    def register_processing_time_timer(self, timestamp: int) -> None: ...
+    def delete_event_time_timer(self, timestamp: int) -> None: ...
+    def delete_processing_time_timer(self, timestamp: int) -> None: ...
 
 
 class RuntimeContext:
@@ -69,17 +90,111 @@ class FilterFunction(Function):
         raise NotImplementedError
 
 
+class _ElementContext:
+    """The context of one record (or one timer): its timestamp, the key, the timers."""
+
+    __slots__ = ("_key_context", "_timer_service", "_timestamp")
+
+    def __init__(self, key_context, timer_service: TimerService | None) -> None:
+        self._key_context = key_context
+        self._timer_service = timer_service
+        self._timestamp: int | None = None
+
+    def timestamp(self) -> int | None:
+        """The record's event timestamp (the timer's time in ``on_timer``); None if the
+        stream has no event time."""
+        return self._timestamp
+
+    def timer_service(self) -> TimerService:
+        if self._timer_service is None:
+            raise RuntimeError(
+                "timers are only available in functions applied to a KeyedStream "
+                "(call key_by() before process())"
+            )
+        return self._timer_service
+
+    def get_current_key(self) -> Any:
+        return self._key_context.key
+
+
+class _OnTimerContext(_ElementContext):
+    __slots__ = ("_time_domain",)
+
+    def __init__(self, key_context, timer_service: TimerService | None) -> None:
+        super().__init__(key_context, timer_service)
+        self._time_domain = TimeDomain.EVENT_TIME
+
+    def time_domain(self) -> TimeDomain:
+        return self._time_domain
+
+
 class KeyedProcessFunction(Function):
-    """Processes each record of a KeyedStream with access to the state of its key."""
+    """Processes each record of a KeyedStream with access to the state and the timers of its
+    key. ``on_timer`` runs when a timer of the key fires, on the task's thread between records
+    (never at the same time as ``process_element``), with that key current."""
 
-    class Context:
-        __slots__ = ("_key_context",)
+    Context = _ElementContext
+    OnTimerContext = _OnTimerContext
 
-        def __init__(self, key_context) -> None:
-            self._key_context = key_context
+    def process_element(self, value: Any, ctx: _ElementContext) -> Iterable[Any]:
+        raise NotImplementedError
 
-        def get_current_key(self) -> Any:
-            return self._key_context.key
+    def on_timer(self, timestamp: int, ctx: _OnTimerContext) -> Iterable[Any] | None:
+        pass
 
-    def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterable[Any]:
+
+class ProcessFunction(Function):
+    """Processes each record of a (not keyed) DataStream; ``ctx.timestamp()`` is the record's
+    event timestamp. Timers need keys: use a KeyedProcessFunction after key_by()."""
+
+    Context = _ElementContext
+
+    def process_element(self, value: Any, ctx: _ElementContext) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class ReduceFunction(Function):
+    """Combines two values of the same key (and window) into one."""
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        raise NotImplementedError
+
+
+class AggregateFunction(Function):
+    """An accumulator per key and window: ``add`` each value, ``get_result`` when it fires,
+    ``merge`` two when session windows merge."""
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_result(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def merge(self, acc_a: Any, acc_b: Any) -> Any:
+        raise NotImplementedError
+
+
+class ProcessWindowFunction(Function):
+    """Called once per firing of a window with all its elements (or the one result of a
+    ``reduce``/``aggregate`` given it)."""
+
+    class Context(Protocol):
+        def window(self) -> Any: ...
+        def current_processing_time(self) -> int: ...
+        def current_watermark(self) -> int: ...
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def clear(self, context: Any) -> None:
+        pass
+
+
+class WindowFunction(Function):
+    """The older form of ``ProcessWindowFunction``: the window instead of a context."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError

@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
+from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.errors import ConfigurationError
+from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.functions import (
     FilterFunction,
     FlatMapFunction,
     KeyedProcessFunction,
     MapFunction,
+    ProcessFunction,
 )
 from barrierflow.graph.transformation import (
     PartitionerSpec,
@@ -21,6 +25,8 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
+from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
+from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
 if TYPE_CHECKING:
     from barrierflow.api.environment import StreamExecutionEnvironment
@@ -60,7 +66,30 @@ class DataStream:
         fn = _check_callable(func, "filter", "filter()")
         return self._then(TransformationKind.FILTER, "Filter", fn)
 
-    def key_by(self, key_selector: Callable[[Any], Any]) -> KeyedStream:
+    def process(self, func: ProcessFunction, output_type: Any = None) -> DataStream:
+        """A ProcessFunction on each record (no key: no state, no timers)."""
+        if not (hasattr(func, "process_element") and callable(func.process_element)):
+            raise ConfigurationError(f"process() needs a ProcessFunction, got {func!r}")
+        return self._then(TransformationKind.PROCESS, type(func).__name__, func)
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
+        """Gives the records event timestamps and generates watermarks, from here on; the
+        watermarks of the stream before are replaced by these."""
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise ConfigurationError(
+                "assign_timestamps_and_watermarks() needs a WatermarkStrategy (from "
+                f"barrierflow.common), got {watermark_strategy!r}"
+            )
+        return self._then(
+            TransformationKind.TIMESTAMPS, "Timestamps/Watermarks", watermark_strategy
+        )
+
+    def window_all(self, window_assigner: WindowAssigner) -> WindowedStream:
+        """Windows over the whole stream, in one subtask (parallelism 1)."""
+        return WindowedStream(self.key_by(_all_in_one), window_assigner, all_windows=True)
+
+    def key_by(self, key_selector: Callable[[Any], Any], key_type: Any = None) -> KeyedStream:
+        key_selector = getattr(key_selector, "get_key", key_selector)  # a KeySelector
         if not callable(key_selector):
             raise ConfigurationError(f"key_by() needs a function, got {key_selector!r}")
         t = Transformation(
@@ -135,12 +164,65 @@ class KeyedStream(DataStream):
         super().__init__(env, transformation)
         self._key_selector = key_selector
 
-    def process(self, func: KeyedProcessFunction) -> DataStream:
+    def process(self, func: KeyedProcessFunction, output_type: Any = None) -> DataStream:
         if not (hasattr(func, "process_element") and callable(func.process_element)):
             raise ConfigurationError(f"process() needs a KeyedProcessFunction, got {func!r}")
         return self._then(
             TransformationKind.PROCESS, type(func).__name__, func, key_selector=self._key_selector
         )
+
+    # --- windows ----------------------------------------------------------------------------
+
+    def window(self, window_assigner: WindowAssigner) -> WindowedStream:
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Windows of ``size`` records per key; with ``slide``, one every ``slide`` records
+        holding the last ``size`` (Flink's GlobalWindows with a count trigger)."""
+        for what, n in (("size", size), ("slide", slide)):
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+                raise ConfigurationError(
+                    f"count_window(): {what} must be a positive int, got {n!r}"
+                )
+        if not slide:
+            trigger = PurgingTrigger.of(CountTrigger.of(size))
+            return WindowedStream(self, GlobalWindows.create(), trigger=trigger)
+        return WindowedStream(
+            self, GlobalWindows.create(), trigger=CountTrigger.of(slide),
+            evictor=CountEvictor.of(size),
+        )  # fmt: skip
+
+    # --- rolling aggregations ---------------------------------------------------------------
+
+    def reduce(self, func: Any) -> DataStream:
+        """The running reduction of each key: one output per record."""
+        if not callable(getattr(func, "reduce", func)):
+            raise ConfigurationError(f"reduce() needs a ReduceFunction or a function, got {func!r}")
+        return self._rolling(RollingReduce(func), "Reduce")
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self._rolling(FieldAggregation("sum", position_to_sum), "Sum")
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self._rolling(FieldAggregation("min", position_to_min), "Min")
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self._rolling(FieldAggregation("max", position_to_max), "Max")
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        return self._rolling(FieldAggregation("min_by", position_to_min_by), "MinBy")
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        return self._rolling(FieldAggregation("max_by", position_to_max_by), "MaxBy")
+
+    def _rolling(self, fn: KeyedProcessFunction, name: str) -> DataStream:
+        return self._then(
+            TransformationKind.PROCESS, name, fn, key_selector=self._key_selector
+        )
+
+
+def _all_in_one(_record: Any) -> int:
+    return 0
 
 
 class DataStreamSink(DataStream):

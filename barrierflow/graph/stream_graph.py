@@ -15,6 +15,7 @@ from barrierflow.graph.transformation import (
     Partitioning,
     Transformation,
     TransformationKind,
+    new_id,
 )
 
 
@@ -81,7 +82,7 @@ def build_stream_graph(
         )
         nodes[t.id] = node
         for upstream, partitioner in _resolve_inputs(t):
-            source = node_for(upstream)
+            source = _after_source_timestamps(node_for(upstream), upstream, order)
             edge = StreamEdge(source, node, _default_partitioner(partitioner, source, node))
             source.out_edges.append(edge)
             node.in_edges.append(edge)
@@ -99,6 +100,31 @@ def build_stream_graph(
             )
         uids[n.uid] = n
     return StreamGraph(job_name, order, max_parallelism)
+
+
+def _after_source_timestamps(
+    node: StreamNode, t: Transformation, order: list[StreamNode]
+) -> StreamNode:
+    """A source given a watermark strategy (``from_source(source, strategy, name)``) is
+    followed by the operator that assigns timestamps and generates watermarks, chained to it;
+    its consumers read from that operator."""
+    if t.watermark_strategy is None:
+        return node
+    if node.out_edges and node.out_edges[0].target.kind is TransformationKind.TIMESTAMPS:
+        return node.out_edges[0].target
+    timestamps = StreamNode(
+        new_id(),
+        TransformationKind.TIMESTAMPS,
+        "Timestamps/Watermarks",
+        f"{node.uid}-timestamps",
+        node.parallelism,
+        t.watermark_strategy,
+    )
+    edge = StreamEdge(node, timestamps, PartitionerSpec(Partitioning.FORWARD))
+    node.out_edges.append(edge)
+    timestamps.in_edges.append(edge)
+    order.append(timestamps)
+    return timestamps
 
 
 def _resolve_inputs(

@@ -19,6 +19,8 @@ class TransformationKind(enum.Enum):
     FILTER = "filter"
     PROCESS = "process"
     SINK = "sink"
+    TIMESTAMPS = "timestamps"  # assigns event timestamps and generates watermarks
+    WINDOW = "window"
     PARTITION = "partition"  # virtual: sets the partitioner of the edge to the next operator
     UNION = "union"  # virtual: the next operator reads all inputs
 
@@ -38,6 +40,11 @@ class PartitionerSpec:
 _ids = itertools.count()
 
 
+def new_id() -> int:
+    """A node id no transformation has (for nodes the translation adds)."""
+    return next(_ids)
+
+
 @dataclass(eq=False)
 class Transformation:
     kind: TransformationKind
@@ -48,6 +55,7 @@ class Transformation:
     partitioner: PartitionerSpec | None = None
     parallelism: int | None = None
     uid: str | None = None
+    watermark_strategy: Any = None  # a source's: timestamps and watermarks right after it
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -6,8 +6,12 @@ channel and direction, from 0 for HELLO and for the first credit). zmq reconnect
 connection silently and may drop the frames queued in it; a receiver that finds a gap fails the
 attempt (``ChannelSequenceError``), which restarts from the last checkpoint.
 
-Buffers carry a pickled list of records (docs/adr/0002-record-and-state-serialization.md);
-credits and cancel markers a few packed integers. A barrier carries its frame version (u8),
+Buffers carry a pickled list of records (docs/adr/0002-record-and-state-serialization.md), or,
+once a stream has event timestamps, a pickled pair (records, timestamps) of two lists of equal
+length: a job without event time pays nothing for them, and the consumer tells the two apart by
+the type it unpickles. Watermarks carry their timestamp (i64, epoch milliseconds), watermark
+status frames one byte (1: the producer is idle, 0: active again); credits and cancel markers
+a few packed integers. A barrier carries its frame version (u8),
 then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field added later,
 with a default, is read by older consumers of the same version and defaulted by newer ones.
 Performs no I/O.
@@ -25,6 +29,9 @@ from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 HEADER = struct.Struct("<QBIQ")
 CHECKPOINT_ID = struct.Struct("<q")
 CREDIT = struct.Struct("<I")
+WATERMARK = struct.Struct("<q")
+IDLE = b"\x01"
+ACTIVE = b"\x00"
 BARRIER_FRAME_VERSION = 1
 
 
@@ -42,6 +49,8 @@ class Kind(enum.IntEnum):
     END_OF_PARTITION = 5  # nothing more at all
     CREDIT = 6  # consumer -> producer
     PRIORITY_BARRIER = 7  # a barrier that overtook the buffers queued before it
+    WATERMARK = 8  # event time of the producer advanced; in band, behind its records
+    WATERMARK_STATUS = 9  # the producer became idle (IDLE) or active again (ACTIVE)
 
 
 class ChannelSequenceError(Exception):

@@ -1,7 +1,11 @@
 """Stream operators: what a chain runs, a list of records at a time.
 
 An operator takes the records of one buffer and returns its outputs as a list, which is faster
-in Python than pushing records one by one through the chain. A failure in user code is raised
+in Python than pushing records one by one through the chain. Once a stream has event time,
+records come with their timestamps in a parallel list (``process_timed``); a job without event
+time never takes that path, and so pays nothing for it. Watermarks and processing time reach
+the operators that keep timers between buffers (``on_watermark``, ``on_processing_time``), on
+the task thread, never while a buffer is being processed. A failure in user code is raised
 as ``UserFunctionError`` naming the operator, the subtask, the record (and key), with the
 original exception chained.
 
@@ -18,13 +22,26 @@ from typing import Any
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.connectors.source import SourceReader, SourceReaderContext
-from barrierflow.functions import Function, KeyedProcessFunction, RuntimeContext
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.eventtime.watermark_strategy import WatermarkGenerator, WatermarkStrategy
+from barrierflow.eventtime.watermark_valve import MIN_WATERMARK
+from barrierflow.functions import (
+    Function,
+    KeyedProcessFunction,
+    ProcessFunction,
+    RuntimeContext,
+    TimeDomain,
+)
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.operator_state import OperatorStateStore
+
+# What an operator returns with timestamps: the records and their event timestamps.
+Timed = tuple[list[Any], list[int]]
 
 
 class UserFunctionError(Exception):
@@ -78,6 +95,10 @@ def _describe_record(record: Any) -> str:
 
 
 class Operator:
+    assigns_timestamps = False  # a TimestampsAndWatermarksOperator: event time starts here
+    uses_event_time = False  # keeps event-time timers: the end of input fires them
+    has_timers = False  # on_watermark / on_processing_time may return records
+
     def __init__(self, spec: OperatorSpec) -> None:
         self.uid = spec.uid
         self.name = spec.name
@@ -99,6 +120,19 @@ class Operator:
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         raise NotImplementedError
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        """``process_batch`` for records with event timestamps. This default fits operators
+        with one output per input (map); the others override it."""
+        return self.process_batch(records), timestamps
+
+    def on_watermark(self, watermark: int) -> Timed | None:
+        """The event time advanced to ``watermark``: what fired timers emit."""
+        return None
+
+    def on_processing_time(self, now_ms: int) -> Timed | None:
+        """What processing-time timers due at ``now_ms`` emit."""
+        return None
 
     def finish(self) -> list[Any]:
         """End of input: returns what the operator still buffers."""
@@ -158,6 +192,23 @@ class FlatMapOperator(Operator):
         return out
 
 
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        fn = _method(self.spec.function, "flat_map")
+        out: list[Any] = []
+        out_ts: list[int] = []
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                result = fn(record)
+                if result is not None:
+                    before = len(out)
+                    out.extend(result)
+                    out_ts.extend([timestamp] * (len(out) - before))
+        except Exception as e:
+            raise self.failure(record, e) from e
+        return out, out_ts
+
+
 class FilterOperator(Operator):
     def process_batch(self, records: list[Any]) -> list[Any]:
         fn = _method(self.spec.function, "filter")
@@ -172,9 +223,117 @@ class FilterOperator(Operator):
             raise self.failure(record, e) from e
         return out
 
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        fn = _method(self.spec.function, "filter")
+        out: list[Any] = []
+        out_ts: list[int] = []
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                if fn(record):
+                    out.append(record)
+                    out_ts.append(timestamp)
+        except Exception as e:
+            raise self.failure(record, e) from e
+        return out, out_ts
 
-class KeyedProcessOperator(Operator):
+
+class ProcessOperator(Operator):
+    """A ``ProcessFunction`` on a stream that is not keyed: no state, no timers."""
+
     def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self._ctx = ProcessFunction.Context(None, None)
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        process = self.spec.function.process_element
+        ctx = self._ctx
+        out: list[Any] = []
+        out_ts: list[int] = []
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                ctx._timestamp = None if timestamp == NO_TIMESTAMP else timestamp
+                result = process(record, ctx)
+                if result is not None:
+                    before = len(out)
+                    out.extend(result)
+                    out_ts.extend([timestamp] * (len(out) - before))
+        except Exception as e:
+            raise self.failure(record, e) from e
+        return out, out_ts
+
+
+class TimestampsAndWatermarksOperator(Operator):
+    """Gives records their event timestamps by a ``WatermarkStrategy`` and generates the
+    watermarks of this subtask (``periodic_watermark``, every ``pipeline.auto-watermark-
+    interval``). After a source (``from_source(source, strategy, name)``) it runs in the
+    source's task; after any other operator (``assign_timestamps_and_watermarks``), watermarks
+    from upstream stop here, as in Flink, but the end of input passes."""
+
+    assigns_timestamps = True
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        strategy: WatermarkStrategy = self.spec.function
+        self._extract = strategy.extract_timestamp
+        self._has_assigner = strategy.timestamp_assigner is not None
+        self._generator: WatermarkGenerator | None = strategy.create_generator()
+        self._now_ms = 0
+        self._idle_reported = False
+        self.watermark = MIN_WATERMARK
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        raise AssertionError("a timestamp assigner takes records with timestamps (the task's)")
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        if self._has_assigner:
+            extract = self._extract
+            assigned: list[int] = []
+            record = None
+            try:
+                for record, timestamp in zip(records, timestamps, strict=True):
+                    assigned.append(extract(record, timestamp))
+            except Exception as e:
+                raise self.failure(record, e) from e
+            for record, timestamp in zip(records, assigned, strict=True):
+                if type(timestamp) is not int:
+                    raise self.failure(record, TypeError(
+                        "the timestamp assigner must return epoch milliseconds as an int, not "
+                        f"{type(timestamp).__name__} {timestamp!r:.50}"))  # fmt: skip
+            timestamps = assigned
+        if self._generator is not None and timestamps:
+            self._generator.on_event(max(timestamps), self._now_ms)
+        return records, timestamps
+
+    def periodic_watermark(self, now_ms: int) -> tuple[int | None, bool | None]:
+        """(a watermark above the last one, or None; True/False when the subtask became idle
+        or active again since the last call, else None)."""
+        generator = self._generator
+        self._now_ms = now_ms
+        if generator is None:
+            return None, None
+        watermark = generator.on_periodic_emit(now_ms)
+        status = None
+        if generator.idle != self._idle_reported:
+            self._idle_reported = status = generator.idle
+        if watermark > self.watermark:
+            self.watermark = watermark
+            return watermark, status
+        return None, status
+
+
+class KeyedOperator(Operator):
+    """An operator with keyed state and timers: its key groups' state in the configured
+    backend, restored (timers included) before the user's ``open`` sees it."""
+
+    uses_event_time = True
+    has_timers = True
+
+    def open_keyed(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         kg_range = key_group_range_for_subtask(ctx.max_parallelism, ctx.parallelism, ctx.subtask)
         self.backend = create_keyed_state_backend(
@@ -183,29 +342,10 @@ class KeyedProcessOperator(Operator):
         self._recovery_dir = ctx.recovery_dir
         self._input_ended = False
         self._completed_after_end = False
+        self.timers = InternalTimerService(self.backend, ctx.max_parallelism)
         if ctx.restore is not None:
             self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
-        fn: KeyedProcessFunction = self.spec.function
-        self._ctx = KeyedProcessFunction.Context(self.backend.key_context)
-        fn.open(RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend))
-
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        select = self.spec.key_selector
-        process = self.spec.function.process_element
-        key_context = self.backend.key_context
-        ctx = self._ctx
-        out: list[Any] = []
-        extend = out.extend
-        record = None
-        try:
-            for record in records:
-                key_context.key = select(record)
-                result = process(record, ctx)
-                if result is not None:
-                    extend(result)
-        except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
-        return out
+            self.timers.restore()
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id, options))
@@ -230,6 +370,93 @@ class KeyedProcessOperator(Operator):
             # A checkpoint completed after this subtask's input ended, so the job is ending
             # normally: a restart, should one come, can download what it needs.
             shutil.rmtree(self._recovery_dir, ignore_errors=True)
+
+
+class KeyedProcessOperator(KeyedOperator):
+    def open(self, ctx: OperatorContext) -> None:
+        self.open_keyed(ctx)
+        fn: KeyedProcessFunction = self.spec.function
+        self._ctx = KeyedProcessFunction.Context(self.backend.key_context, self.timers)
+        self._timer_ctx = KeyedProcessFunction.OnTimerContext(
+            self.backend.key_context, self.timers
+        )
+        self._on_timer = getattr(fn, "on_timer", None)
+        fn.open(RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend))
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        select = self.spec.key_selector
+        process = self.spec.function.process_element
+        key_context = self.backend.key_context
+        ctx = self._ctx
+        out: list[Any] = []
+        extend = out.extend
+        record = None
+        try:
+            for record in records:
+                key_context.key = select(record)
+                result = process(record, ctx)
+                if result is not None:
+                    extend(result)
+        except Exception as e:
+            raise self.failure(record, e, key_context.key) from e
+        return out
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        select = self.spec.key_selector
+        process = self.spec.function.process_element
+        key_context = self.backend.key_context
+        ctx = self._ctx
+        out: list[Any] = []
+        out_ts: list[int] = []
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                key_context.key = select(record)
+                ctx._timestamp = None if timestamp == NO_TIMESTAMP else timestamp
+                result = process(record, ctx)
+                if result is not None:
+                    before = len(out)
+                    out.extend(result)
+                    out_ts.extend([timestamp] * (len(out) - before))
+        except Exception as e:
+            raise self.failure(record, e, key_context.key) from e
+        return out, out_ts
+
+    def on_watermark(self, watermark: int) -> Timed | None:
+        if watermark <= self.timers.watermark:
+            return None
+        return self._fire(self.timers.advance_watermark(watermark), TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, now_ms: int) -> Timed | None:
+        due = self.timers.next_processing_time()
+        if due is None or due > now_ms:
+            return None
+        return self._fire(self.timers.fire_processing_time(now_ms), TimeDomain.PROCESSING_TIME)
+
+    def _fire(self, timers, domain: TimeDomain) -> Timed:
+        """Calls ``on_timer`` for each due timer; event-time outputs carry the timer's time."""
+        ctx = self._timer_ctx
+        ctx._time_domain = domain
+        on_timer = self._on_timer
+        out: list[Any] = []
+        out_ts: list[int] = []
+        timer = None
+        try:
+            for timer in timers:
+                ctx._timestamp = timer.timestamp
+                result = on_timer(timer.timestamp, ctx) if on_timer is not None else None
+                if result is not None:
+                    before = len(out)
+                    out.extend(result)
+                    stamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else NO_TIMESTAMP
+                    out_ts.extend([stamp] * (len(out) - before))
+        except Exception as e:
+            raise UserFunctionError(
+                f"{self._where} failed in on_timer({timer.timestamp}) "
+                f"({domain.name.lower().replace('_', ' ')} timer) of key {timer.key!r:.100}: "
+                f"{type(e).__name__}: {e}"
+            ) from e
+        return out, out_ts
 
 
 class SourceOperator(Operator):
@@ -333,6 +560,9 @@ class SinkOperator(Operator):
             ) from e
         return []
 
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        return self.process_batch(records), []
+
     def finish(self) -> list[Any]:
         if not self._checkpointing:  # no checkpoint will commit: what savepoints left, and the rest
             pending = [c for p in self._pending for c in p["committables"]]
@@ -355,17 +585,3 @@ class SinkOperator(Operator):
 
     def close(self) -> None:
         self.writer.close()
-
-
-_OPERATORS = {
-    TransformationKind.SOURCE: SourceOperator,
-    TransformationKind.MAP: MapOperator,
-    TransformationKind.FLAT_MAP: FlatMapOperator,
-    TransformationKind.FILTER: FilterOperator,
-    TransformationKind.PROCESS: KeyedProcessOperator,
-    TransformationKind.SINK: SinkOperator,
-}
-
-
-def create_operator(spec: OperatorSpec) -> Operator:
-    return _OPERATORS[spec.kind](spec)

@@ -19,6 +19,16 @@ with checkpointing, wait until a *final* checkpoint completes (one triggered aft
 of the job ended, so every task has finished and 2PC sinks commit their last data; all tasks
 stay until then, so every checkpoint sees every task); then END_OF_PARTITION downstream.
 
+Event time: a buffer of a stream with event time carries the records' timestamps
+(``protocol/frames.py``) and runs through the timed path of the chain. Watermarks come in band:
+the ``WatermarkValve`` combines those of the input channels (the minimum over the active ones),
+a timestamp assigner of the chain generates its own every ``pipeline.auto-watermark-interval``,
+and each new watermark runs through the operators (firing their event-time timers) before it
+goes downstream, behind the records it covers. Processing-time timers are looked at every turn.
+The end of input advances event time to the end of time, firing every event-time timer.
+Watermarks are not checkpointed: a restored task starts from the minimum again (so an unaligned
+checkpoint's data in flight is replayed before any watermark, as it was before the barrier).
+
 Metrics (``TaskIOMetrics``, sent with the slot's heartbeats): records in and out, counted per
 buffer; the time spent waiting for input is idle, waiting for output credit back-pressured,
 the rest busy.
@@ -46,21 +56,32 @@ from barrierflow.checkpoint.channel_state import decode_channel_state
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.eventtime.watermark_valve import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    EmitWatermark,
+    ValveAction,
+    WatermarkValve,
+)
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import (
+    ACTIVE,
     CHECKPOINT_ID,
     FINAL_SNAPSHOT_FOLLOWS,
+    IDLE,
+    WATERMARK,
     Kind,
     decode_barrier,
 )
 from barrierflow.runtime.network.input_gate import InputGate, PriorityBarrier
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
+from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
     SourceOperator,
-    create_operator,
 )
 from barrierflow.runtime.subtask_checkpoint_coordinator import (
     OutputKey,
@@ -78,6 +99,14 @@ CHUNK_TARGET_S = 0.001  # unaligned: how long a chunk of a buffer may run before
 
 class TaskCancelled(Exception):
     pass
+
+
+def _keep(data: list[Any] | tuple[list[Any], list[int]], wanted: Callable[[Any], bool]):
+    """The records of a buffer (with their timestamps, if it has them) that ``wanted``."""
+    if type(data) is not tuple:
+        return [r for r in data if wanted(r)]
+    kept = [(r, t) for r, t in zip(*data, strict=True) if wanted(r)]
+    return [r for r, _ in kept], [t for _, t in kept]
 
 
 class StreamTask:
@@ -109,7 +138,8 @@ class StreamTask:
         # Unaligned: look for priority barriers while backlogged and between chunks of a buffer.
         self._overtakes = config.unaligned_checkpoints and input_gate is not None
         self._chunk = min(64, config.buffer_size)  # records per chunk, adapted to CHUNK_TARGET_S
-        self._unprocessed: tuple[int, list[Any]] | None = None  # the rest of a chunked buffer
+        # the rest of a chunked buffer: its records, or (records, timestamps)
+        self._unprocessed: tuple[int, list[Any] | tuple[list[Any], list[int]]] | None = None
         # Timers (aligned-checkpoint timeout) are looked at every turn, at least this often:
         self._max_wait_ms = 5 if config.aligned_checkpoint_timeout_ms > 0 else 100
 
@@ -194,6 +224,7 @@ class StreamTask:
             self._operators[0] if isinstance(self._operators[0], SourceOperator) else None
         )
         self._chain = self._operators[1:] if self._source else self._operators
+        self._open_event_time()
         self.checkpoints = SubtaskCheckpointCoordinator(d, self, self._operators, self._pool)
         self._poller_in = self._network.poller()
         self._poller_out = self._network.poller()
@@ -221,6 +252,24 @@ class StreamTask:
                 restore_ms=(time.perf_counter() - started) * 1000,
             )
         )
+
+    def _open_event_time(self) -> None:
+        chain = self._chain
+        # Watermarks from upstream stop at the first timestamp assigner of the chain (it makes
+        # its own); the records before it have no timestamps yet.
+        self._assigner_at = [i for i, op in enumerate(chain) if op.assigns_timestamps]
+        first = self._assigner_at[0] if self._assigner_at else len(chain)
+        self._untimed_chain = chain[:first]
+        self._timed_rest = chain[first:]
+        self._timer_ops = [(i, op) for i, op in enumerate(chain) if op.has_timers]
+        # Whether this task deals in event time: it then sends the end of time downstream at
+        # its end of input, so that every event-time timer after it fires.
+        self._event_time = bool(self._assigner_at) or any(op.uses_event_time for op in chain)
+        self._watermarks_flow = bool(self._assigner_at)  # and once a watermark came in
+        self._valve = WatermarkValve(self._gate.num_channels) if self._gate is not None else None
+        self._watermark_out = MIN_WATERMARK  # the last watermark sent downstream
+        self._watermark_interval_s = self.d.config.auto_watermark_interval_ms / 1000
+        self._next_watermark = time.monotonic() + self._watermark_interval_s
 
     def _restore_channel_state(
         self, restore: OperatorRestore, streams: StorageRestoreStreams
@@ -253,15 +302,22 @@ class StreamTask:
                     "restores only into the same job graph (take a savepoint to change it)"
                 )
             for buffer in output.buffers:
-                partition.emit(pickle.loads(buffer))
+                data = pickle.loads(buffer)
+                if type(data) is tuple:
+                    partition.emit_timed(*data)
+                else:
+                    partition.emit(data)
         if by_key_group:
             own = key_group_range_for_subtask(d.config.max_parallelism, d.parallelism, d.subtask)
             key_group = KeyGroupCache(d.config.max_parallelism).key_group
             select = head.key_selector
-            inputs = [[r for r in records if key_group(select(r)) in own] for records in inputs]
-        for records in inputs:
-            if records:
-                self._process(records)
+            inputs = [_keep(data, lambda r: key_group(select(r)) in own) for data in inputs]
+        for data in inputs:
+            if type(data) is tuple:
+                if data[0]:
+                    self._process_timed(*data)
+            elif data:
+                self._process(data)
         for p in self._partitions:
             p.flush()
         self._backlogged()  # sends what the credit granted so far allows
@@ -321,6 +377,10 @@ class StreamTask:
         self._run_mails()
         if self.d.config.unaligned_checkpoints:
             self._on_time()
+        if self._timer_ops:
+            self._fire_processing_timers()
+        if self._assigner_at and time.monotonic() >= self._next_watermark:
+            self._emit_periodic_watermarks()
         if self._backlogged():
             if self._overtakes and self._gate.has_priority():
                 self._on_input(*self._gate.poll_next())
@@ -394,18 +454,28 @@ class StreamTask:
             for mail in self.mailbox.drain():
                 mail()
 
-    def _process_input(self, channel: int, records: list[Any]) -> None:
+    def _process_input(
+        self, channel: int, records: list[Any], timestamps: list[int] | None = None
+    ) -> None:
         """Runs a network buffer through the chain; with unaligned checkpoints in chunks, and
         a priority barrier that arrived meanwhile is handled between two, as are finished
         snapshots (so a slow buffer delays no acknowledgement)."""
         if not self._overtakes:
-            self._process(records)
+            if timestamps is None:
+                self._process(records)
+            else:
+                self._process_timed(records, timestamps)
             return
         gate, n, at = self._gate, len(records), 0
         while at < n:
             chunk = self._chunk
             started = time.perf_counter()
-            self._process(records[at : at + chunk] if at or chunk < n else records)
+            whole = not at and chunk >= n
+            part = records if whole else records[at : at + chunk]
+            if timestamps is None:
+                self._process(part)
+            else:
+                self._process_timed(part, timestamps if whole else timestamps[at : at + chunk])
             at += chunk
             elapsed = time.perf_counter() - started
             if elapsed > 0:  # shrink at once, grow by halves (one slow chunk is no rule)
@@ -415,21 +485,97 @@ class StreamTask:
             if at >= n:
                 break
             if gate.has_priority():
-                self._unprocessed = (channel, records[at:])
+                rest = records[at:]
+                self._unprocessed = (
+                    channel, rest if timestamps is None else (rest, timestamps[at:])
+                )
                 while gate.has_priority():
                     self._on_input(*gate.poll_next())
                 self._unprocessed = None
             self._run_mailbox()  # a snapshot written meanwhile is acknowledged at once
 
     def _process(self, records: list[Any]) -> None:
-        for op in self._chain:
+        for op in self._untimed_chain:
             records = op.process_batch(records)
             if not records:
                 return
+        if self._timed_rest:  # a timestamp assigner: event time starts here
+            self._process_timed(records, [NO_TIMESTAMP] * len(records), self._timed_rest)
+            return
         if self._partitions:
             self.metrics.records_out += len(records)
         for p in self._partitions:
             p.emit(records)
+
+    def _process_timed(
+        self, records: list[Any], timestamps: list[int], chain: list[Operator] | None = None
+    ) -> None:
+        for op in self._chain if chain is None else chain:
+            records, timestamps = op.process_timed(records, timestamps)
+            if not records:
+                return
+        self._emit_timed(records, timestamps)
+
+    def _emit_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        if self._partitions:
+            self.metrics.records_out += len(records)
+        for p in self._partitions:
+            p.emit_timed(records, timestamps)
+
+    # --- event time and timers ------------------------------------------------------------------
+
+    def _advance_watermark(self, watermark: int, start: int = 0) -> None:
+        """Runs ``watermark`` through the chain from operator ``start`` up to the next timestamp
+        assigner (the end of time through all of them), with what fired timers emit, and sends
+        it downstream if it got through the whole chain. Only a task whose input has watermarks,
+        or that makes them, sends any: downstream of a task without, a task ends its own event
+        time at its end of input."""
+        chain = self._chain
+        end = len(chain)
+        if watermark < MAX_WATERMARK:
+            end = next((i for i in self._assigner_at if i >= start), end)
+        records: list[Any] = []
+        timestamps: list[int] = []
+        for op in chain[start:end]:
+            if records:
+                records, timestamps = op.process_timed(records, timestamps)
+            fired = op.on_watermark(watermark)
+            if fired is not None and fired[0]:
+                records, timestamps = records + fired[0], timestamps + fired[1]
+        if records:
+            if end < len(chain):
+                self._process_timed(records, timestamps, chain[end:])
+            else:
+                self._emit_timed(records, timestamps)
+        if self._watermarks_flow and end == len(chain) and watermark > self._watermark_out:
+            self._watermark_out = watermark
+            self.broadcast_event(Kind.WATERMARK, WATERMARK.pack(watermark))
+
+    def _on_valve(self, actions: list[ValveAction]) -> None:
+        for action in actions:
+            if isinstance(action, EmitWatermark):
+                self._advance_watermark(action.timestamp)
+            elif not self._assigner_at:  # an assigner says itself whether it is idle
+                self.broadcast_event(Kind.WATERMARK_STATUS, IDLE if action.idle else ACTIVE)
+
+    def _emit_periodic_watermarks(self) -> None:
+        now_ms = time.time_ns() // 1_000_000
+        last = self._assigner_at[-1]
+        for i in self._assigner_at:
+            watermark, idle = self._chain[i].periodic_watermark(now_ms)
+            if idle is not None and i == last:
+                self.broadcast_event(Kind.WATERMARK_STATUS, IDLE if idle else ACTIVE)
+            if watermark is not None:
+                self._advance_watermark(watermark, i + 1)
+        self._next_watermark = time.monotonic() + self._watermark_interval_s
+
+    def _fire_processing_timers(self) -> None:
+        now_ms = time.time_ns() // 1_000_000
+        chain = self._chain
+        for i, op in self._timer_ops:
+            fired = op.on_processing_time(now_ms)
+            if fired is not None and fired[0]:
+                self._process_timed(*fired, chain[i + 1 :])
 
     # --- what the checkpoint coordinator asks of the task ---------------------------------------
 
@@ -466,7 +612,9 @@ class StreamTask:
     def overtake_barriers(self, checkpoint_id: int) -> None:
         self._gate.overtake(checkpoint_id)
 
-    def unprocessed_input(self) -> tuple[int, list[Any]] | None:
+    def unprocessed_input(
+        self,
+    ) -> tuple[int, list[Any] | tuple[list[Any], list[int]]] | None:
         return self._unprocessed
 
     def send_to_job_master(self, message: msg.Message) -> None:
@@ -481,8 +629,12 @@ class StreamTask:
         if kind == Kind.BUFFER:
             self.checkpoints.on_buffer(channel, payload)
             records = pickle.loads(payload)
-            self.metrics.records_in += len(records)
-            self._process_input(channel, records)
+            if type(records) is tuple:  # with event timestamps
+                self.metrics.records_in += len(records[0])
+                self._process_input(channel, *records)
+            else:
+                self.metrics.records_in += len(records)
+                self._process_input(channel, records)
         elif kind == Kind.PRIORITY_BARRIER:
             assert isinstance(payload, PriorityBarrier)
             barrier = decode_barrier(payload.payload)
@@ -492,9 +644,20 @@ class StreamTask:
         elif kind == Kind.CANCEL_MARKER:
             (cid,) = CHECKPOINT_ID.unpack(payload)
             self.checkpoints.on_cancel_marker(cid)
+        elif kind == Kind.WATERMARK:
+            self._event_time = self._watermarks_flow = True
+            self._on_valve(self._valve.on_watermark(channel, WATERMARK.unpack(payload)[0]))
+        elif kind == Kind.WATERMARK_STATUS:
+            valve = self._valve
+            self._on_valve(
+                valve.on_idle(channel) if payload == IDLE else valve.on_active(channel)
+            )
         elif kind == Kind.END_OF_DATA:
             if payload == FINAL_SNAPSHOT_FOLLOWS:
                 self._await_final = True
+            actions = self._valve.on_end_of_input(channel)  # kept even before any watermark
+            if self._event_time:
+                self._on_valve(actions)
             self._end_of_data_channels.add(channel)
             if len(self._end_of_data_channels) == self._gate.num_channels:
                 self._end_of_input()
@@ -524,7 +687,10 @@ class StreamTask:
     # --- end of input ---------------------------------------------------------------------------
 
     def _end_of_input(self) -> None:
-        """All input was read: flush the chain, tell downstream and the JobMaster."""
+        """All input was read: fire every event-time timer, flush the chain, tell downstream
+        and the JobMaster."""
+        if self._event_time:
+            self._advance_watermark(MAX_WATERMARK)
         records: list[Any] = []
         for op in self._chain:
             if records:

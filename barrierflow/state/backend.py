@@ -100,6 +100,10 @@ class KeyedStateBackend(Protocol):
         """Loads the key groups of this backend's range found in ``handles``; call once, before
         any state is used."""
 
+    def entries(self, name: str) -> Iterator[tuple[Any, Any]]:
+        """Every key's value of state ``name`` in this backend (a map state's value: a dict),
+        for an operator that rebuilds an in-memory index after a restore (its timers)."""
+
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Incremental backends may reference this checkpoint's uploads from now on."""
 

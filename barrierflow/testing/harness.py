@@ -45,11 +45,11 @@ from barrierflow.protocol.frames import (
     header,
 )
 from barrierflow.runtime.network.input_gate import InputGate
+from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
     OperatorSpec,
-    create_operator,
 )
 from barrierflow.runtime.task import StreamTask
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor

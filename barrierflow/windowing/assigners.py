@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from barrierflow.eventtime.durations import Duration, Time, millis_of
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.windowing.windows import GlobalWindow, TimeWindow
 
 Length = Time | Duration | int
-
-NO_TIMESTAMP = -(2**63)  # what a record carries when nothing assigned it a timestamp
 
 
 class WindowAssigner:

@@ -30,12 +30,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "barrierflow.functions",
             "barrierflow.graph",
             "barrierflow.human_units",
-            "barrierflow.windowing",
         ),
     ),
     (
-        "state, checkpoint formats and storage, protocol",
-        ("barrierflow.state", "barrierflow.checkpoint", "barrierflow.protocol"),
+        "state, checkpoint formats and storage, protocol, windows",
+        (
+            "barrierflow.state",
+            "barrierflow.checkpoint",
+            "barrierflow.protocol",
+            "barrierflow.windowing",
+        ),
     ),
     ("connectors", ("barrierflow.connectors",)),
     (
@@ -61,6 +65,7 @@ PURE = (
     "barrierflow.human_units",
     "barrierflow.graph",
     "barrierflow.protocol",
+    "barrierflow.state.descriptors",
     "barrierflow.state.key_groups",
     "barrierflow.state.timer_queue",
     "barrierflow.windowing",

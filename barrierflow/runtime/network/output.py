@@ -1,7 +1,10 @@
 """The producer side of the network: result partitions and their credit-based channels.
 
 Records are partitioned into per-channel lists; a list becomes a buffer (one pickled frame) when
-it holds ``buffer_size`` records or when the task flushes it (buffer timeout, barrier). A buffer
+it holds ``buffer_size`` records or when the task flushes it (buffer timeout, barrier). Records
+with event timestamps (``emit_timed``) keep them in a parallel list per channel, pickled with
+the records; a partition that saw one timestamped batch stays timestamped (later records without
+a timestamp get ``NO_TIMESTAMP``), so that one buffer never mixes the two kinds. A buffer
 is sent only against a credit the consumer granted; without credit it waits in the channel's
 backlog, in order, with the events queued behind it. The task takes no new input while any
 channel has a backlog, which is how a slow consumer back-pressures the sources.
@@ -22,6 +25,7 @@ from typing import Any
 
 import zmq
 
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
@@ -160,13 +164,17 @@ class ResultPartition:
         self.channels = channels
         self._buffer_size = buffer_size
         self._pending: list[list[Any]] = [[] for _ in channels]
+        self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
         self._describe = describe_operator
         self._rotation = 0
         self.emit: Callable[[list[Any]], None]
+        self._emit_timed: Callable[[list[Any], list[int]], None]
         if partitioner.kind is Partitioning.FORWARD or len(channels) == 1:
             self.emit = self._emit_forward
+            self._emit_timed = self._emit_forward_timed
         elif partitioner.kind is Partitioning.REBALANCE:
             self.emit = self._emit_rebalance
+            self._emit_timed = self._emit_rebalance_timed
         else:
             self._key_selector = partitioner.key_selector
             self._key_groups = KeyGroupCache(max_parallelism)
@@ -175,6 +183,18 @@ class ResultPartition:
                 subtask_for_key_group(max_parallelism, n, kg) for kg in range(max_parallelism)
             ]
             self.emit = self._emit_by_key_group
+            self._emit_timed = self._emit_by_key_group_timed
+
+    def emit_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        """Records with their event timestamps (lists of equal length)."""
+        if self._pending_ts is None:
+            # From now on every buffer carries timestamps: what is pending gets none.
+            self._pending_ts = [[NO_TIMESTAMP] * len(p) for p in self._pending]
+            self.emit = self._emit_untimed_as_timed
+        self._emit_timed(records, timestamps)
+
+    def _emit_untimed_as_timed(self, records: list[Any]) -> None:
+        self._emit_timed(records, [NO_TIMESTAMP] * len(records))
 
     # --- partitioning ----------------------------------------------------------------------
 
@@ -208,6 +228,40 @@ class ResultPartition:
             ) from e
         self._flush_full()
 
+    def _emit_forward_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        pending = self._pending[0]
+        pending.extend(records)
+        self._pending_ts[0].extend(timestamps)
+        if len(pending) >= self._buffer_size:
+            self._flush_channel(0)
+
+    def _emit_rebalance_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        n = len(self.channels)
+        start = self._rotation
+        for j in range(n):
+            self._pending[(start + j) % n].extend(records[j::n])
+            self._pending_ts[(start + j) % n].extend(timestamps[j::n])
+        self._rotation = (start + len(records)) % n
+        self._flush_full()
+
+    def _emit_by_key_group_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        select = self._key_selector
+        key_group = self._key_groups.key_group
+        channel_of = self._channel_of_key_group
+        pending, pending_ts = self._pending, self._pending_ts
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                channel = channel_of[key_group(select(record))]
+                pending[channel].append(record)
+                pending_ts[channel].append(timestamp)
+        except Exception as e:
+            raise RecordRoutingError(
+                f"key_by() before {self._describe} failed on record {record!r:.200}: "
+                f"{type(e).__name__}: {e}"
+            ) from e
+        self._flush_full()
+
     def _flush_full(self) -> None:
         size = self._buffer_size
         for i, pending in enumerate(self._pending):
@@ -218,7 +272,12 @@ class ResultPartition:
 
     def _flush_channel(self, i: int) -> None:
         pending = self._pending[i]
-        self.channels[i].send_buffer(pickle.dumps(pending, protocol=5))
+        if self._pending_ts is None:
+            self.channels[i].send_buffer(pickle.dumps(pending, protocol=5))
+        else:
+            timestamps = self._pending_ts[i]
+            self.channels[i].send_buffer(pickle.dumps((pending, timestamps), protocol=5))
+            timestamps.clear()
         pending.clear()
 
     def flush(self) -> None:

@@ -252,6 +252,12 @@ class HeapKeyedStateBackend:
             revived.version = self.version
             yield key, revived
 
+    def entries(self, name: str) -> Iterator[tuple[Any, Any]]:
+        table = self._tables.get(name)
+        if table is not None:
+            for key, value in list(table.data.items()):
+                yield key, _plain(value)
+
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         pass  # every snapshot is self-contained
 

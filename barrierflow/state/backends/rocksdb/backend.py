@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rocksdict import Rdict, ReadOptions, WriteOptions
@@ -68,6 +68,7 @@ from barrierflow.state.backends.rocksdb.key_codec import (
     dumps,
     key_bytes,
     row_prefix,
+    sections_of_rows,
 )
 from barrierflow.state.backends.rocksdb.local_recovery import LocalCheckpoints
 from barrierflow.state.backends.rocksdb.state_objects import (
@@ -190,6 +191,15 @@ class RocksDBKeyedStateBackend:
         db.set_write_options(self._write_options)
         table = self._tables[name] = Table(name, kind, db, self._db)
         return table
+
+    def entries(self, name: str) -> Iterator[tuple[Any, Any]]:
+        table = self._tables.get(name)
+        if table is None:
+            return
+        rows = table.db.items()
+        for _kg, section in sections_of_rows([(name, table.kind, rows)]):
+            yield from section[name][1]
+        del rows
 
     # --- snapshots ------------------------------------------------------------------------------
 

@@ -1,0 +1,363 @@
+"""The window operator (Flink's ``WindowOperator``): keyed windows built on keyed state and
+timers, so that windows checkpoint, rescale and restore like all keyed state, in both backends.
+
+Per key, the state holds the contents of each open window (``CONTENTS``: window -> accumulator;
+or ``ELEMENTS``: (window, element) pairs where the function needs every element), the trigger's
+own per-window state, and the timers (namespace: the window). A record goes into the windows
+its assigner gives; session windows that come to overlap are merged, contents and timers alike.
+The trigger decides on each record and on each timer whether the window fires (its function is
+called, the outputs carry the window's last moment as their timestamp) and whether it is
+purged. An event-time window is dropped once the watermark passes its end plus the allowed
+lateness (its cleanup timer); a record that only belongs to dropped windows is late and dropped
+(counted in ``late_records_dropped``).
+
+Processing-time windows fire on the wall clock; at the end of a bounded input the ones still
+open are not fired (as in Flink), event-time windows all fire (the end of input is the end of
+time).
+
+**Threading:** the task thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
+from barrierflow.functions import (
+    AggregateFunction,
+    Function,
+    ProcessWindowFunction,
+    RuntimeContext,
+)
+from barrierflow.runtime.operators import KeyedOperator, OperatorContext, Timed
+from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
+from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
+from barrierflow.windowing.triggers import Trigger, TriggerResult
+from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.windows import TimeWindow
+
+CONTENTS = MapStateDescriptor("__window_contents__")
+ELEMENTS = ListStateDescriptor("__window_elements__")
+TRIGGER_STATE = MapStateDescriptor("__window_trigger__")  # (state name, window) -> value
+
+
+class _WindowValueState:
+    """A trigger's ValueState for one window of the current key."""
+
+    __slots__ = ("_entry", "_map")
+
+    def __init__(self, state_map: Any, entry: tuple[str, Any]) -> None:
+        self._map, self._entry = state_map, entry
+
+    def value(self) -> Any:
+        return self._map.get(self._entry)
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self.clear()
+        else:
+            self._map.put(self._entry, value)
+
+    def clear(self) -> None:
+        self._map.remove(self._entry)
+
+
+class _TriggerContext:
+    """What a trigger sees: timers and state of the window it is asked about."""
+
+    def __init__(self, op: WindowOperator) -> None:
+        self._op = op
+        self._timers = op.timers
+        self.window: Any = None
+
+    def get_current_processing_time(self) -> int:
+        return time.time_ns() // 1_000_000
+
+    def get_current_watermark(self) -> int:
+        return self._timers.watermark
+
+    def register_processing_time_timer(self, time: int) -> None:
+        self._timers.register(PROCESSING_TIME, time, self.window)
+
+    def register_event_time_timer(self, time: int) -> None:
+        self._timers.register(EVENT_TIME, time, self.window)
+
+    def delete_processing_time_timer(self, time: int) -> None:
+        self._timers.delete(PROCESSING_TIME, time, self.window)
+
+    def delete_event_time_timer(self, time: int) -> None:
+        self._timers.delete(EVENT_TIME, time, self.window)
+
+    def get_partitioned_state(self, state_descriptor: Any) -> _WindowValueState:
+        self._op.trigger_state_names.add(state_descriptor.name)
+        return _WindowValueState(self._op.trigger_state, (state_descriptor.name, self.window))
+
+
+class _ProcessWindowContext:
+    __slots__ = ("_timers", "_window")
+
+    def __init__(self, timers: InternalTimerService, window: Any) -> None:
+        self._timers, self._window = timers, window
+
+    def window(self) -> Any:
+        return self._window
+
+    def current_processing_time(self) -> int:
+        return time.time_ns() // 1_000_000
+
+    def current_watermark(self) -> int:
+        return self._timers.watermark
+
+
+def _call(fn: Any, method: str) -> Any:
+    return getattr(fn, method) if hasattr(fn, method) else fn
+
+
+class WindowOperator(KeyedOperator):
+    def open(self, ctx: OperatorContext) -> None:
+        self.open_keyed(ctx)
+        spec: WindowSpec = self.spec.function
+        self._window_spec = spec
+        self._assigner = spec.assigner
+        self._trigger: Trigger = spec.trigger
+        if spec.assigner.is_merging and not self._trigger.can_merge():
+            raise ValueError(
+                f"{self._where}: the trigger {type(self._trigger).__name__} cannot merge "
+                f"windows, which {type(spec.assigner).__name__} needs"
+            )
+        self._key_context = self.backend.key_context
+        self._buffers = spec.buffers_elements
+        self.contents = self.backend.get_state(CONTENTS)
+        self.elements = self.backend.get_state(ELEMENTS)
+        self.trigger_state = self.backend.get_state(TRIGGER_STATE)
+        self.trigger_state_names: set[str] = set()
+        self._tctx = _TriggerContext(self)
+        self.late_records_dropped = 0
+        self._lateness = spec.allowed_lateness_ms if spec.assigner.is_event_time else 0
+        runtime = RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend)
+        for fn in (spec.function, spec.window_function):
+            if isinstance(fn, Function):
+                fn.open(runtime)
+        if spec.contents is Contents.REDUCE:
+            reduce = _call(spec.function, "reduce")
+            self._add = lambda acc, value: value if acc is None else reduce(acc, value)
+            self._merge = reduce
+            self._result = lambda acc: acc
+        elif spec.contents is Contents.AGGREGATE:
+            agg: AggregateFunction = spec.function
+            self._add = lambda acc, value: agg.add(
+                value, agg.create_accumulator() if acc is None else acc
+            )
+            self._merge = agg.merge
+            self._result = agg.get_result
+
+    # --- records ----------------------------------------------------------------------------
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        select = self.spec.key_selector
+        assign = self._assigner.assign_windows
+        merging = self._assigner.is_merging
+        key_context = self._key_context
+        now = time.time_ns() // 1_000_000
+        out: list[Any] = []
+        out_ts: list[int] = []
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                key_context.key = select(record)
+                windows = assign(record, timestamp, now)
+                if merging:
+                    windows = [self._merge_session(window) for window in windows]
+                accepted = False
+                for window in windows:
+                    if self._is_late(window):
+                        continue
+                    accepted = True
+                    self._add_element(window, record)
+                    self._tctx.window = window
+                    result = self._trigger.on_element(record, timestamp, window, self._tctx)
+                    self._on_result(result, window, out, out_ts)
+                    self._register_cleanup(window)
+                if not accepted:
+                    self.late_records_dropped += 1
+        except Exception as e:
+            raise self.failure(record, e, key_context.key) from e
+        return out, out_ts
+
+    def _is_late(self, window: Any) -> bool:
+        return self._assigner.is_event_time and self._cleanup_time(window) <= self.timers.watermark
+
+    def _cleanup_time(self, window: Any) -> int:
+        end = window.max_timestamp()
+        if not self._assigner.is_event_time:
+            return end
+        return min(end + self._lateness, MAX_WATERMARK)
+
+    def _register_cleanup(self, window: Any) -> None:
+        cleanup = self._cleanup_time(window)
+        if cleanup < MAX_WATERMARK:
+            domain = EVENT_TIME if self._assigner.is_event_time else PROCESSING_TIME
+            self.timers.register(domain, cleanup, window)
+
+    def _add_element(self, window: Any, record: Any) -> None:
+        if self._buffers:
+            self.elements.add((window, record))
+        else:
+            contents = self.contents
+            contents.put(window, self._add(contents.get(window), record))
+
+    # --- session windows ----------------------------------------------------------------------
+
+    def _windows_of_key(self) -> list[Any]:
+        if self._buffers:
+            return list(dict.fromkeys(w for w, _ in self.elements.get()))
+        return list(self.contents.keys())
+
+    def _merge_session(self, new: TimeWindow) -> TimeWindow:
+        """Merges ``new`` with the windows of the key it overlaps; returns the window it is
+        now part of."""
+        overlapping = [w for w in self._windows_of_key() if w.intersects(new)]
+        if not overlapping:
+            return new
+        merged = new
+        for w in overlapping:
+            merged = merged.cover(w)
+        if overlapping == [merged]:
+            return merged
+        tctx = self._tctx
+        for w in overlapping:
+            tctx.window = w
+            self._trigger.clear(w, tctx)
+            self._delete_cleanup(w)
+        if self._buffers:
+            old = set(overlapping)
+            self.elements.update(
+                [(merged if w in old else w, e) for w, e in self.elements.get()]
+            )
+        else:
+            accumulators = [self.contents.get(w) for w in overlapping]
+            for w in overlapping:
+                self.contents.remove(w)
+            combined = accumulators[0]
+            for acc in accumulators[1:]:
+                combined = self._merge(combined, acc)
+            self.contents.put(merged, combined)
+        tctx.window = merged
+        self._trigger.on_merge(merged, tctx)
+        self._register_cleanup(merged)
+        return merged
+
+    def _delete_cleanup(self, window: Any) -> None:
+        domain = EVENT_TIME if self._assigner.is_event_time else PROCESSING_TIME
+        self.timers.delete(domain, self._cleanup_time(window), window)
+
+    # --- firing -------------------------------------------------------------------------------
+
+    def _on_result(self, result: TriggerResult, window: Any, out: list, out_ts: list) -> None:
+        if result.is_fire():
+            emitted = self._emit(window)
+            out.extend(emitted)
+            out_ts.extend([window.max_timestamp()] * len(emitted))
+        if result.is_purge():
+            self._clear_contents(window)
+
+    def _emit(self, window: Any) -> list[Any]:
+        spec = self._window_spec
+        if self._buffers:
+            pairs = self.elements.get()
+            inputs = [e for w, e in pairs if w == window]
+            if spec.evictor is not None and len(inputs) > spec.evictor.max_count:
+                inputs = spec.evictor.evict(inputs)
+                rest = [(w, e) for w, e in pairs if w != window]
+                self.elements.update(rest + [(window, e) for e in inputs])
+            if not inputs:
+                return []
+            if spec.contents is not Contents.ELEMENTS:
+                acc = None
+                for e in inputs:
+                    acc = self._add(acc, e)
+                inputs = [self._result(acc)]
+        else:
+            acc = self.contents.get(window)
+            if acc is None:
+                return []
+            inputs = [self._result(acc)]
+        fn = spec.window_function
+        if fn is None:
+            return inputs
+        key = self._key_context.key
+        if isinstance(fn, ProcessWindowFunction) or hasattr(fn, "process"):
+            result = fn.process(key, _ProcessWindowContext(self.timers, window), inputs)
+        else:
+            result = _call(fn, "apply")(key, window, inputs)
+        return _as_list(result)
+
+    def _clear_contents(self, window: Any) -> None:
+        if self._buffers:
+            pairs = self.elements.get()
+            self.elements.update([(w, e) for w, e in pairs if w != window])
+        else:
+            self.contents.remove(window)
+
+    def _clear_all(self, window: Any) -> None:
+        self._clear_contents(window)
+        tctx = self._tctx
+        tctx.window = window
+        self._trigger.clear(window, tctx)
+        for name in self.trigger_state_names:
+            self.trigger_state.remove((name, window))
+        fn = self._window_spec.window_function
+        if isinstance(fn, ProcessWindowFunction):
+            fn.clear(_ProcessWindowContext(self.timers, window))
+
+    def on_watermark(self, watermark: int) -> Timed | None:
+        if watermark <= self.timers.watermark:
+            return None
+        return self._on_timers(self.timers.advance_watermark(watermark), event_time=True)
+
+    def on_processing_time(self, now_ms: int) -> Timed | None:
+        due = self.timers.next_processing_time()
+        if due is None or due > now_ms:
+            return None
+        return self._on_timers(self.timers.fire_processing_time(now_ms), event_time=False)
+
+    def _on_timers(self, timers: Iterable[Any], event_time: bool) -> Timed:
+        out: list[Any] = []
+        out_ts: list[int] = []
+        tctx, trigger = self._tctx, self._trigger
+        timer = None
+        try:
+            for timer in timers:
+                window = timer.namespace
+                tctx.window = window
+                if event_time:
+                    result = trigger.on_event_time(timer.timestamp, window, tctx)
+                else:
+                    result = trigger.on_processing_time(timer.timestamp, window, tctx)
+                self._on_result(result, window, out, out_ts)
+                if event_time == self._assigner.is_event_time and (
+                    timer.timestamp == self._cleanup_time(window)
+                ):
+                    self._clear_all(window)
+        except Exception as e:
+            raise self.failure(
+                f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
+            ) from e
+        return out, out_ts
+
+    def close(self) -> None:
+        for fn in (self._window_spec.function, self._window_spec.window_function):
+            if isinstance(fn, Function):
+                fn.close()
+        super().close()
+
+
+def _as_list(result: Any) -> list[Any]:
+    return [] if result is None else list(result)
+

@@ -1,0 +1,201 @@
+"""Triggers decide when a window's contents are emitted (FIRE) and when they are dropped
+(PURGE), as in PyFlink: ``on_element`` for each record, ``on_event_time`` /
+``on_processing_time`` when a timer the trigger registered fires. Every assigner has a default
+(``default_trigger``); ``WindowedStream.trigger`` replaces it. Evictors remove elements from a
+window before its function sees them (``count_window(size, slide)`` keeps the last ``size``).
+
+A trigger keeps what it needs in per-window state through its context
+(``get_partitioned_state``), so that it is checkpointed and restored with the window. Performs
+no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Protocol
+
+from barrierflow.state.descriptors import ValueStateDescriptor
+from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
+
+
+class TriggerResult(enum.Enum):
+    CONTINUE = (False, False)
+    FIRE_AND_PURGE = (True, True)
+    FIRE = (True, False)
+    PURGE = (False, True)
+
+    def is_fire(self) -> bool:
+        return self.value[0]
+
+    def is_purge(self) -> bool:
+        return self.value[1]
+
+
+class TriggerContext(Protocol):
+    def get_current_processing_time(self) -> int: ...
+    def get_current_watermark(self) -> int: ...
+    def register_processing_time_timer(self, time: int) -> None: ...
+    def register_event_time_timer(self, time: int) -> None: ...
+    def delete_processing_time_timer(self, time: int) -> None: ...
+    def delete_event_time_timer(self, time: int) -> None: ...
+    def get_partitioned_state(self, state_descriptor: ValueStateDescriptor) -> Any: ...
+
+
+class Trigger:
+    def on_element(
+        self, element: Any, timestamp: int, window: Any, ctx: TriggerContext
+    ) -> TriggerResult:
+        raise NotImplementedError
+
+    def on_processing_time(self, time: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return False
+
+    def on_merge(self, window: Any, ctx: TriggerContext) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not support merging windows")
+
+    def clear(self, window: Any, ctx: TriggerContext) -> None:
+        pass
+
+
+class EventTimeTrigger(Trigger):
+    """Fires once the watermark passes the window's end; a late record that is still within
+    the allowed lateness fires it again at once."""
+
+    @staticmethod
+    def create() -> EventTimeTrigger:
+        return EventTimeTrigger()
+
+    def on_element(self, element, timestamp, window, ctx):
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return TriggerResult.FIRE
+        ctx.register_event_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time, window, ctx):
+        return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window, ctx):
+        if window.max_timestamp() > ctx.get_current_watermark():
+            ctx.register_event_time_timer(window.max_timestamp())
+
+    def clear(self, window, ctx):
+        ctx.delete_event_time_timer(window.max_timestamp())
+
+
+class ProcessingTimeTrigger(Trigger):
+    @staticmethod
+    def create() -> ProcessingTimeTrigger:
+        return ProcessingTimeTrigger()
+
+    def on_element(self, element, timestamp, window, ctx):
+        ctx.register_processing_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time, window, ctx):
+        return TriggerResult.FIRE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window, ctx):
+        ctx.register_processing_time_timer(window.max_timestamp())
+
+    def clear(self, window, ctx):
+        ctx.delete_processing_time_timer(window.max_timestamp())
+
+
+class NeverTrigger(Trigger):
+    """The default of ``GlobalWindows``: only a trigger of your own fires them."""
+
+    def on_element(self, element, timestamp, window, ctx):
+        return TriggerResult.CONTINUE
+
+
+class CountTrigger(Trigger):
+    """Fires each time the window has received ``count`` more elements."""
+
+    def __init__(self, count: int) -> None:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"CountTrigger needs a positive count, not {count!r}")
+        self.count = count
+        self._descriptor = ValueStateDescriptor("count")
+
+    @staticmethod
+    def of(count: int) -> CountTrigger:
+        return CountTrigger(count)
+
+    def on_element(self, element, timestamp, window, ctx):
+        state = ctx.get_partitioned_state(self._descriptor)
+        seen = (state.value() or 0) + 1
+        if seen >= self.count:
+            state.clear()
+            return TriggerResult.FIRE
+        state.update(seen)
+        return TriggerResult.CONTINUE
+
+    def clear(self, window, ctx):
+        ctx.get_partitioned_state(self._descriptor).clear()
+
+
+class PurgingTrigger(Trigger):
+    """Turns every FIRE of ``nested`` into FIRE_AND_PURGE."""
+
+    def __init__(self, nested: Trigger) -> None:
+        self.nested = nested
+
+    @staticmethod
+    def of(nested: Trigger) -> PurgingTrigger:
+        return PurgingTrigger(nested)
+
+    @staticmethod
+    def _purging(result: TriggerResult) -> TriggerResult:
+        return TriggerResult.FIRE_AND_PURGE if result.is_fire() else result
+
+    def on_element(self, element, timestamp, window, ctx):
+        return self._purging(self.nested.on_element(element, timestamp, window, ctx))
+
+    def on_processing_time(self, time, window, ctx):
+        return self._purging(self.nested.on_processing_time(time, window, ctx))
+
+    def on_event_time(self, time, window, ctx):
+        return self._purging(self.nested.on_event_time(time, window, ctx))
+
+    def can_merge(self) -> bool:
+        return self.nested.can_merge()
+
+    def on_merge(self, window, ctx):
+        self.nested.on_merge(window, ctx)
+
+    def clear(self, window, ctx):
+        self.nested.clear(window, ctx)
+
+
+class CountEvictor:
+    """Keeps the last ``max_count`` elements of a window when it fires."""
+
+    def __init__(self, max_count: int) -> None:
+        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+            raise ValueError(f"CountEvictor needs a positive count, not {max_count!r}")
+        self.max_count = max_count
+
+    @staticmethod
+    def of(max_count: int) -> CountEvictor:
+        return CountEvictor(max_count)
+
+    def evict(self, elements: list[Any]) -> list[Any]:
+        return elements[-self.max_count :]
+
+
+def default_trigger(assigner: WindowAssigner) -> Trigger:
+    if isinstance(assigner, GlobalWindows):
+        return NeverTrigger()
+    return EventTimeTrigger() if assigner.is_event_time else ProcessingTimeTrigger()
