@@ -240,6 +240,9 @@ OPTIONS: tuple[Option, ...] = (
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,
            check_text="must be at least 1 ms"),
+    Option("pipeline.auto-watermark-interval", parse_duration_ms, 200,
+           "how often timestamp assigners emit watermarks; 0: only at the end of input",
+           check=lambda v: v >= 0, check_text="must not be negative"),
 )  # fmt: skip
 
 _BY_KEY = {o.key: o for o in OPTIONS}

@@ -370,6 +370,7 @@ class StreamExecutionEnvironment:
             ),
             unaligned_checkpoints=checkpointing and cc.unaligned,
             aligned_checkpoint_timeout_ms=cc.aligned_checkpoint_timeout_ms,
+            auto_watermark_interval_ms=self._configuration.get("pipeline.auto-watermark-interval"),
         )
         return JobPlan(
             job_id=job_id,

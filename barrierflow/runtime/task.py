@@ -268,7 +268,8 @@ class StreamTask:
         self._watermarks_flow = bool(self._assigner_at)  # and once a watermark came in
         self._valve = WatermarkValve(self._gate.num_channels) if self._gate is not None else None
         self._watermark_out = MIN_WATERMARK  # the last watermark sent downstream
-        self._watermark_interval_s = self.d.config.auto_watermark_interval_ms / 1000
+        interval_ms = self.d.config.auto_watermark_interval_ms
+        self._watermark_interval_s = interval_ms / 1000 if interval_ms > 0 else float("inf")
         self._next_watermark = time.monotonic() + self._watermark_interval_s
 
     def _restore_channel_state(
