@@ -378,7 +378,7 @@ class StreamTask:
         self._run_mails()
         if self.d.config.unaligned_checkpoints:
             self._on_time()
-        if self._timer_ops:
+        if self._timer_ops and not self._finished:  # after finish(), outputs would be lost
             self._fire_processing_timers()
         if self._assigner_at and time.monotonic() >= self._next_watermark:
             self._emit_periodic_watermarks()
