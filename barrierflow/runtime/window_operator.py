@@ -35,7 +35,7 @@ from barrierflow.functions import (
 from barrierflow.runtime.operators import KeyedOperator, OperatorContext, Timed
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
-from barrierflow.windowing.triggers import Trigger, TriggerResult
+from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
 from barrierflow.windowing.window_spec import Contents, WindowSpec
 from barrierflow.windowing.windows import TimeWindow
 
@@ -137,6 +137,13 @@ class WindowOperator(KeyedOperator):
         self._tctx = _TriggerContext(self)
         self.late_records_dropped = 0
         self._lateness = spec.allowed_lateness_ms if spec.assigner.is_event_time else 0
+        self._simple = (
+            spec.assigner.is_event_time
+            and not spec.assigner.is_merging
+            and type(self._trigger) is EventTimeTrigger
+            and not self._buffers
+            and not self._lateness
+        )
         runtime = RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend)
         for fn in (spec.function, spec.window_function):
             if isinstance(fn, Function):
@@ -160,6 +167,8 @@ class WindowOperator(KeyedOperator):
         return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+        if self._simple:
+            return self._process_simple(records, timestamps)
         select = self.spec.key_selector
         assign = self._assigner.assign_windows
         merging = self._assigner.is_merging
@@ -189,6 +198,37 @@ class WindowOperator(KeyedOperator):
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         return out, out_ts
+
+    def _process_simple(self, records: list[Any], timestamps: list[int]) -> Timed:
+        """The common case, inlined: event-time windows that do not merge, the default trigger,
+        one accumulator per window, no allowed lateness. Nothing fires here (a window whose
+        end the watermark passed is late, and skipped), and a window's timer is registered
+        when the key's window opens, not again for every record."""
+        select = self.spec.key_selector
+        assign = self._assigner.assign_windows
+        key_context = self._key_context
+        get, put, add = self.contents.get, self.contents.put, self._add
+        register = self.timers.register
+        watermark = self.timers.watermark
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                key_context.key = select(record)
+                accepted = False
+                for window in assign(record, timestamp, 0):
+                    end = window.end - 1
+                    if end <= watermark:
+                        continue
+                    accepted = True
+                    acc = get(window)
+                    put(window, add(acc, record))
+                    if acc is None:
+                        register(EVENT_TIME, end, window)
+                if not accepted:
+                    self.late_records_dropped += 1
+        except Exception as e:
+            raise self.failure(record, e, key_context.key) from e
+        return [], []
 
     def _is_late(self, window: Any) -> bool:
         return self._assigner.is_event_time and self._cleanup_time(window) <= self.timers.watermark

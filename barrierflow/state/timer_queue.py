@@ -15,12 +15,12 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Timer:
+class Timer(NamedTuple):
+    """A tuple: made, hashed and compared in C, on the path of every record that sets one."""
+
     timestamp: int
     key: Any
     namespace: Hashable | None = None
