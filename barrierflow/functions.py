@@ -198,3 +198,24 @@ class WindowFunction(Function):
 
     def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
+
+
+class KeySelector(Function):
+    """``key_by(selector)`` takes one of these as well as a function."""
+
+    def get_key(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class ProcessAllWindowFunction(Function):
+    """``ProcessWindowFunction`` for ``window_all``: no key."""
+
+    def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    """``WindowFunction`` for ``window_all``: no key."""
+
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError

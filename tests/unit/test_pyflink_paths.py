@@ -6,7 +6,11 @@ import importlib
 
 import pytest
 
+from barrierflow import functions
+from barrierflow.api import datastream, environment, windowed_stream
 from barrierflow.eventtime import durations, watermark_strategy
+from barrierflow.state import descriptors
+from barrierflow.windowing import assigners, triggers, windows
 
 PATHS = [
     ("barrierflow.common", "Duration", durations.Duration),
@@ -16,7 +20,33 @@ PATHS = [
     ("barrierflow.common", "TimestampAssigner", watermark_strategy.TimestampAssigner),
     ("barrierflow.common.watermark_strategy", "WatermarkStrategy",
      watermark_strategy.WatermarkStrategy),
+    ("barrierflow.datastream", "StreamExecutionEnvironment",
+     environment.StreamExecutionEnvironment),
+    ("barrierflow.datastream", "KeyedStream", datastream.KeyedStream),
+    ("barrierflow.datastream", "WindowedStream", windowed_stream.WindowedStream),
+    ("barrierflow.datastream", "TimeDomain", functions.TimeDomain),
+    ("barrierflow.datastream", "KeyedProcessFunction", functions.KeyedProcessFunction),
+    ("barrierflow.datastream.functions", "ProcessWindowFunction", functions.ProcessWindowFunction),
+    ("barrierflow.datastream.functions", "KeySelector", functions.KeySelector),
+    ("barrierflow.datastream.window", "TumblingEventTimeWindows",
+     assigners.TumblingEventTimeWindows),
+    ("barrierflow.datastream.window", "TimeWindow", windows.TimeWindow),
+    ("barrierflow.datastream.window", "CountTrigger", triggers.CountTrigger),
+    ("barrierflow.datastream.state", "ValueStateDescriptor", descriptors.ValueStateDescriptor),
 ]  # fmt: skip
+
+
+def test_unpickling_a_function_of_the_pyflink_path_loads_no_api():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, barrierflow.datastream.functions, barrierflow.datastream.window;"
+        "print([m for m in sys.modules if m.startswith(('barrierflow.api', 'barrierflow.cluster',"
+        " 'pyspark'))])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(("module", "name", "implementation"), PATHS)

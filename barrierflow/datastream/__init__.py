@@ -1,0 +1,53 @@
+"""PyFlink's ``pyflink.datastream``, at the same path: a PyFlink DataStream program changes only
+its imports. Each name is defined once in barrierflow's own modules and re-exported here, lazily
+(module ``__getattr__``), so that an executor unpickling a user function of
+``barrierflow.datastream.functions`` loads neither the API nor the JobMaster."""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "StreamExecutionEnvironment": "barrierflow.api.environment",
+    "DataStream": "barrierflow.api.datastream",
+    "KeyedStream": "barrierflow.api.datastream",
+    "DataStreamSink": "barrierflow.api.datastream",
+    "WindowedStream": "barrierflow.api.windowed_stream",
+    "CheckpointingMode": "barrierflow.api.checkpoint_config",
+    "CheckpointConfig": "barrierflow.api.checkpoint_config",
+    "TimeDomain": "barrierflow.functions",
+    **{
+        name: "barrierflow.functions"
+        for name in (
+            "AggregateFunction",
+            "AllWindowFunction",
+            "FilterFunction",
+            "FlatMapFunction",
+            "KeyedProcessFunction",
+            "KeySelector",
+            "MapFunction",
+            "ProcessAllWindowFunction",
+            "ProcessFunction",
+            "ProcessWindowFunction",
+            "ReduceFunction",
+            "RuntimeContext",
+            "TimerService",
+            "WindowFunction",
+        )
+    },
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'barrierflow.datastream' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
