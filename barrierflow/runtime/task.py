@@ -262,8 +262,8 @@ class StreamTask:
         self._untimed_chain = chain[:first]
         self._timed_rest = chain[first:]
         self._timer_ops = [(i, op) for i, op in enumerate(chain) if op.has_timers]
-        # Whether this task deals in event time: it then sends the end of time downstream at
-        # its end of input, so that every event-time timer after it fires.
+        # Whether this task keeps event time: at its end of input it advances its chain to the
+        # end of time, firing every event-time timer.
         self._event_time = bool(self._assigner_at) or any(op.uses_event_time for op in chain)
         self._watermarks_flow = bool(self._assigner_at)  # and once a watermark came in
         self._valve = WatermarkValve(self._gate.num_channels) if self._gate is not None else None
