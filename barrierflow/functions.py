@@ -11,6 +11,8 @@ import enum
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+
 
 class TimeDomain(enum.Enum):
     """Which clock a timer follows: the watermark (event time) or the wall clock."""
@@ -103,7 +105,8 @@ class _ElementContext:
     def timestamp(self) -> int | None:
         """The record's event timestamp (the timer's time in ``on_timer``); None if the
         stream has no event time."""
-        return self._timestamp
+        timestamp = self._timestamp
+        return None if timestamp is None or timestamp == NO_TIMESTAMP else timestamp
 
     def timer_service(self) -> TimerService:
         if self._timer_service is None:

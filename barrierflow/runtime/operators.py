@@ -196,14 +196,15 @@ class FlatMapOperator(Operator):
         fn = _method(self.spec.function, "flat_map")
         out: list[Any] = []
         out_ts: list[int] = []
+        append, append_ts = out.append, out_ts.append
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 result = fn(record)
                 if result is not None:
-                    before = len(out)
-                    out.extend(result)
-                    out_ts.extend([timestamp] * (len(out) - before))
+                    for item in result:
+                        append(item)
+                        append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e) from e
         return out, out_ts
@@ -227,12 +228,13 @@ class FilterOperator(Operator):
         fn = _method(self.spec.function, "filter")
         out: list[Any] = []
         out_ts: list[int] = []
+        append, append_ts = out.append, out_ts.append
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 if fn(record):
-                    out.append(record)
-                    out_ts.append(timestamp)
+                    append(record)
+                    append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e) from e
         return out, out_ts
@@ -253,15 +255,16 @@ class ProcessOperator(Operator):
         ctx = self._ctx
         out: list[Any] = []
         out_ts: list[int] = []
+        append, append_ts = out.append, out_ts.append
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
-                ctx._timestamp = None if timestamp == NO_TIMESTAMP else timestamp
+                ctx._timestamp = timestamp
                 result = process(record, ctx)
                 if result is not None:
-                    before = len(out)
-                    out.extend(result)
-                    out_ts.extend([timestamp] * (len(out) - before))
+                    for item in result:
+                        append(item)
+                        append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e) from e
         return out, out_ts
@@ -299,14 +302,22 @@ class TimestampsAndWatermarksOperator(Operator):
                     assigned.append(extract(record, timestamp))
             except Exception as e:
                 raise self.failure(record, e) from e
-            for record, timestamp in zip(records, assigned, strict=True):
+            timestamps = assigned
+        if not timestamps:
+            return records, timestamps
+        try:
+            highest = max(timestamps)
+        except TypeError:  # not all numbers
+            highest = None
+        if type(highest) is not int or type(timestamps[0]) is not int:
+            # A cheap look (the highest and the first), not a check of every record.
+            for record, timestamp in zip(records, timestamps, strict=True):
                 if type(timestamp) is not int:
                     raise self.failure(record, TypeError(
-                        "the timestamp assigner must return epoch milliseconds as an int, not "
-                        f"{type(timestamp).__name__} {timestamp!r:.50}"))  # fmt: skip
-            timestamps = assigned
-        if self._generator is not None and timestamps:
-            self._generator.on_event(max(timestamps), self._now_ms)
+                        "the timestamp assigner must return epoch milliseconds as an int, "
+                        f"not {type(timestamp).__name__} {timestamp!r:.50}"))  # fmt: skip
+        if self._generator is not None:
+            self._generator.on_event(highest, self._now_ms)
         return records, timestamps
 
     def periodic_watermark(self, now_ms: int) -> tuple[int | None, bool | None]:
@@ -408,16 +419,17 @@ class KeyedProcessOperator(KeyedOperator):
         ctx = self._ctx
         out: list[Any] = []
         out_ts: list[int] = []
+        append, append_ts = out.append, out_ts.append
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 key_context.key = select(record)
-                ctx._timestamp = None if timestamp == NO_TIMESTAMP else timestamp
+                ctx._timestamp = timestamp
                 result = process(record, ctx)
                 if result is not None:
-                    before = len(out)
-                    out.extend(result)
-                    out_ts.extend([timestamp] * (len(out) - before))
+                    for item in result:
+                        append(item)
+                        append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         return out, out_ts
