@@ -5,11 +5,16 @@ Nothing runs here: each call adds a ``Transformation``; ``env.execute()`` transl
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.api.collect_iterator import CloseableIterator
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
 from barrierflow.api.windowed_stream import WindowedStream
+from barrierflow.cluster import collected_records
+from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
+from barrierflow.connectors.collect_sink import CollectSink
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.functions import (
@@ -130,6 +135,32 @@ class DataStream:
         )
         self._env._add(t)
         return DataStreamSink(self._env, t)
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        """Prints each record on the driver's standard output, ``str(record)`` a line, as
+        PyFlink does: prefixed with the subtask's number and ``> `` when the sink runs in more
+        than one subtask, and with ``sink_identifier`` if given. Exactly once with
+        checkpointing (printed when a checkpoint completes); as written without."""
+        collector = PrintCollector(sink_identifier)
+        collected_records.register(collector)
+        return self.sink_to(CollectSink(collector.id)).name("Print to Std. Out")
+
+    def execute_and_collect(
+        self, job_name: str | None = None, limit: int | None = None
+    ) -> CloseableIterator | list[Any]:
+        """Runs the job and returns its results on the driver: an iterator (close it, or use
+        ``with``, to stop early), or, with ``limit``, a list of at most ``limit`` records."""
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise ConfigurationError(f"limit must be a positive int, got {limit!r}")
+        collector = QueueCollector()
+        collected_records.register(collector)
+        self.sink_to(CollectSink(collector.id)).name("Collect")
+        client = self._env.execute_async(job_name or "barrierflow job")
+        results = CloseableIterator(client, collector)
+        if limit is None:
+            return results
+        with results:
+            return list(itertools.islice(results, limit))
 
     # --- properties of the last operator ----------------------------------------------------
 

@@ -29,10 +29,12 @@ from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
+from barrierflow.connectors.collection_source import CollectionSource
 from barrierflow.connectors.sink import JobSettings
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
+from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -264,14 +266,50 @@ class StreamExecutionEnvironment:
 
     # --- sources ----------------------------------------------------------------------------
 
-    def from_source(self, source: Any, source_name: str = "Source") -> DataStream:
+    def from_source(
+        self,
+        source: Any,
+        watermark_strategy: WatermarkStrategy | str | None = None,
+        source_name: str | None = None,
+    ) -> DataStream:
+        """PyFlink's ``from_source(source, watermark_strategy, source_name)``; also
+        ``from_source(source, source_name)``. A strategy gives the records event timestamps and
+        watermarks right after the source (``no_watermarks()`` without an assigner: none)."""
         if not (hasattr(source, "initial_splits") and hasattr(source, "create_reader")):
             raise ConfigurationError(
                 f"from_source() needs a source such as SequenceSource or FileSource, got {source!r}"
             )
-        t = Transformation(TransformationKind.SOURCE, source_name, [], source)
+        if isinstance(watermark_strategy, str) and source_name is None:
+            watermark_strategy, source_name = None, watermark_strategy
+        if watermark_strategy is not None and not isinstance(
+            watermark_strategy, WatermarkStrategy
+        ):
+            raise ConfigurationError(
+                "from_source() takes a WatermarkStrategy (from barrierflow.common) as its second "
+                f"argument, or the source's name, got {watermark_strategy!r}"
+            )
+        if watermark_strategy is not None and not (
+            watermark_strategy.generates_watermarks or watermark_strategy.timestamp_assigner
+        ):
+            watermark_strategy = None  # no_watermarks(): nothing to do after the source
+        t = Transformation(
+            TransformationKind.SOURCE,
+            source_name or "Source",
+            [],
+            source,
+            watermark_strategy=watermark_strategy,
+        )
         self._add(t)
         return DataStream(self, t)
+
+    def from_collection(self, collection: Any, type_info: Any = None) -> DataStream:
+        """A bounded stream of the given values (``type_info`` accepted for PyFlink programs;
+        the values are kept as they are)."""
+        try:
+            source = CollectionSource(collection)
+        except TypeError as e:
+            raise ConfigurationError(str(e)) from None
+        return self.from_source(source, "Collection Source")
 
     def _add(self, t: Transformation) -> None:
         self._transformations.append(t)
@@ -448,13 +486,19 @@ class StreamExecutionEnvironment:
         return job_master
 
     def execute(self, job_name: str = "barrierflow job") -> JobExecutionResult:
-        """Runs the job and blocks until it finishes (bounded sources) or fails for good."""
+        """Runs the job and blocks until it finishes (bounded sources) or fails for good.
+        The job is what was declared since the previous ``execute`` (as in PyFlink)."""
         _ensure_progress_visible()
-        return self._job_master(job_name).run()
+        return self._submitted(job_name).run()
 
     def execute_async(self, job_name: str = "barrierflow job") -> JobClient:
         _ensure_progress_visible()
-        return JobClient(self._job_master(job_name))
+        return JobClient(self._submitted(job_name))
+
+    def _submitted(self, job_name: str) -> JobMaster:
+        job_master = self._job_master(job_name)
+        self._transformations = []  # the next execute() runs what is declared from now on
+        return job_master
 
 
 class DryRunFinished(Exception):
@@ -527,6 +571,10 @@ class JobClient:
 
     def get_job_status(self) -> JobStatus:
         return self._job_master.status
+
+    def done(self) -> bool:
+        """Whether the job ended (finished, failed for good or cancelled)."""
+        return not self._thread.is_alive()
 
     def cancel(self) -> None:
         self._job_master.cancel()

@@ -44,7 +44,7 @@ import zmq
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
-from barrierflow.cluster import job_master_client
+from barrierflow.cluster import collected_records, job_master_client
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
@@ -597,6 +597,8 @@ class JobMaster:
                 self.status_view.subtask_metrics(m.tasks)
         elif isinstance(m, msg.SlotStopped):
             attempt.stopped_slots.add(m.slot)
+        elif isinstance(m, msg.CollectedRecords):
+            collected_records.deliver(m)
         elif isinstance(m, msg.TaskRunning):
             attempt.running_tasks.add((m.vertex, m.subtask))
             self.status_view.task_state_changed((m.vertex, m.subtask), TaskState.RUNNING)

@@ -21,6 +21,7 @@ restart loop on the executors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -48,6 +49,10 @@ class SinkWriterContext:
     parallelism: int
     attempt: int
     previous_parallelism: int | None = None  # of the restored snapshot; None: a fresh start
+    checkpointing: bool = True  # False: no checkpoint will ever commit; finish() commits all
+    # Sends records to the driver: (collector, delivery id, pickled records). The task's
+    # control channel; for sinks whose output the user reads on the driver (print()).
+    to_driver: Callable[[str, str, bytes], None] | None = None
 
 
 class SinkWriter(Protocol):

@@ -85,6 +85,17 @@ class DeclineCheckpoint(Message, frozen=True):
     detail: str = ""
 
 
+class CollectedRecords(Message, frozen=True):
+    """Records a sink sends to the driver (``print()``, ``execute_and_collect``); ``delivery``
+    names them, so that the driver takes a batch sent again after a recovery only once."""
+
+    collector: str
+    delivery: str
+    subtask: int
+    parallelism: int
+    records: bytes  # a pickled list
+
+
 class EndOfInput(Message, frozen=True):
     """A source subtask read all of its input (a bounded source)."""
 
@@ -190,6 +201,7 @@ AnyMessage = (
     | TaskRunning
     | AcknowledgeCheckpoint
     | DeclineCheckpoint
+    | CollectedRecords
     | EndOfInput
     | TaskFinished
     | TaskFailed

@@ -33,6 +33,7 @@ from barrierflow.functions import (
     TimeDomain,
 )
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
@@ -74,6 +75,8 @@ class OperatorContext:
     job_name: str = ""
     local_dir: str = ""  # this subtask's directory for local state (RocksDB)
     recovery_dir: str | None = None  # where it keeps local copies for local recovery
+    # The task's control channel, for what an operator sends the driver (collected records).
+    send_to_job_master: Callable[[msg.Message], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -548,6 +551,8 @@ class SinkOperator(Operator):
                 ctx.parallelism,
                 ctx.attempt,
                 len(ctx.restore.operator_states) if ctx.restore is not None else None,
+                ctx.checkpointing,
+                self._to_driver(ctx),
             )
         )
         restored: list[dict] = []
@@ -562,6 +567,21 @@ class SinkOperator(Operator):
             self.writer.close()  # the task never lists an operator whose open failed
             raise
         self._pending: list[dict] = []  # {"checkpoint_id": n, "committables": [...]}
+
+    @staticmethod
+    def _to_driver(ctx: OperatorContext) -> Callable[[str, str, bytes], None] | None:
+        send = ctx.send_to_job_master
+        if send is None:
+            return None
+
+        def to_driver(collector: str, delivery: str, records: bytes) -> None:
+            send(
+                msg.CollectedRecords(
+                    ctx.attempt, collector, delivery, ctx.subtask, ctx.parallelism, records
+                )
+            )
+
+        return to_driver
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         try:

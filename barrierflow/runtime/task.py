@@ -346,6 +346,7 @@ class StreamTask:
             recovery_dir=local_recovery_dir(backend, d.job_id, name)
             if rocksdb and backend.local_recovery
             else None,
+            send_to_job_master=self.send_to_job_master,
         )
 
     def end(self) -> None:
