@@ -35,10 +35,13 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
 )
 from barrierflow.protocol.frames import (
+    ACTIVE,
     CHECKPOINT_ID,
     CREDIT,
     FINAL_SNAPSHOT_FOLLOWS,
     HEADER,
+    IDLE,
+    WATERMARK,
     Kind,
     decode_barrier,
     encode_barrier,
@@ -92,6 +95,9 @@ class Emitted:
     records: list[Any] | None = None
     barrier: CheckpointBarrier | None = None
     checkpoint_id: int | None = None  # of a cancel marker
+    timestamps: list[int] | None = None  # of a buffer's records, once the stream has event time
+    watermark: int | None = None
+    idle: bool | None = None  # of a watermark status
 
 
 class StreamTaskHarness:
@@ -216,6 +222,15 @@ class StreamTaskHarness:
     def records(self, channel: int, records: list[Any]) -> None:
         self._send(channel, Kind.BUFFER, pickle.dumps(records, protocol=5))
 
+    def timed_records(self, channel: int, records: list[Any], timestamps: list[int]) -> None:
+        self._send(channel, Kind.BUFFER, pickle.dumps((records, timestamps), protocol=5))
+
+    def watermark(self, channel: int, timestamp: int) -> None:
+        self._send(channel, Kind.WATERMARK, WATERMARK.pack(timestamp))
+
+    def watermark_status(self, channel: int, idle: bool) -> None:
+        self._send(channel, Kind.WATERMARK_STATUS, IDLE if idle else ACTIVE)
+
     def barrier(
         self,
         channel: int,
@@ -306,7 +321,16 @@ class StreamTaskHarness:
             if kind == Kind.HELLO:
                 continue
             if kind == Kind.BUFFER:
-                self._emitted.append(Emitted(Kind.BUFFER, records=pickle.loads(payload)))
+                data = pickle.loads(payload)
+                if type(data) is tuple:
+                    self._emitted.append(Emitted(Kind.BUFFER, records=data[0], timestamps=data[1]))
+                else:
+                    self._emitted.append(Emitted(Kind.BUFFER, records=data))
+            elif kind == Kind.WATERMARK:
+                watermark = WATERMARK.unpack(payload)[0]
+                self._emitted.append(Emitted(Kind.WATERMARK, watermark=watermark))
+            elif kind == Kind.WATERMARK_STATUS:
+                self._emitted.append(Emitted(Kind.WATERMARK_STATUS, idle=payload == IDLE))
             elif kind in (Kind.BARRIER, Kind.PRIORITY_BARRIER):
                 self._emitted.append(Emitted(Kind(kind), barrier=decode_barrier(payload)))
             elif kind == Kind.CANCEL_MARKER:
@@ -318,6 +342,13 @@ class StreamTaskHarness:
 
     def output_records(self) -> list[Any]:
         return [r for e in self.emitted() if e.kind == Kind.BUFFER for r in e.records]
+
+    def output_timestamps(self) -> list[int]:
+        """The timestamps of ``output_records()`` (buffers without any leave none)."""
+        return [t for e in self.emitted() if e.kind == Kind.BUFFER for t in e.timestamps or ()]
+
+    def output_watermarks(self) -> list[int]:
+        return [e.watermark for e in self.emitted() if e.kind == Kind.WATERMARK]
 
     # --- restore --------------------------------------------------------------------------------
 
@@ -434,6 +465,17 @@ class OperatorHarness:
 
     def process(self, records: list[Any]) -> list[Any]:
         return self.operator.process_batch(records)
+
+    def process_timed(self, records: list[Any], timestamps: list[int]) -> tuple[list, list]:
+        return self.operator.process_timed(records, timestamps)
+
+    def watermark(self, watermark: int) -> tuple[list, list]:
+        """What the operator emits when event time advances to ``watermark``."""
+        return self.operator.on_watermark(watermark) or ([], [])
+
+    def processing_time(self, now_ms: int) -> tuple[list, list]:
+        """What the operator emits when the wall clock reads ``now_ms``."""
+        return self.operator.on_processing_time(now_ms) or ([], [])
 
     def finish(self) -> list[Any]:
         return self.operator.finish()

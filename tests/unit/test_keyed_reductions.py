@@ -1,0 +1,52 @@
+"""Rolling reductions per key (KeyedStream.reduce, sum, min, max, min_by, max_by), as PyFlink
+emits them, on tuples, lists, dicts, objects and plain numbers, by position and by name."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
+from barrierflow.graph.transformation import TransformationKind
+from barrierflow.testing.harness import OperatorHarness, operator
+
+
+def rolling(fn, records, key=lambda r: 0):
+    h = OperatorHarness(operator(TransformationKind.PROCESS, fn, key_selector=key))
+    return h.process(records)
+
+
+def test_reduce_emits_the_running_reduction_of_each_key():
+    out = rolling(RollingReduce(lambda a, b: a + b), [1, 2, 3, 10], key=lambda v: v > 5)
+    assert out == [1, 3, 6, 10]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("sum", [("a", 1, "x"), ("a", 4, "x"), ("a", 6, "x")]),
+        ("min", [("a", 1, "x"), ("a", 1, "x"), ("a", 1, "x")]),
+        ("max", [("a", 1, "x"), ("a", 3, "x"), ("a", 3, "x")]),
+        ("min_by", [("a", 1, "x"), ("a", 1, "x"), ("a", 1, "x")]),
+        ("max_by", [("a", 1, "x"), ("a", 3, "y"), ("a", 3, "y")]),
+    ],
+)
+def test_field_aggregations_on_tuples_by_position(kind, expected):
+    records = [("a", 1, "x"), ("a", 3, "y"), ("a", 2, "z")]
+    assert rolling(FieldAggregation(kind, 1), records) == expected
+
+
+def test_field_aggregations_by_name_on_dicts_and_objects_and_on_plain_numbers():
+    dicts = [{"k": "a", "n": 2}, {"k": "a", "n": 5}]
+    assert rolling(FieldAggregation("sum", "n"), dicts)[-1] == {"k": "a", "n": 7}
+    objects = [SimpleNamespace(k="a", n=2), SimpleNamespace(k="a", n=5)]
+    assert rolling(FieldAggregation("max", "n"), objects)[-1].n == 5
+    assert objects[0].n == 2, "the stored record was changed in place"
+    assert rolling(FieldAggregation("sum", 0), [1, 2, 3.5]) == [1, 3, 6.5]
+    assert rolling(FieldAggregation("min_by", 1), [[1, 9], [2, 4], [3, 4]])[-1] == [2, 4]
+
+
+def test_a_field_must_be_a_position_or_a_name():
+    with pytest.raises(TypeError, match="field position or name"):
+        FieldAggregation("sum", 1.5)
