@@ -60,10 +60,12 @@ class DataStream:
 
     # --- operators --------------------------------------------------------------------------
 
-    def map(self, func: Callable[[Any], Any] | MapFunction) -> DataStream:
+    def map(self, func: Callable[[Any], Any] | MapFunction, output_type: Any = None) -> DataStream:
         return self._then(TransformationKind.MAP, "Map", _check_callable(func, "map", "map()"))
 
-    def flat_map(self, func: Callable[[Any], Any] | FlatMapFunction) -> DataStream:
+    def flat_map(
+        self, func: Callable[[Any], Any] | FlatMapFunction, output_type: Any = None
+    ) -> DataStream:
         fn = _check_callable(func, "flat_map", "flat_map()")
         return self._then(TransformationKind.FLAT_MAP, "FlatMap", fn)
 

@@ -2,6 +2,7 @@
 imports. Each name is defined once, in barrierflow's own modules, and re-exported here."""
 
 from barrierflow.common.time import Duration, Time
+from barrierflow.common.typeinfo import TypeInformation, Types
 from barrierflow.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 
-__all__ = ["Duration", "Time", "TimestampAssigner", "WatermarkStrategy"]
+__all__ = ["Duration", "Time", "TimestampAssigner", "TypeInformation", "Types", "WatermarkStrategy"]

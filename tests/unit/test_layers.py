@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "barrierflow.functions",
             "barrierflow.graph",
             "barrierflow.human_units",
+            "barrierflow.typeinfo",
         ),
     ),
     (
@@ -63,6 +64,7 @@ PURE = (
     "barrierflow.errors",
     "barrierflow.eventtime",
     "barrierflow.human_units",
+    "barrierflow.typeinfo",
     "barrierflow.graph",
     "barrierflow.protocol",
     "barrierflow.state.descriptors",

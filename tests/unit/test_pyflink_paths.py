@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from barrierflow import functions
+from barrierflow import functions, typeinfo
 from barrierflow.api import datastream, environment, windowed_stream
 from barrierflow.eventtime import durations, watermark_strategy
 from barrierflow.state import descriptors
@@ -33,7 +33,26 @@ PATHS = [
     ("barrierflow.datastream.window", "TimeWindow", windows.TimeWindow),
     ("barrierflow.datastream.window", "CountTrigger", triggers.CountTrigger),
     ("barrierflow.datastream.state", "ValueStateDescriptor", descriptors.ValueStateDescriptor),
+    ("barrierflow.common", "Types", typeinfo.Types),
+    ("barrierflow.common.typeinfo", "Types", typeinfo.Types),
 ]  # fmt: skip
+
+
+def test_type_information_is_accepted_where_pyflink_programs_pass_it():
+    from barrierflow import StreamExecutionEnvironment
+    from barrierflow.common import Types
+
+    row = Types.ROW_NAMED(["word", "count"], [Types.STRING(), Types.LONG()])
+    assert repr(row) == "ROW_NAMED(word: STRING(), count: LONG())"
+    env = StreamExecutionEnvironment()
+    stream = env.from_collection([("a", 1)], type_info=row)
+    stream.map(lambda r: r, output_type=row).flat_map(lambda r: [r], output_type=row).key_by(
+        lambda r: r[0], key_type=Types.STRING()
+    )
+    with pytest.raises(TypeError, match="as many field names"):
+        Types.ROW_NAMED(["a"], [Types.INT(), Types.INT()])
+    with pytest.raises(TypeError, match="type information"):
+        Types.LIST(int)
 
 
 def test_unpickling_a_function_of_the_pyflink_path_loads_no_api():
