@@ -34,7 +34,8 @@ class TimerService(Protocol):
 
 
 class RuntimeContext:
-    """What an ``open()`` sees: the subtask and, for keyed functions, its state."""
+    """What an ``open()`` sees: the subtask and, for keyed functions, its state
+    (``keyed_backend``: a ``KeyedStateStore``)."""
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, keyed_backend=None):
         self._task_name = task_name
@@ -67,6 +68,12 @@ class RuntimeContext:
 
     def get_map_state(self, descriptor):
         return self._backend().get_state(descriptor)
+
+    def get_reducing_state(self, descriptor):
+        return self._backend().get_reducing_state(descriptor)
+
+    def get_aggregating_state(self, descriptor):
+        return self._backend().get_aggregating_state(descriptor)
 
 
 class Function:

@@ -39,6 +39,7 @@ from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
+from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.operator_state import OperatorStateStore
 
 # What an operator returns with timestamps: the records and their event timestamps.
@@ -361,6 +362,12 @@ class KeyedOperator(Operator):
             self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
             self.timers.restore()
 
+    def runtime_context(self, ctx: OperatorContext) -> RuntimeContext:
+        """The user functions' context: the keyed state of this subtask."""
+        return RuntimeContext(
+            ctx.task_name, ctx.subtask, ctx.parallelism, KeyedStateStore(self.backend)
+        )
+
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id, options))
 
@@ -395,7 +402,7 @@ class KeyedProcessOperator(KeyedOperator):
             self.backend.key_context, self.timers
         )
         self._on_timer = getattr(fn, "on_timer", None)
-        fn.open(RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend))
+        fn.open(self.runtime_context(ctx))
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         select = self.spec.key_selector

@@ -30,7 +30,6 @@ from barrierflow.functions import (
     AggregateFunction,
     Function,
     ProcessWindowFunction,
-    RuntimeContext,
 )
 from barrierflow.runtime.operators import KeyedOperator, OperatorContext, Timed
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
@@ -144,7 +143,7 @@ class WindowOperator(KeyedOperator):
             and not self._buffers
             and not self._lateness
         )
-        runtime = RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism, self.backend)
+        runtime = self.runtime_context(ctx)
         for fn in (spec.function, spec.window_function):
             if isinstance(fn, Function):
                 fn.open(runtime)

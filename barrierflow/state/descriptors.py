@@ -8,8 +8,10 @@ reach the next checkpoint. Store immutable values, or update() again after a cha
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from barrierflow.state.state_ttl_config import StateTtlConfig
 
 
 class StateKind(enum.Enum):
@@ -23,10 +25,20 @@ class StateDescriptor:
     name: str
     type_info: Any = None  # accepted for PyFlink compatibility; values are pickled
     kind: StateKind = StateKind.VALUE
+    ttl: StateTtlConfig | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a state descriptor needs a non-empty name, got {self.name!r}")
+
+    def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        """Values of this state expire ``ttl_config``'s time after their last write (or read)."""
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(
+                "enable_time_to_live takes a StateTtlConfig (StateTtlConfig.new_builder(...)"
+                f".build()), not {ttl_config!r}"
+            )
+        object.__setattr__(self, "ttl", ttl_config)
 
 
 class ValueStateDescriptor(StateDescriptor):
@@ -42,3 +54,33 @@ class ListStateDescriptor(StateDescriptor):
 class MapStateDescriptor(StateDescriptor):
     def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
         super().__init__(name, (key_type_info, value_type_info), StateKind.MAP)
+
+
+class ReducingStateDescriptor(StateDescriptor):
+    """A value that ``add`` combines with ``reduce_function`` (a ReduceFunction or a function
+    of two values); stored as value state."""
+
+    def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
+        super().__init__(name, type_info, StateKind.VALUE)
+        reduce = getattr(reduce_function, "reduce", reduce_function)
+        if not callable(reduce):
+            raise TypeError(
+                f"ReducingStateDescriptor {name!r} needs a ReduceFunction or a function of two "
+                f"values, not {reduce_function!r}"
+            )
+        object.__setattr__(self, "reduce_function", reduce_function)
+
+
+class AggregatingStateDescriptor(StateDescriptor):
+    """An accumulator that ``add`` feeds through ``agg_function`` (an AggregateFunction);
+    ``get`` returns its result; stored as value state."""
+
+    def __init__(self, name: str, agg_function: Any, state_type_info: Any = None) -> None:
+        super().__init__(name, state_type_info, StateKind.VALUE)
+        for method in ("create_accumulator", "add", "get_result"):
+            if not callable(getattr(agg_function, method, None)):
+                raise TypeError(
+                    f"AggregatingStateDescriptor {name!r} needs an AggregateFunction; "
+                    f"{agg_function!r} has no {method}()"
+                )
+        object.__setattr__(self, "agg_function", agg_function)

@@ -15,11 +15,13 @@ from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.functions import (
+    AggregateFunction,
     KeyedProcessFunction,
     ProcessFunction,
     ProcessWindowFunction,
     WindowFunction,
 )
+from barrierflow.state import AggregatingStateDescriptor, ReducingStateDescriptor
 from barrierflow.windowing.assigners import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -61,6 +63,37 @@ class AllCount:
 class Stamp(ProcessFunction):
     def process_element(self, value, ctx):
         yield [value, ctx.timestamp()]
+
+
+class SumAndMean(KeyedProcessFunction):
+    """A ReducingState and an AggregatingState per key: (key, running sum, running count)."""
+
+    def open(self, runtime_context):
+        self.total = runtime_context.get_reducing_state(
+            ReducingStateDescriptor("total", lambda a, b: a + b)
+        )
+        self.count = runtime_context.get_aggregating_state(
+            AggregatingStateDescriptor("count", Counting())
+        )
+
+    def process_element(self, value, ctx):
+        self.total.add(value)
+        self.count.add(value)
+        yield [ctx.get_current_key(), self.total.get(), self.count.get()]
+
+
+class Counting(AggregateFunction):
+    def create_accumulator(self):
+        return 0
+
+    def add(self, value, accumulator):
+        return accumulator + 1
+
+    def get_result(self, accumulator):
+        return accumulator
+
+    def merge(self, a, b):
+        return a + b
 
 
 class SoonAfter(KeyedProcessFunction):
@@ -121,6 +154,7 @@ def outputs(spark, tmp_path_factory):
     sink(keyed.sum().uid("sum"), "sum")
     sink(numbers.process(Stamp()).uid("stamp"), "stamp")
     sink(keyed.process(SoonAfter()).uid("soon"), "processing-timers")
+    sink(keyed.process(SumAndMean()).uid("sum-and-mean"), "reducing-state")
     env.execute("windows")
     return {p.name: read_committed(str(p)) for p in base.iterdir()}
 
@@ -196,3 +230,11 @@ def test_records_carry_their_timestamps_into_a_process_function(outputs):
 
 def test_processing_time_timers_fire_on_the_wall_clock(outputs):
     assert sorted(outputs["processing-timers"]) == [[k, "PROCESSING_TIME"] for k in range(KEYS)]
+
+
+def test_reducing_and_aggregating_state_keep_a_running_sum_and_count_per_key(outputs):
+    finals = {}
+    for key, total, count in outputs["reducing-state"]:
+        finals[key] = max(finals.get(key, (0, 0)), (count, total))
+    assert len(outputs["reducing-state"]) == N
+    assert finals == {k: (len(vs), sum(vs)) for k, vs in by_key(range(1, N + 1)).items()}

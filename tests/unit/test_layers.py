@@ -68,6 +68,7 @@ PURE = (
     "barrierflow.graph",
     "barrierflow.protocol",
     "barrierflow.state.descriptors",
+    "barrierflow.state.state_ttl_config",
     "barrierflow.state.key_groups",
     "barrierflow.state.timer_queue",
     "barrierflow.windowing",
