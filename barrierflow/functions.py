@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.side_outputs import OutputTag, SideOutput
 
 
 class TimeDomain(enum.Enum):
@@ -102,12 +103,26 @@ class FilterFunction(Function):
 class _ElementContext:
     """The context of one record (or one timer): its timestamp, the key, the timers."""
 
-    __slots__ = ("_key_context", "_timer_service", "_timestamp")
+    __slots__ = ("_key_context", "_side", "_side_outputs", "_timer_service", "_timestamp")
 
-    def __init__(self, key_context, timer_service: TimerService | None) -> None:
+    def __init__(
+        self,
+        key_context,
+        timer_service: TimerService | None,
+        side_outputs: frozenset[str] = frozenset(),
+    ) -> None:
         self._key_context = key_context
         self._timer_service = timer_service
         self._timestamp: int | None = None
+        self._side_outputs = side_outputs  # the tags someone consumes
+        self._side: list[tuple[SideOutput, int | None]] = []  # taken by the operator
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        """Emits ``value`` to the side output ``output_tag`` (``get_side_output(tag)``)."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"output() takes an OutputTag first, not {output_tag!r}")
+        if output_tag.tag_id in self._side_outputs:
+            self._side.append((SideOutput(output_tag.tag_id, value), self._timestamp))
 
     def timestamp(self) -> int | None:
         """The record's event timestamp (the timer's time in ``on_timer``); None if the
@@ -130,8 +145,13 @@ class _ElementContext:
 class _OnTimerContext(_ElementContext):
     __slots__ = ("_time_domain",)
 
-    def __init__(self, key_context, timer_service: TimerService | None) -> None:
-        super().__init__(key_context, timer_service)
+    def __init__(
+        self,
+        key_context,
+        timer_service: TimerService | None,
+        side_outputs: frozenset[str] = frozenset(),
+    ) -> None:
+        super().__init__(key_context, timer_service, side_outputs)
         self._time_domain = TimeDomain.EVENT_TIME
 
     def time_domain(self) -> TimeDomain:

@@ -30,6 +30,7 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
+from barrierflow.side_outputs import OutputTag
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -137,6 +138,20 @@ class DataStream:
         )
         self._env._add(t)
         return DataStreamSink(self._env, t)
+
+    def get_side_output(self, output_tag: OutputTag) -> DataStream:
+        """The records this operator sent to ``output_tag`` (``ctx.output(tag, value)``, or
+        a window's ``side_output_late_data(tag)``)."""
+        if not isinstance(output_tag, OutputTag):
+            raise ConfigurationError(f"get_side_output() needs an OutputTag, got {output_tag!r}")
+        producer = self._operator("get_side_output")
+        t = Transformation(
+            TransformationKind.SIDE_OUTPUT,
+            f"SideOutput({output_tag.tag_id})",
+            [producer],
+            output_tag.tag_id,
+        )
+        return DataStream(self._env, t)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """Prints each record on the driver's standard output, ``str(record)`` a line, as

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.side_outputs import OutputTag
 from barrierflow.windowing.assigners import WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, Trigger, default_trigger
 from barrierflow.windowing.window_spec import Contents, WindowSpec
@@ -63,6 +64,7 @@ class WindowedStream:
         self._trigger = trigger or default_trigger(assigner)
         self._evictor = evictor
         self._lateness_ms = 0
+        self._late_tag: str | None = None
 
     def trigger(self, trigger: Trigger) -> WindowedStream:
         if not isinstance(trigger, Trigger):
@@ -79,11 +81,18 @@ class WindowedStream:
         self._lateness_ms = lateness
         return self
 
-    def side_output_late_data(self, output_tag: Any) -> WindowedStream:
-        raise ConfigurationError(
-            "side_output_late_data is not supported yet: late records are dropped and counted; "
-            "raise allowed_lateness() to keep them"
-        )
+    def side_output_late_data(self, output_tag: OutputTag) -> WindowedStream:
+        """Late records (all their windows past the allowed lateness) go to this side output
+        of the window's result stream (``get_side_output(output_tag)``) instead of being
+        dropped."""
+        if not isinstance(output_tag, OutputTag):
+            raise ConfigurationError(
+                f"side_output_late_data() needs an OutputTag, got {output_tag!r}"
+            )
+        if not self._assigner.is_event_time:
+            raise ConfigurationError("late data exists for event-time windows only")
+        self._late_tag = output_tag.tag_id
+        return self
 
     # --- window functions ---------------------------------------------------------------------
 
@@ -139,6 +148,7 @@ class WindowedStream:
             window_function,
             self._evictor,
             self._lateness_ms,
+            self._late_tag,
         )
         name = f"Window({type(self._assigner).__name__}, {type(self._trigger).__name__}, {what})"
         stream = self._keyed._then(

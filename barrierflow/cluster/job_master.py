@@ -497,7 +497,14 @@ class JobMaster:
                         subtask=sub.subtask,
                         parallelism=v.parallelism,
                         chain=tuple(
-                            OperatorSpec(n.uid, n.name, n.kind, n.function, n.key_selector)
+                            OperatorSpec(
+                                n.uid,
+                                n.name,
+                                n.kind,
+                                n.function,
+                                n.key_selector,
+                                frozenset(n.side_outputs),
+                            )
                             for n in v.chain
                         ),
                         num_input_channels=len(sub.input_channels),

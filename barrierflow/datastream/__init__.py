@@ -16,6 +16,7 @@ _EXPORTS = {
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.functions",
+    "OutputTag": "barrierflow.side_outputs",
     **{
         name: "barrierflow.functions"
         for name in (

@@ -59,6 +59,7 @@ def _chainable(node: StreamNode) -> bool:
     edge = node.in_edges[0]
     return (
         edge.partitioner.kind is Partitioning.FORWARD
+        and edge.partitioner.side_output is None  # the edge selects: over the network
         and len(edge.source.out_edges) == 1
         and edge.source.parallelism == node.parallelism
     )

@@ -6,7 +6,7 @@ I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from barrierflow.errors import ConfigurationError
@@ -29,6 +29,8 @@ class StreamNode:
     function: Any = None
     key_selector: Any = None
     in_edges: list[StreamEdge] = field(default_factory=list)
+    # the side outputs someone consumes: the operator emits only these
+    side_outputs: set[str] = field(default_factory=set)
     out_edges: list[StreamEdge] = field(default_factory=list)
 
 
@@ -84,6 +86,8 @@ def build_stream_graph(
         for upstream, partitioner in _resolve_inputs(t):
             source = _after_source_timestamps(node_for(upstream), upstream, order)
             edge = StreamEdge(source, node, _default_partitioner(partitioner, source, node))
+            if edge.partitioner.side_output is not None:
+                source.side_outputs.add(edge.partitioner.side_output)
             source.out_edges.append(edge)
             node.in_edges.append(edge)
         order.append(node)
@@ -134,9 +138,15 @@ def _resolve_inputs(
     resolved = []
     for upstream in t.inputs:
         p = partitioner
-        while upstream.kind is TransformationKind.PARTITION:
-            p = p or upstream.partitioner
+        side_output = None
+        while upstream.kind in (TransformationKind.PARTITION, TransformationKind.SIDE_OUTPUT):
+            if upstream.kind is TransformationKind.SIDE_OUTPUT:
+                side_output = side_output or upstream.function
+            else:
+                p = p or upstream.partitioner
             upstream = upstream.inputs[0]
+        if side_output is not None:
+            p = replace(p or PartitionerSpec(Partitioning.FORWARD), side_output=side_output)
         if upstream.kind is TransformationKind.UNION:
             resolved += _resolve_inputs(upstream, p)
         else:
@@ -149,6 +159,7 @@ def _default_partitioner(
 ) -> PartitionerSpec:
     if spec is not None and spec.kind is not Partitioning.FORWARD:
         return spec
+    side_output = spec.side_output if spec is not None else None
     if source.parallelism == target.parallelism:
-        return PartitionerSpec(Partitioning.FORWARD)
-    return PartitionerSpec(Partitioning.REBALANCE)
+        return PartitionerSpec(Partitioning.FORWARD, side_output=side_output)
+    return PartitionerSpec(Partitioning.REBALANCE, side_output=side_output)

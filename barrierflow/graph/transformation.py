@@ -23,6 +23,7 @@ class TransformationKind(enum.Enum):
     WINDOW = "window"
     PARTITION = "partition"  # virtual: sets the partitioner of the edge to the next operator
     UNION = "union"  # virtual: the next operator reads all inputs
+    SIDE_OUTPUT = "side_output"  # virtual: the next operator reads the side output ``function``
 
 
 class Partitioning(enum.Enum):
@@ -35,6 +36,7 @@ class Partitioning(enum.Enum):
 class PartitionerSpec:
     kind: Partitioning
     key_selector: Callable[[Any], Any] | None = None
+    side_output: str | None = None  # the edge carries this side output of its producer
 
 
 _ids = itertools.count()
@@ -60,4 +62,8 @@ class Transformation:
 
     @property
     def is_virtual(self) -> bool:
-        return self.kind in (TransformationKind.PARTITION, TransformationKind.UNION)
+        return self.kind in (
+            TransformationKind.PARTITION,
+            TransformationKind.UNION,
+            TransformationKind.SIDE_OUTPUT,
+        )

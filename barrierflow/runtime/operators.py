@@ -59,6 +59,7 @@ class OperatorSpec:
     kind: TransformationKind
     function: Any
     key_selector: Callable[[Any], Any] | None = None
+    side_outputs: frozenset[str] = frozenset()  # tags someone consumes: the others are dropped
 
 
 @dataclass
@@ -133,6 +134,16 @@ class Operator:
     def on_watermark(self, watermark: int) -> Timed | None:
         """The event time advanced to ``watermark``: what fired timers emit."""
         return None
+
+    @staticmethod
+    def _take_side_outputs(ctx: Any, out: list[Any], out_ts: list[int] | None) -> None:
+        """Appends what the function sent to side outputs (``ctx.output``) to the outputs,
+        where the edges select it."""
+        side = ctx._side
+        out.extend(record for record, _ in side)
+        if out_ts is not None:
+            out_ts.extend(NO_TIMESTAMP if t is None else t for _, t in side)
+        side.clear()
 
     def on_processing_time(self, now_ms: int) -> Timed | None:
         """What processing-time timers due at ``now_ms`` emit."""
@@ -249,7 +260,7 @@ class ProcessOperator(Operator):
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
-        self._ctx = ProcessFunction.Context(None, None)
+        self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
@@ -271,6 +282,8 @@ class ProcessOperator(Operator):
                         append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e) from e
+        if ctx._side:
+            self._take_side_outputs(ctx, out, out_ts)
         return out, out_ts
 
 
@@ -397,9 +410,12 @@ class KeyedProcessOperator(KeyedOperator):
     def open(self, ctx: OperatorContext) -> None:
         self.open_keyed(ctx)
         fn: KeyedProcessFunction = self.spec.function
-        self._ctx = KeyedProcessFunction.Context(self.backend.key_context, self.timers)
+        side_outputs = self.spec.side_outputs
+        self._ctx = KeyedProcessFunction.Context(
+            self.backend.key_context, self.timers, side_outputs
+        )
         self._timer_ctx = KeyedProcessFunction.OnTimerContext(
-            self.backend.key_context, self.timers
+            self.backend.key_context, self.timers, side_outputs
         )
         self._on_timer = getattr(fn, "on_timer", None)
         fn.open(self.runtime_context(ctx))
@@ -420,6 +436,8 @@ class KeyedProcessOperator(KeyedOperator):
                     extend(result)
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
+        if ctx._side:
+            self._take_side_outputs(ctx, out, None)
         return out
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
@@ -442,6 +460,8 @@ class KeyedProcessOperator(KeyedOperator):
                         append_ts(timestamp)
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
+        if ctx._side:
+            self._take_side_outputs(ctx, out, out_ts)
         return out, out_ts
 
     def on_watermark(self, watermark: int) -> Timed | None:
@@ -478,6 +498,8 @@ class KeyedProcessOperator(KeyedOperator):
                 f"({domain.name.lower().replace('_', ' ')} timer) of key {timer.key!r:.100}: "
                 f"{type(e).__name__}: {e}"
             ) from e
+        if ctx._side:
+            self._take_side_outputs(ctx, out, out_ts)
         return out, out_ts
 
 

@@ -196,6 +196,7 @@ class StreamTask:
             CheckpointStorage(d.restore_uri) if d.restore_uri else None,
             shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
         )
+        side_edges = any(plan.partitioner.side_output is not None for plan in d.outputs)
         for plan in d.outputs:
             channels = [
                 OutputChannel(
@@ -214,6 +215,7 @@ class StreamTask:
                     d.config.buffer_size,
                     d.config.max_parallelism,
                     d.chain[-1].name,
+                    drop_side_outputs=side_edges,
                 )
             )
         for spec in d.chain:

@@ -33,6 +33,7 @@ from barrierflow.functions import (
 )
 from barrierflow.runtime.operators import KeyedOperator, OperatorContext, Timed
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
+from barrierflow.side_outputs import SideOutput
 from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
 from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
 from barrierflow.windowing.window_spec import Contents, WindowSpec
@@ -136,8 +137,11 @@ class WindowOperator(KeyedOperator):
         self._tctx = _TriggerContext(self)
         self.late_records_dropped = 0
         self._lateness = spec.allowed_lateness_ms if spec.assigner.is_event_time else 0
+        late_tag = spec.late_data_tag
+        self._late_tag = late_tag if late_tag in self.spec.side_outputs else None
         self._simple = (
-            spec.assigner.is_event_time
+            self._late_tag is None
+            and spec.assigner.is_event_time
             and not spec.assigner.is_merging
             and type(self._trigger) is EventTimeTrigger
             and not self._buffers
@@ -193,7 +197,11 @@ class WindowOperator(KeyedOperator):
                     self._on_result(result, window, out, out_ts)
                     self._register_cleanup(window)
                 if not accepted:
-                    self.late_records_dropped += 1
+                    if self._late_tag is None:
+                        self.late_records_dropped += 1
+                    else:
+                        out.append(SideOutput(self._late_tag, record))
+                        out_ts.append(timestamp)
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         return out, out_ts

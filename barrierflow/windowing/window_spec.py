@@ -31,6 +31,7 @@ class WindowSpec:
     window_function: Any = None  # a ProcessWindowFunction or a WindowFunction, or None
     evictor: CountEvictor | None = None
     allowed_lateness_ms: int = 0
+    late_data_tag: str | None = None  # the side output of late records (else dropped)
 
     @property
     def buffers_elements(self) -> bool:

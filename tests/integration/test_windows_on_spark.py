@@ -14,6 +14,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.datastream import OutputTag
 from barrierflow.functions import (
     AggregateFunction,
     KeyedProcessFunction,
@@ -96,6 +97,17 @@ class Counting(AggregateFunction):
         return a + b
 
 
+ODD = OutputTag("odd")
+
+
+class SplitOdd(ProcessFunction):
+    def process_element(self, value, ctx):
+        if value % 2:
+            ctx.output(ODD, (value, ctx.timestamp()))
+        else:
+            yield value
+
+
 class SoonAfter(KeyedProcessFunction):
     """A processing-time timer per key, 50 ms after its first record."""
 
@@ -155,6 +167,9 @@ def outputs(spark, tmp_path_factory):
     sink(numbers.process(Stamp()).uid("stamp"), "stamp")
     sink(keyed.process(SoonAfter()).uid("soon"), "processing-timers")
     sink(keyed.process(SumAndMean()).uid("sum-and-mean"), "reducing-state")
+    split = numbers.process(SplitOdd()).uid("split")
+    sink(split, "evens")
+    sink(split.get_side_output(ODD).key_by(lambda p: p[0] % 3).map(list), "odds")
     env.execute("windows")
     return {p.name: read_committed(str(p)) for p in base.iterdir()}
 
@@ -238,3 +253,8 @@ def test_reducing_and_aggregating_state_keep_a_running_sum_and_count_per_key(out
         finals[key] = max(finals.get(key, (0, 0)), (count, total))
     assert len(outputs["reducing-state"]) == N
     assert finals == {k: (len(vs), sum(vs)) for k, vs in by_key(range(1, N + 1)).items()}
+
+
+def test_a_side_output_carries_its_records_and_their_timestamps_to_its_own_consumers(outputs):
+    assert sorted(outputs["evens"]) == list(range(2, N + 1, 2))
+    assert sorted(outputs["odds"]) == [[v, timestamp_of(v)] for v in range(1, N + 1, 2)]

@@ -28,6 +28,7 @@ import zmq
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
+from barrierflow.side_outputs import SideOutput
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
 
 
@@ -160,7 +161,10 @@ class ResultPartition:
         buffer_size: int,
         max_parallelism: int,
         describe_operator: str,
+        drop_side_outputs: bool = False,
     ) -> None:
+        """``drop_side_outputs``: the producer emits side output records (another of its edges
+        takes them), which this edge, not a side output's, leaves out."""
         self.channels = channels
         self._buffer_size = buffer_size
         self._pending: list[list[Any]] = [[] for _ in channels]
@@ -184,9 +188,33 @@ class ResultPartition:
             ]
             self.emit = self._emit_by_key_group
             self._emit_timed = self._emit_by_key_group_timed
+        self._side_output = partitioner.side_output
+        self._selects = self._side_output is not None or drop_side_outputs
+        if self._selects:
+            emit = self.emit
+            self.emit = lambda records: emit(self._selected(records, None)[0])
+
+    def _selected(
+        self, records: list[Any], timestamps: list[int] | None
+    ) -> tuple[list[Any], list[int] | None]:
+        """This edge's records: its side output's values, or the records that are none."""
+        tag = self._side_output
+        if timestamps is None:
+            if tag is None:
+                return [r for r in records if type(r) is not SideOutput], None
+            return [r.value for r in records if type(r) is SideOutput and r.tag == tag], None
+        if tag is None:
+            kept = [(r, t) for r, t in zip(records, timestamps, strict=True)
+                    if type(r) is not SideOutput]  # fmt: skip
+        else:
+            kept = [(r.value, t) for r, t in zip(records, timestamps, strict=True)
+                    if type(r) is SideOutput and r.tag == tag]  # fmt: skip
+        return [r for r, _ in kept], [t for _, t in kept]
 
     def emit_timed(self, records: list[Any], timestamps: list[int]) -> None:
         """Records with their event timestamps (lists of equal length)."""
+        if self._selects:
+            records, timestamps = self._selected(records, timestamps)
         if self._pending_ts is None:
             # From now on every buffer carries timestamps: what is pending gets none.
             self._pending_ts = [[NO_TIMESTAMP] * len(p) for p in self._pending]
@@ -194,7 +222,7 @@ class ResultPartition:
         self._emit_timed(records, timestamps)
 
     def _emit_untimed_as_timed(self, records: list[Any]) -> None:
-        self._emit_timed(records, [NO_TIMESTAMP] * len(records))
+        self.emit_timed(records, [NO_TIMESTAMP] * len(records))
 
     # --- partitioning ----------------------------------------------------------------------
 
