@@ -40,6 +40,7 @@ class _CollectionReader:
     def __init__(self, values: list[Any], splits: list[dict]) -> None:
         self._values = values
         self._splits = splits
+        self._last: list[tuple[str, int]] = []
 
     def poll(self, max_records: int) -> list[Any] | None:
         for split in self._splits:
@@ -47,8 +48,12 @@ class _CollectionReader:
                 at = split["next"]
                 upto = min(split["end"], at + max_records)
                 split["next"] = upto
+                self._last = [(f"to-{split['end']}", upto - at)]
                 return self._values[at:upto]
         return None
+
+    def last_poll_splits(self) -> list[tuple[str, int]]:
+        return self._last
 
     def snapshot(self) -> list[dict]:
         return [dict(s) for s in self._splits]

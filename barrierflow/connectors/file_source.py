@@ -58,6 +58,7 @@ class _FileReader:
         self._file = None
         self._lines: list[bytes] = []
         self._line_index = 0
+        self._last: list[tuple[str, int]] = []
 
     def _open_next(self) -> bool:
         for i, split in enumerate(self._splits):
@@ -83,7 +84,11 @@ class _FileReader:
             self._line_index += 1
             split["offset"] += len(line)
             out.append(line.rstrip(b"\r\n").decode(self._encoding))
+        self._last = [(split["path"], len(out))]
         return out
+
+    def last_poll_splits(self) -> list[tuple[str, int]]:
+        return self._last
 
     def _fill(self) -> bool:
         data = self._file.read(_CHUNK)

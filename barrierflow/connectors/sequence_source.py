@@ -30,6 +30,7 @@ class SequenceSource:
 class _SequenceReader:
     def __init__(self, splits: list[dict]) -> None:
         self._splits = splits
+        self._last: list[tuple[str, int]] = []
 
     def poll(self, max_records: int) -> list[Any] | None:
         for split in self._splits:
@@ -37,8 +38,12 @@ class _SequenceReader:
                 lo = split["next"]
                 hi = min(split["end"] + 1, lo + max_records)
                 split["next"] = hi
+                self._last = [(f"to-{split['end']}", hi - lo)]
                 return list(range(lo, hi))
         return None
+
+    def last_poll_splits(self) -> list[tuple[str, int]]:
+        return self._last
 
     def snapshot(self) -> list[dict]:
         return [dict(s) for s in self._splits]

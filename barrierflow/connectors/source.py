@@ -41,6 +41,13 @@ class SourceReader(Protocol):
     def close(self) -> None: ...
 
 
+# Optional on a reader: ``last_poll_splits() -> list[SplitRun]``, which split each record of the
+# last poll came from, as runs of consecutive records (split id, count). With it, watermarks
+# are generated per split (a slow Kafka partition holds back the others' windows, an idle one
+# is left out), as Flink's sources do; without it, per source subtask.
+SplitRun = tuple[str, int]
+
+
 class Source(Protocol):
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         """The splits subtask ``subtask`` reads when the job starts without a checkpoint."""

@@ -292,16 +292,25 @@ class TimestampsAndWatermarksOperator(Operator):
     watermarks of this subtask (``periodic_watermark``, every ``pipeline.auto-watermark-
     interval``). After a source (``from_source(source, strategy, name)``) it runs in the
     source's task; after any other operator (``assign_timestamps_and_watermarks``), watermarks
-    from upstream stop here, as in Flink, but the end of input passes."""
+    from upstream stop here, as in Flink, but the end of input passes.
+
+    Right after a source whose reader says which split each record came from
+    (``last_poll_splits``), the task hands it each batch's ``split_runs``: then each split has
+    its own generator, and the subtask's watermark is the minimum over its active splits (an
+    idle split left out), as Flink's sources make it. Otherwise one generator serves the
+    subtask."""
 
     assigns_timestamps = True
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
         strategy: WatermarkStrategy = self.spec.function
+        self._strategy = strategy
         self._extract = strategy.extract_timestamp
         self._has_assigner = strategy.timestamp_assigner is not None
         self._generator: WatermarkGenerator | None = strategy.create_generator()
+        self._split_generators: dict[str, WatermarkGenerator] = {}
+        self.split_runs: list[tuple[str, int]] | None = None  # of the batch about to come
         self._now_ms = 0
         self._idle_reported = False
         self.watermark = MIN_WATERMARK
@@ -333,22 +342,39 @@ class TimestampsAndWatermarksOperator(Operator):
                     raise self.failure(record, TypeError(
                         "the timestamp assigner must return epoch milliseconds as an int, "
                         f"not {type(timestamp).__name__} {timestamp!r:.50}"))  # fmt: skip
-        if self._generator is not None:
+        runs, self.split_runs = self.split_runs, None
+        if self._generator is None:
+            pass
+        elif runs is None:
             self._generator.on_event(highest, self._now_ms)
+        else:
+            at = 0
+            for split, n in runs:
+                generator = self._split_generators.get(split)
+                if generator is None:
+                    generator = self._split_generators[split] = self._strategy.create_generator()
+                generator.on_event(max(timestamps[at : at + n]), self._now_ms)
+                at += n
         return records, timestamps
 
     def periodic_watermark(self, now_ms: int) -> tuple[int | None, bool | None]:
         """(a watermark above the last one, or None; True/False when the subtask became idle
         or active again since the last call, else None)."""
-        generator = self._generator
         self._now_ms = now_ms
-        if generator is None:
+        if self._generator is None:
             return None, None
-        watermark = generator.on_periodic_emit(now_ms)
+        if self._split_generators:
+            marks = [(g.on_periodic_emit(now_ms), g.idle) for g in self._split_generators.values()]
+            active = [watermark for watermark, idle in marks if not idle]
+            watermark = min(active) if active else None
+            idle = not active
+        else:
+            watermark = self._generator.on_periodic_emit(now_ms)
+            idle = self._generator.idle
         status = None
-        if generator.idle != self._idle_reported:
-            self._idle_reported = status = generator.idle
-        if watermark > self.watermark:
+        if idle != self._idle_reported:
+            self._idle_reported = status = idle
+        if watermark is not None and watermark > self.watermark:
             self.watermark = watermark
             return watermark, status
         return None, status

@@ -264,6 +264,16 @@ class StreamTask:
         self._untimed_chain = chain[:first]
         self._timed_rest = chain[first:]
         self._timer_ops = [(i, op) for i, op in enumerate(chain) if op.has_timers]
+        # An assigner right after a source that tells each record's split makes watermarks
+        # per split: the task hands it the splits of each batch.
+        self._split_assigner = (
+            chain[0]
+            if self._source is not None
+            and first == 0
+            and chain
+            and callable(getattr(self._source.reader, "last_poll_splits", None))
+            else None
+        )
         # Whether this task keeps event time: at its end of input it advances its chain to the
         # end of time, firing every event-time timer.
         self._event_time = bool(self._assigner_at) or any(op.uses_event_time for op in chain)
@@ -398,6 +408,8 @@ class StreamTask:
                 self._end_of_input()
             elif batch:
                 self.metrics.records_in += len(batch)
+                if self._split_assigner is not None:
+                    self._split_assigner.split_runs = source.reader.last_poll_splits()
                 self._process(batch)
             else:
                 self._wait_for_input(10)

@@ -163,6 +163,7 @@ class KafkaSourceReader:
             (s["topic"], s["partition"]): dict(s) for s in splits
         }
         self._finished: set[tuple[str, int]] = set()
+        self._last: list[tuple[str, int]] = []
         for tp, s in self._splits.items():
             if s["stop"] is not None and s["offset"] >= s["stop"]:
                 self._finished.add(tp)
@@ -187,6 +188,7 @@ class KafkaSourceReader:
         if self._source.bounded and len(self._finished) == len(self._splits):
             return None
         out: list[Any] = []
+        runs: list[list] = []  # [split id, records] of consecutive records of one partition
         for message in self._consumer.consume(max_records, timeout=0):
             error = message.error()
             tp = (message.topic(), message.partition())
@@ -215,7 +217,15 @@ class KafkaSourceReader:
             split["offset"] = offset + 1
             if split["stop"] is not None and offset + 1 >= split["stop"]:
                 self._finished.add(tp)
+            if runs and runs[-1][0] == tp:
+                runs[-1][1] += 1
+            else:
+                runs.append([tp, 1])
+        self._last = [(f"{t}-{p}", n) for (t, p), n in runs]
         return out
+
+    def last_poll_splits(self) -> list[tuple[str, int]]:
+        return self._last
 
     def _discover(self) -> None:
         """Partitions this subtask owns and does not read: new ones, read from the start."""
