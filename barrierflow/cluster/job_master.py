@@ -605,7 +605,10 @@ class JobMaster:
         elif isinstance(m, msg.SlotStopped):
             attempt.stopped_slots.add(m.slot)
         elif isinstance(m, msg.CollectedRecords):
-            collected_records.deliver(m)
+            if m.token == attempt.token:  # else not from this attempt's tasks: never unpickled
+                collected_records.deliver(m)
+            else:
+                log.warning("Dropped collected records with a wrong token (%s)", m.collector)
         elif isinstance(m, msg.TaskRunning):
             attempt.running_tasks.add((m.vertex, m.subtask))
             self.status_view.task_state_changed((m.vertex, m.subtask), TaskState.RUNNING)

@@ -89,6 +89,7 @@ class CollectedRecords(Message, frozen=True):
     """Records a sink sends to the driver (``print()``, ``execute_and_collect``); ``delivery``
     names them, so that the driver takes a batch sent again after a recovery only once."""
 
+    token: int  # the attempt's data token: the driver unpickles only what its own tasks sent
     collector: str
     delivery: str
     subtask: int

@@ -77,8 +77,10 @@ class OperatorContext:
     job_name: str = ""
     local_dir: str = ""  # this subtask's directory for local state (RocksDB)
     recovery_dir: str | None = None  # where it keeps local copies for local recovery
-    # The task's control channel, for what an operator sends the driver (collected records).
+    # The task's control channel, for what an operator sends the driver (collected records),
+    # and the attempt's token, which the driver checks before it unpickles what it receives.
     send_to_job_master: Callable[[msg.Message], None] | None = None
+    token: int = 0
 
 
 @dataclass(frozen=True)
@@ -632,7 +634,13 @@ class SinkOperator(Operator):
         def to_driver(collector: str, delivery: str, records: bytes) -> None:
             send(
                 msg.CollectedRecords(
-                    ctx.attempt, collector, delivery, ctx.subtask, ctx.parallelism, records
+                    ctx.attempt,
+                    ctx.token,
+                    collector,
+                    delivery,
+                    ctx.subtask,
+                    ctx.parallelism,
+                    records,
                 )
             )
 

@@ -359,6 +359,7 @@ class StreamTask:
             if rocksdb and backend.local_recovery
             else None,
             send_to_job_master=self.send_to_job_master,
+            token=d.token,
         )
 
     def end(self) -> None:

@@ -62,7 +62,9 @@ def test_a_collection_must_be_a_collection():
 
 
 def message(collector, delivery, records, subtask=0, parallelism=1):
-    return CollectedRecords(1, collector.id, delivery, subtask, parallelism, pickle.dumps(records))
+    return CollectedRecords(
+        1, 7, collector.id, delivery, subtask, parallelism, pickle.dumps(records)
+    )
 
 
 def test_a_delivery_sent_again_after_a_recovery_is_taken_once():

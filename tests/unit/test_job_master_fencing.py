@@ -166,3 +166,29 @@ def test_a_message_of_a_newer_attempt_than_the_running_one_is_dropped_silently(t
     cluster.thread.join(10)
     with pytest.raises(JobCanceledError):
         raise cluster.outcome[0]
+
+
+def test_collected_records_are_delivered_only_with_the_attempts_token(tmp_path):
+    import pickle
+
+    from barrierflow.cluster import collected_records
+    from barrierflow.cluster.collected_records import QueueCollector
+
+    collector = QueueCollector()
+    collected_records.register(collector)
+    cluster = Cluster(tmp_path)
+    try:
+        first = cluster.start(1)
+        token = first.slots[0].tasks[0].token
+        vertex, subtask = first.tasks[0]
+        for t, delivery, payload in ((token + 1, "forged", b"not a pickle"),
+                                     (token, "real", pickle.dumps(["ok"]))):  # fmt: skip
+            cluster.from_task(1, vertex, subtask, msg.CollectedRecords(
+                1, t, collector.id, delivery, 0, 1, payload))  # fmt: skip
+        assert wait_for(lambda: not collector.records.empty())
+        assert collector.records.get_nowait() == "ok" and collector.records.empty()
+    finally:
+        collected_records.unregister(collector.id)
+        cluster.job_master.cancel()
+        cluster.stop_when_told(first)
+        cluster.thread.join(10)
