@@ -19,7 +19,13 @@ from barrierflow.state.descriptors import (
     StateKind,
 )
 from barrierflow.state.reducing_state import AggregatingState, ReducingState
-from barrierflow.state.ttl_state import TtlListState, TtlMapState, TtlValueState
+from barrierflow.state.state_ttl_config import StateTtlConfig
+from barrierflow.state.ttl_state import (
+    TtlListState,
+    TtlMapState,
+    TtlValueState,
+    check_ttl_unchanged,
+)
 
 _TTL_STATES = {StateKind.VALUE: TtlValueState, StateKind.LIST: TtlListState,
                StateKind.MAP: TtlMapState}  # fmt: skip
@@ -35,18 +41,28 @@ class KeyedStateStore:
     ) -> None:
         self._backend = backend
         self._now_ms = now_ms
-        self._made: dict[str, Any] = {}
+        self._made: dict[str, tuple[Any, StateTtlConfig | None]] = {}  # name -> state, ttl
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The state object of ``descriptor``'s name, made at the first request (checking
+        there, once, that a restored state keeps its TTL declaration); a later request under
+        that name must declare the same TTL."""
         made = self._made.get(descriptor.name)
         if made is None:
-            made = self._backend.get_state(descriptor)
+            state = self._backend.get_state(descriptor)
+            check_ttl_unchanged(descriptor, self._backend.entries(descriptor.name))
             if descriptor.ttl is not None:
-                made = _TTL_STATES[descriptor.kind](
-                    made, descriptor.name, descriptor.ttl, self._now_ms
+                state = _TTL_STATES[descriptor.kind](
+                    state, descriptor.name, descriptor.ttl, self._now_ms
                 )
-            self._made[descriptor.name] = made
-        return made
+            made = self._made[descriptor.name] = (state, descriptor.ttl)
+        if made[1] != descriptor.ttl:
+            raise ValueError(
+                f"state {descriptor.name!r} is requested with time to live {descriptor.ttl} "
+                f"after it was requested with {made[1]}; one name is one state: declare it "
+                "alike everywhere, or use another name"
+            )
+        return made[0]
 
     def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState:
         if not isinstance(descriptor, ReducingStateDescriptor):

@@ -4,9 +4,11 @@ its last write (or read, with ``OnReadAndWrite``), as a ``TtlValue``. An expired
 absent and is removed when it is read (with ``ReturnExpiredIfNotCleanedUp``, that one read still
 returns it); values nobody reads again stay until their key is written.
 
-A state without TTL never comes here: its path is unchanged. A value found without its TTL
-stamp, in a state now declared with TTL, was written without TTL (another version of the job):
-refused, naming the state, as Flink refuses the change.
+A state without TTL never comes here: its path is unchanged. Enabling or disabling TTL on a
+state that a restore brought back is refused, naming the state, as Flink refuses the change:
+``check_ttl_unchanged`` looks at one stored value when the state object is made (the stamp tells
+how it was written), so neither path pays for it per access. A value found without its stamp at
+a read (``_unwrap``) is refused too.
 
 **Threading:** the task thread only.
 """
@@ -16,12 +18,43 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
+from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.state_ttl_config import StateTtlConfig, StateVisibility, UpdateType
 
 
 class TtlValue(NamedTuple):
     value: Any
     written_ms: int
+
+
+def check_ttl_unchanged(descriptor: StateDescriptor, entries: Iterator[tuple[Any, Any]]) -> None:
+    """Refuses ``descriptor`` if the first of the state's stored ``entries`` (a backend's
+    ``entries(name)``: key, value) was written with a time to live and the descriptor has none,
+    or the other way round. Every value of a state is written under one declaration, so one
+    tells; a state with nothing stored has nothing to misread."""
+    try:
+        first = next(entries, None)
+    finally:
+        close = getattr(entries, "close", None)
+        if close is not None:
+            close()
+    if first is None or not first[1]:
+        return
+    stored = first[1]
+    if descriptor.kind is StateKind.LIST:
+        stored = stored[0]
+    elif descriptor.kind is StateKind.MAP:
+        stored = next(iter(stored.values()))
+    stamped = type(stored) is TtlValue
+    if stamped == (descriptor.ttl is not None):
+        return
+    was, now = ("with", "without") if stamped else ("without", "with")
+    raise ValueError(
+        f"state {descriptor.name!r} is declared {now} a time to live, but the restored snapshot "
+        f"holds it {was} one (written by a version of the job that declared it so); enabling or "
+        "disabling TTL on a state cannot be restored (as in Flink): declare it as before, or "
+        "give the state another name (its old values are then dropped)"
+    )
 
 
 class _Ttl:
