@@ -4,7 +4,6 @@ per-entry map TTL, through a snapshot and restore, and a state whose TTL changed
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,13 +18,11 @@ from barrierflow.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
-from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.key_groups import KeyGroupRange
 from barrierflow.state.keyed_state_store import KeyedStateStore
-from tests.unit.test_state_backend_contract import Streams
+from tests.unit.test_state_backend_contract import BACKENDS, FULL, Streams, factory
 
-FULL = KeyGroupRange(0, 127)
+__all__ = ["factory"]  # the contract suite's fixture: a backend of each kind, disposed after
 
 
 class Clock:
@@ -36,25 +33,19 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=["hashmap", "rocksdb"])
-def store(request, tmp_path: Path):
-    made: list[Any] = []
+@pytest.fixture(params=BACKENDS)
+def store(request, factory):
+    """``store(key_group_range)``: a KeyedStateStore over a new backend of the kind under test;
+    every store of a test shares one clock."""
     clock = Clock()
 
-    def make() -> KeyedStateStore:
-        if request.param == "hashmap":
-            backend: Any = HeapKeyedStateBackend(128, FULL)
-        else:
-            backend = RocksDBKeyedStateBackend(128, FULL, str(tmp_path / f"db{len(made)}"),
-                                               1 << 20, 1 << 20)  # fmt: skip
-        made.append(backend)
+    def make(key_group_range: KeyGroupRange = FULL) -> KeyedStateStore:
+        backend = factory(request.param, key_group_range).backend
         s = KeyedStateStore(backend, clock)
         s.backend, s.clock = backend, clock
         return s
 
-    yield make
-    for backend in made:
-        backend.dispose()
+    return make
 
 
 def ttl(ms: int, **builder: Any) -> StateTtlConfig:
@@ -186,3 +177,99 @@ def test_bad_descriptors_and_ttl_configurations_are_named():
         StateTtlConfig.new_builder(Time.seconds(0))
     with pytest.raises(TypeError, match="StateTtlConfig"):
         ValueStateDescriptor("v").enable_time_to_live(60)
+
+
+def test_a_state_without_ttl_is_the_backends_own_object_with_no_wrapper(store):
+    s = store()
+    for desc in (ValueStateDescriptor("v"), ListStateDescriptor("l"), MapStateDescriptor("m")):
+        assert s.get_state(desc) is s.backend.get_state(desc)
+
+
+def test_on_read_and_write_a_map_read_refreshes_only_its_entry_and_a_list_read_every_element(
+    store,
+):
+    s = store()
+    on_read = ttl(100, calls=["update_ttl_on_read_and_write"])
+    entries, elements = MapStateDescriptor("entries"), ListStateDescriptor("elements")
+    entries.enable_time_to_live(on_read)
+    elements.enable_time_to_live(on_read)
+    at(s, "k")
+    mp, lst = s.get_state(entries), s.get_state(elements)
+    mp.put_all({"read": 1, "unread": 2})
+    lst.add("a")
+    s.clock.now += 60
+    lst.add("b")
+    assert mp.get("read") == 1
+    assert lst.get() == ["a", "b"]  # refreshes "a" too
+    s.clock.now += 60
+    assert dict(mp.items()) == {"read": 1}
+    assert lst.get() == ["a", "b"]
+    s.clock.now += 100
+    assert mp.is_empty() and lst.get() == []
+
+
+def test_on_create_and_write_a_put_refreshes_its_entry_and_reads_refresh_nothing(store):
+    s = store()
+    entries = MapStateDescriptor("entries")
+    entries.enable_time_to_live(ttl(100))
+    mp = at(s, "k").get_state(entries)
+    mp.put("a", 1)
+    mp.put("b", 1)
+    s.clock.now += 60
+    mp.put("a", 2)
+    assert mp.get("b") == 1
+    s.clock.now += 60
+    assert dict(mp.items()) == {"a": 2}
+    s.clock.now += 40
+    assert mp.get("a") is None
+
+
+def test_expired_list_elements_and_map_entries_can_be_returned_once_before_cleanup(store):
+    s = store()
+    lenient = ttl(100, calls=["return_expired_if_not_cleaned_up"])
+    entries, elements = MapStateDescriptor("entries"), ListStateDescriptor("elements")
+    entries.enable_time_to_live(lenient)
+    elements.enable_time_to_live(lenient)
+    at(s, "k")
+    mp, lst = s.get_state(entries), s.get_state(elements)
+    mp.put("old", 1)
+    lst.add("old")
+    s.clock.now += 100
+    mp.put("new", 2)
+    lst.add("new")
+    assert dict(mp.items()) == {"old": 1, "new": 2}
+    assert lst.get() == ["old", "new"]
+    assert dict(mp.items()) == {"new": 2}
+    assert lst.get() == ["new"]
+
+
+def test_reducing_and_aggregating_state_with_ttl_expire_and_start_again_from_nothing(store):
+    s = store()
+    total = ReducingStateDescriptor("total", lambda a, b: a + b)
+    total.enable_time_to_live(ttl(100))
+    mean = AggregatingStateDescriptor("mean", Average())
+    mean.enable_time_to_live(ttl(100))
+    at(s, "k")
+    r, a = s.get_reducing_state(total), s.get_aggregating_state(mean)
+    r.add(5)
+    a.add(5)
+    s.clock.now += 60
+    r.add(1)  # a write: the sum lives 100 ms from now
+    a.add(1)
+    s.clock.now += 99
+    assert (r.get(), a.get()) == (6, 3.0)
+    s.clock.now += 1
+    assert (r.get(), a.get()) == (None, None)
+    r.add(7)
+    a.add(7)
+    assert (r.get(), a.get()) == (7, 7.0)
+
+
+def test_one_name_asked_for_with_another_ttl_is_refused(store):
+    s = store()
+    plain, with_ttl = ValueStateDescriptor("v"), ValueStateDescriptor("v")
+    with_ttl.enable_time_to_live(ttl(100))
+    at(s, "k").get_state(plain)
+    assert s.get_state(ValueStateDescriptor("v")) is s.get_state(plain)
+    with pytest.raises(ValueError, match="state 'v' is requested with time to live"):
+        s.get_state(with_ttl)
