@@ -2,7 +2,8 @@
 objects: each value (each list element, each map entry) is stored with the processing time of
 its last write (or read, with ``OnReadAndWrite``), as a ``TtlValue``. An expired value reads as
 absent and is removed when it is read (with ``ReturnExpiredIfNotCleanedUp``, that one read still
-returns it); values nobody reads again stay until their key is written.
+returns it); that is the only cleanup: values nobody reads again stay, in state and in
+checkpoints, until they are overwritten or cleared.
 
 A state without TTL never comes here: its path is unchanged. Enabling or disabling TTL on a
 state that a restore brought back is refused, naming the state, as Flink refuses the change:
