@@ -39,13 +39,13 @@ def check_ttl_unchanged(descriptor: StateDescriptor, entries: Iterator[tuple[Any
         close = getattr(entries, "close", None)
         if close is not None:
             close()
-    if first is None or not first[1]:
+    if first is None:
         return
     stored = first[1]
-    if descriptor.kind is StateKind.LIST:
-        stored = stored[0]
-    elif descriptor.kind is StateKind.MAP:
-        stored = next(iter(stored.values()))
+    if descriptor.kind is not StateKind.VALUE:
+        if not stored:  # an empty list or map: no element to tell
+            return
+        stored = stored[0] if descriptor.kind is StateKind.LIST else next(iter(stored.values()))
     stamped = type(stored) is TtlValue
     if stamped == (descriptor.ttl is not None):
         return

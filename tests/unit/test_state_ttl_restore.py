@@ -154,6 +154,7 @@ def restore_one(store, tmp_path, written: StateDescriptor, write_it) -> KeyedSta
 
 WRITES = {
     "value": (ValueStateDescriptor, lambda state: state.update(1)),
+    "falsy-value": (ValueStateDescriptor, lambda state: state.update(0)),
     "list": (ListStateDescriptor, lambda state: state.add(1)),
     "map": (MapStateDescriptor, lambda state: state.put("a", 1)),
 }
