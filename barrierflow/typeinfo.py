@@ -1,9 +1,10 @@
 """PyFlink's type information (``Types.INT()``, ``Types.ROW([...])``), accepted wherever a
 PyFlink program passes one (``output_type=``, ``key_type=``, ``type_info=``, state descriptors).
 
-barrierflow keeps values as the Python objects they are (pickled between processes), so a type
-is a declaration it records and does not yet act on: a program that declares types runs, and
-prints what it computes. Performs no I/O.
+A declared output type converts an operator's results as PyFlink converts them
+(``type_conversion.py``: FLOAT is 32-bit, a ROW is a ``Row``) and makes ``print()`` write
+them as PyFlink's Java sink does (``java_strings.py``); with no type, values stay the Python
+objects they are. Performs no I/O.
 """
 
 from __future__ import annotations
@@ -11,9 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from barrierflow.errors import ConfigurationError
+
 
 @dataclass(frozen=True)
 class TypeInformation:
+    """A type: its name (``INT``, ``ROW``...) and, for composite types, its element, field or
+    key and value types. Frozen and hashable, so conversions are built once per type."""
+
     name: str
     fields: tuple[Any, ...] = field(default=())  # element, field or key/value types
     field_names: tuple[str, ...] | None = None
@@ -25,6 +31,17 @@ class TypeInformation:
             f"{n}: {t!r}" for n, t in zip(self.field_names, self.fields, strict=True)
         ) if self.field_names else ", ".join(map(repr, self.fields))
         return f"{self.name}({inner})"
+
+
+def checked_type(type_info: Any, what: str) -> TypeInformation | None:
+    """``type_info`` if it is type information or None; else a ConfigurationError naming
+    ``what`` declared it."""
+    if type_info is None or isinstance(type_info, TypeInformation):
+        return type_info
+    raise ConfigurationError(
+        f"{what}: the type must be type information such as Types.INT() (from "
+        f"barrierflow.common), got {type_info!r:.100}"
+    )
 
 
 def _basic(name: str):

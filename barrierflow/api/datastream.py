@@ -30,7 +30,9 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
+from barrierflow.java_strings import printer
 from barrierflow.side_outputs import OutputTag
+from barrierflow.typeinfo import TypeInformation, checked_type
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -46,6 +48,22 @@ def _check_callable(fn: Any, method: str, what: str) -> Callable[[Any], Any]:
     raise ConfigurationError(f"{what} needs a function or an object with {method}(), got {fn!r}")
 
 
+# Operators whose output has their input's type.
+_KEEPS_TYPE = (
+    TransformationKind.FILTER,
+    TransformationKind.PARTITION,
+    TransformationKind.UNION,
+    TransformationKind.TIMESTAMPS,
+)
+
+
+def declared_type(t: Transformation) -> TypeInformation | None:
+    """The type a program declared for the records of ``t`` (None: Python objects)."""
+    while t.output_type is None and t.kind in _KEEPS_TYPE:
+        t = t.inputs[0]
+    return t.output_type
+
+
 class DataStream:
     def __init__(self, env: StreamExecutionEnvironment, transformation: Transformation) -> None:
         self._env = env
@@ -53,6 +71,11 @@ class DataStream:
 
     def get_transformation(self) -> Transformation:
         return self._transformation
+
+    def get_type(self) -> TypeInformation | None:
+        """The declared type of the records (``output_type=``); None when undeclared, where
+        PyFlink says PICKLED_BYTE_ARRAY."""
+        return declared_type(self._transformation)
 
     def _then(self, kind: TransformationKind, name: str, function: Any = None, **kw) -> DataStream:
         t = Transformation(kind, name, [self._transformation], function, **kw)
@@ -62,13 +85,16 @@ class DataStream:
     # --- operators --------------------------------------------------------------------------
 
     def map(self, func: Callable[[Any], Any] | MapFunction, output_type: Any = None) -> DataStream:
-        return self._then(TransformationKind.MAP, "Map", _check_callable(func, "map", "map()"))
+        fn = _check_callable(func, "map", "map()")
+        output_type = checked_type(output_type, "map()")
+        return self._then(TransformationKind.MAP, "Map", fn, output_type=output_type)
 
     def flat_map(
         self, func: Callable[[Any], Any] | FlatMapFunction, output_type: Any = None
     ) -> DataStream:
         fn = _check_callable(func, "flat_map", "flat_map()")
-        return self._then(TransformationKind.FLAT_MAP, "FlatMap", fn)
+        output_type = checked_type(output_type, "flat_map()")
+        return self._then(TransformationKind.FLAT_MAP, "FlatMap", fn, output_type=output_type)
 
     def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
         fn = _check_callable(func, "filter", "filter()")
@@ -78,7 +104,10 @@ class DataStream:
         """A ProcessFunction on each record (no key: no state, no timers)."""
         if not (hasattr(func, "process_element") and callable(func.process_element)):
             raise ConfigurationError(f"process() needs a ProcessFunction, got {func!r}")
-        return self._then(TransformationKind.PROCESS, type(func).__name__, func)
+        output_type = checked_type(output_type, "process()")
+        return self._then(
+            TransformationKind.PROCESS, type(func).__name__, func, output_type=output_type
+        )
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy) -> DataStream:
         """Gives the records event timestamps and generates watermarks, from here on; the
@@ -150,15 +179,17 @@ class DataStream:
             f"SideOutput({output_tag.tag_id})",
             [producer],
             output_tag.tag_id,
+            output_type=checked_type(output_tag.type_info, f"OutputTag({output_tag.tag_id!r})"),
         )
         return DataStream(self._env, t)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        """Prints each record on the driver's standard output, ``str(record)`` a line, as
-        PyFlink does: prefixed with the subtask's number and ``> `` when the sink runs in more
-        than one subtask, and with ``sink_identifier`` if given. Exactly once with
+        """Prints each record on the driver's standard output, a line each, as PyFlink does
+        (``str(record)``, or Java's text of a record of a declared type): prefixed with the
+        subtask's number and ``> `` when the sink runs in more than one subtask, and with
+        ``sink_identifier`` if given. Exactly once with
         checkpointing (printed when a checkpoint completes); as written without."""
-        collector = PrintCollector(sink_identifier)
+        collector = PrintCollector(sink_identifier, printer(self.get_type()))
         collected_records.register(collector)
         return self.sink_to(CollectSink(collector.id)).name("Print to Std. Out")
 
@@ -216,7 +247,11 @@ class KeyedStream(DataStream):
         if not (hasattr(func, "process_element") and callable(func.process_element)):
             raise ConfigurationError(f"process() needs a KeyedProcessFunction, got {func!r}")
         return self._then(
-            TransformationKind.PROCESS, type(func).__name__, func, key_selector=self._key_selector
+            TransformationKind.PROCESS,
+            type(func).__name__,
+            func,
+            key_selector=self._key_selector,
+            output_type=checked_type(output_type, "process()"),
         )
 
     # --- windows ----------------------------------------------------------------------------
@@ -265,7 +300,11 @@ class KeyedStream(DataStream):
 
     def _rolling(self, fn: KeyedProcessFunction, name: str) -> DataStream:
         return self._then(
-            TransformationKind.PROCESS, name, fn, key_selector=self._key_selector
+            TransformationKind.PROCESS,
+            name,
+            fn,
+            key_selector=self._key_selector,
+            output_type=self.get_type(),  # a reduction keeps its input's type
         )
 
 

@@ -53,6 +53,8 @@ from barrierflow.state_backend import (
     HashMapStateBackend,
     StateBackend,
 )
+from barrierflow.type_conversion import value_converter
+from barrierflow.typeinfo import checked_type
 
 log = logging.getLogger("barrierflow")
 
@@ -303,13 +305,19 @@ class StreamExecutionEnvironment:
         return DataStream(self, t)
 
     def from_collection(self, collection: Any, type_info: Any = None) -> DataStream:
-        """A bounded stream of the given values (``type_info`` accepted for PyFlink programs;
-        the values are kept as they are)."""
+        """A bounded stream of the given values; with ``type_info``, converted to it here, as
+        PyFlink converts them (tuples to ``Row`` for ``Types.ROW``...)."""
+        type_info = checked_type(type_info, "from_collection()")
+        convert = value_converter(type_info) if type_info is not None else None
         try:
+            if convert is not None:
+                collection = [convert(value) for value in collection]
             source = CollectionSource(collection)
         except TypeError as e:
-            raise ConfigurationError(str(e)) from None
-        return self.from_source(source, "Collection Source")
+            raise ConfigurationError(f"from_collection(): {e}") from None
+        stream = self.from_source(source, "Collection Source")
+        stream.get_transformation().output_type = type_info
+        return stream
 
     def _add(self, t: Transformation) -> None:
         self._transformations.append(t)

@@ -19,6 +19,8 @@ _STATE = ValueStateDescriptor("__reduced__")
 
 
 class RollingReduce(KeyedProcessFunction):
+    yields_side_outputs = False
+
     def __init__(self, reduce: Any) -> None:
         self._fn = reduce
 
@@ -71,6 +73,8 @@ def _with(record: Any, field: int | str, value: Any) -> Any:
 
 
 class FieldAggregation(KeyedProcessFunction):
+    yields_side_outputs = False
+
     def __init__(self, kind: str, field: int | str) -> None:
         if isinstance(field, bool) or not isinstance(field, int | str):
             raise TypeError(f"{kind}() takes a field position or name, not {field!r}")

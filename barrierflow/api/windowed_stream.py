@@ -14,6 +14,7 @@ from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.side_outputs import OutputTag
+from barrierflow.typeinfo import checked_type
 from barrierflow.windowing.assigners import WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, Trigger, default_trigger
 from barrierflow.windowing.window_spec import Contents, WindowSpec
@@ -104,7 +105,11 @@ class WindowedStream:
                 f"reduce() needs a ReduceFunction or a function of two values, got "
                 f"{reduce_function!r}"
             )
-        return self._build(Contents.REDUCE, reduce_function, window_function, "Reduce")
+        if window_function is None:
+            output_type = self._keyed.get_type()  # a reduction keeps its input's type
+        return self._build(
+            Contents.REDUCE, reduce_function, window_function, "Reduce", output_type
+        )
 
     def aggregate(
         self,
@@ -119,14 +124,18 @@ class WindowedStream:
                     f"aggregate() needs an AggregateFunction; {aggregate_function!r} has no "
                     f"{method}()"
                 )
-        return self._build(Contents.AGGREGATE, aggregate_function, window_function, "Aggregate")
+        return self._build(
+            Contents.AGGREGATE, aggregate_function, window_function, "Aggregate", output_type
+        )
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
         if not callable(getattr(process_window_function, "process", None)):
             raise ConfigurationError(
                 f"process() needs a ProcessWindowFunction, got {process_window_function!r}"
             )
-        return self._build(Contents.ELEMENTS, None, process_window_function, "Process")
+        return self._build(
+            Contents.ELEMENTS, None, process_window_function, "Process", output_type
+        )
 
     def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
         if not callable(getattr(window_function, "apply", window_function)):
@@ -135,9 +144,16 @@ class WindowedStream:
             fn = window_function
         else:  # a plain function of (key, window, inputs)
             fn = _ApplyFunction(window_function)
-        return self._build(Contents.ELEMENTS, None, fn, "Apply")
+        return self._build(Contents.ELEMENTS, None, fn, "Apply", output_type)
 
-    def _build(self, contents: Contents, function: Any, window_function: Any, what: str):
+    def _build(
+        self,
+        contents: Contents,
+        function: Any,
+        window_function: Any,
+        what: str,
+        output_type: Any,
+    ) -> DataStream:
         if window_function is not None and self._all:
             window_function = _AllWindowsFunction(window_function)
         spec = WindowSpec(
@@ -152,7 +168,11 @@ class WindowedStream:
         )
         name = f"Window({type(self._assigner).__name__}, {type(self._trigger).__name__}, {what})"
         stream = self._keyed._then(
-            TransformationKind.WINDOW, name, spec, key_selector=self._keyed._key_selector
+            TransformationKind.WINDOW,
+            name,
+            spec,
+            key_selector=self._keyed._key_selector,
+            output_type=checked_type(output_type, f"window {what.lower()}()"),
         )
         if self._all:
             stream.set_parallelism(1)

@@ -15,6 +15,7 @@ import queue
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from barrierflow.protocol.messages import CollectedRecords
@@ -40,9 +41,16 @@ class PrintCollector(Collector):
     identifier, if any, and the subtask's number (from 1) when the sink runs in more than one
     subtask (``id:2> record``, ``2> record``, ``id> record``)."""
 
-    def __init__(self, identifier: str | None = None, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        identifier: str | None = None,
+        text: Callable[[Any], str] = str,
+        out: TextIO | None = None,
+    ) -> None:
+        """``text``: how a record is written (``java_strings.printer`` of its type)."""
         super().__init__()
         self._identifier = identifier or ""
+        self._text = text
         self._out = out
 
     def take(self, records: list[Any], subtask: int, parallelism: int) -> None:
@@ -52,7 +60,8 @@ class PrintCollector(Collector):
             prefix += f"{':' if prefix else ''}{subtask + 1}"
         if prefix:
             prefix += "> "
-        out.write("".join(f"{prefix}{record}\n" for record in records))
+        text = self._text
+        out.write("".join(f"{prefix}{text(record)}\n" for record in records))
         out.flush()
 
 

@@ -504,6 +504,7 @@ class JobMaster:
                                 n.function,
                                 n.key_selector,
                                 frozenset(n.side_outputs),
+                                n.output_type,
                             )
                             for n in v.chain
                         ),

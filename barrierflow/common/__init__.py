@@ -3,6 +3,16 @@ imports. Each name is defined once, in barrierflow's own modules, and re-exporte
 
 from barrierflow.common.time import Duration, Time
 from barrierflow.common.typeinfo import TypeInformation, Types
+from barrierflow.common.types import Row, RowKind
 from barrierflow.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 
-__all__ = ["Duration", "Time", "TimestampAssigner", "TypeInformation", "Types", "WatermarkStrategy"]
+__all__ = [
+    "Duration",
+    "Row",
+    "RowKind",
+    "Time",
+    "TimestampAssigner",
+    "TypeInformation",
+    "Types",
+    "WatermarkStrategy",
+]

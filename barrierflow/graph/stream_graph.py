@@ -31,6 +31,7 @@ class StreamNode:
     in_edges: list[StreamEdge] = field(default_factory=list)
     # the side outputs someone consumes: the operator emits only these
     side_outputs: set[str] = field(default_factory=set)
+    output_type: Any = None  # declared by the program: the operator converts its results
     out_edges: list[StreamEdge] = field(default_factory=list)
 
 
@@ -81,6 +82,7 @@ def build_stream_graph(
             parallelism,
             t.function,
             t.key_selector,
+            output_type=t.output_type,
         )
         nodes[t.id] = node
         for upstream, partitioner in _resolve_inputs(t):

@@ -58,6 +58,7 @@ class Transformation:
     parallelism: int | None = None
     uid: str | None = None
     watermark_strategy: Any = None  # a source's: timestamps and watermarks right after it
+    output_type: Any = None  # a declared TypeInformation (``output_type=``): results converted
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -15,7 +15,9 @@ from barrierflow.runtime.operators import (
     SourceOperator,
     TimestampsAndWatermarksOperator,
 )
+from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.runtime.window_operator import WindowOperator
+from barrierflow.type_conversion import value_converter
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SOURCE: SourceOperator,
@@ -29,7 +31,12 @@ _OPERATORS: dict[TransformationKind, type[Operator]] = {
 }
 
 
-def create_operator(spec: OperatorSpec) -> Operator:
+def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
     if spec.kind is TransformationKind.PROCESS and spec.key_selector is None:
-        return ProcessOperator(spec)  # a ProcessFunction on a stream that is not keyed
-    return _OPERATORS[spec.kind](spec)
+        op = ProcessOperator(spec)  # a ProcessFunction on a stream that is not keyed
+    else:
+        op = _OPERATORS[spec.kind](spec)
+    if spec.output_type is None or spec.kind is TransformationKind.SOURCE:
+        return op  # a source's records are of its type (from_collection converted them)
+    convert = value_converter(spec.output_type)
+    return op if convert is None else TypedOutput(op, convert)

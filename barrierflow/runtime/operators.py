@@ -36,6 +36,7 @@ from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.timer_service import InternalTimerService
+from barrierflow.side_outputs import OutputTag, SideOutput
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask
@@ -60,6 +61,7 @@ class OperatorSpec:
     function: Any
     key_selector: Callable[[Any], Any] | None = None
     side_outputs: frozenset[str] = frozenset()  # tags someone consumes: the others are dropped
+    output_type: Any = None  # a declared TypeInformation: results are converted to it
 
 
 @dataclass
@@ -146,6 +148,26 @@ class Operator:
         if out_ts is not None:
             out_ts.extend(NO_TIMESTAMP if t is None else t for _, t in side)
         side.clear()
+
+    def _yielded_side_outputs(
+        self, out: list[Any], out_ts: list[int] | None
+    ) -> tuple[list[Any], list[int] | None]:
+        """PyFlink's way to a side output, ``yield output_tag, value``: such pairs become side
+        output records (dropped when no one consumes the tag)."""
+        if not any(type(r) is tuple and len(r) == 2 and isinstance(r[0], OutputTag) for r in out):
+            return out, out_ts
+        consumed = self.spec.side_outputs
+        kept: list[Any] = []
+        kept_ts: list[int] | None = None if out_ts is None else []
+        for i, r in enumerate(out):
+            if type(r) is tuple and len(r) == 2 and isinstance(r[0], OutputTag):
+                if r[0].tag_id not in consumed:
+                    continue
+                r = SideOutput(r[0].tag_id, r[1])
+            kept.append(r)
+            if kept_ts is not None:
+                kept_ts.append(out_ts[i])
+        return kept, kept_ts
 
     def on_processing_time(self, now_ms: int) -> Timed | None:
         """What processing-time timers due at ``now_ms`` emit."""
@@ -286,7 +308,7 @@ class ProcessOperator(Operator):
             raise self.failure(record, e) from e
         if ctx._side:
             self._take_side_outputs(ctx, out, out_ts)
-        return out, out_ts
+        return self._yielded_side_outputs(out, out_ts)
 
 
 class TimestampsAndWatermarksOperator(Operator):
@@ -446,6 +468,8 @@ class KeyedProcessOperator(KeyedOperator):
             self.backend.key_context, self.timers, side_outputs
         )
         self._on_timer = getattr(fn, "on_timer", None)
+        # barrierflow's own reductions yield no side outputs: they skip the look for them
+        self._tags = getattr(fn, "yields_side_outputs", True)
         fn.open(self.runtime_context(ctx))
 
     def process_batch(self, records: list[Any]) -> list[Any]:
@@ -466,7 +490,7 @@ class KeyedProcessOperator(KeyedOperator):
             raise self.failure(record, e, key_context.key) from e
         if ctx._side:
             self._take_side_outputs(ctx, out, None)
-        return out
+        return self._yielded_side_outputs(out, None)[0] if self._tags else out
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
         select = self.spec.key_selector
@@ -490,7 +514,7 @@ class KeyedProcessOperator(KeyedOperator):
             raise self.failure(record, e, key_context.key) from e
         if ctx._side:
             self._take_side_outputs(ctx, out, out_ts)
-        return out, out_ts
+        return self._yielded_side_outputs(out, out_ts) if self._tags else (out, out_ts)
 
     def on_watermark(self, watermark: int) -> Timed | None:
         if watermark <= self.timers.watermark:
@@ -528,7 +552,7 @@ class KeyedProcessOperator(KeyedOperator):
             ) from e
         if ctx._side:
             self._take_side_outputs(ctx, out, out_ts)
-        return out, out_ts
+        return self._yielded_side_outputs(out, out_ts)
 
 
 class SourceOperator(Operator):

@@ -85,7 +85,7 @@ def test_a_delivery_sent_again_after_a_recovery_is_taken_once():
 )  # fmt: skip
 def test_print_writes_lines_as_pyflink_does(identifier, parallelism, line):
     out = io.StringIO()
-    collector = PrintCollector(identifier, out)
+    collector = PrintCollector(identifier, out=out)
     collector.accept(message(collector, "d", [(1, "x")], subtask=1, parallelism=parallelism))
     assert out.getvalue() == line + "\n"
 

@@ -1,0 +1,176 @@
+"""Values as PyFlink delivers them for a declared type: what ``output_type=`` and
+``type_info=`` do to a program's values.
+
+PyFlink hands a typed value through Java and back, so a program sees it converted: a FLOAT has
+32-bit precision, a ROW arrives as a ``Row`` (fields ``f0``, ``f1``... unless named), a TUPLE
+as a tuple, a LIST as a list. Converting the same way keeps a program's results the same. A
+value that cannot be of the declared type is refused with a ``TypeError`` naming both, as
+PyFlink fails on it (the operator adds the record and where). Converters are built once per
+type; ``None`` stands for "keep the value as it is". Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import functools
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from barrierflow.row import Row
+from barrierflow.typeinfo import TypeInformation
+
+Converter = Callable[[Any], Any]
+
+_FLOAT32 = struct.Struct("<f")
+_INT_BITS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
+
+
+def _refuse(value: Any, type_info: TypeInformation) -> TypeError:
+    return TypeError(f"{value!r:.100} ({type(value).__name__}) is not a {type_info!r}")
+
+
+def float32(value: float) -> float:
+    """The float nearest ``value`` that a 32-bit float holds (PyFlink's FLOAT)."""
+    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
+@functools.cache
+def value_converter(type_info: TypeInformation) -> Converter | None:
+    """The conversion ``type_info`` applies, or None when values stay as they are."""
+    name = type_info.name
+    if name == "PICKLED_BYTE_ARRAY":
+        return None
+    if name in _INT_BITS:
+        return _integer(type_info, _INT_BITS[name])
+    if name in _SCALARS:
+        return _scalar(type_info, *_SCALARS[name])
+    if name in ("ROW", "ROW_NAMED"):
+        return _row(type_info)
+    if name == "TUPLE":
+        return _tuple(type_info)
+    if name in ("LIST", "BASIC_ARRAY", "PRIMITIVE_ARRAY", "OBJECT_ARRAY"):
+        return _list(type_info)
+    if name == "MAP":
+        return _map(type_info)
+    raise TypeError(f"no conversion for {type_info!r}")
+
+
+def _nullable(convert: Converter) -> Converter:
+    return lambda v: None if v is None else convert(v)
+
+
+def _integer(type_info: TypeInformation, bits: int) -> Converter:
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def convert(value: Any) -> int:
+        if type(value) is not int or not low <= value <= high:
+            raise _refuse(value, type_info)
+        return value
+
+    return _nullable(convert)
+
+
+def _to_float32(value: Any) -> float:
+    return float32(float(value))
+
+
+def _to_date(value: Any) -> datetime.date:
+    if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+        raise TypeError
+    return value
+
+
+# name -> (accepted Python types, conversion)
+_SCALARS: dict[str, tuple[tuple[type, ...], Converter]] = {
+    "STRING": ((str,), str),
+    "CHAR": ((str,), str),
+    "BOOLEAN": ((bool,), bool),
+    "BIG_INT": ((int,), int),
+    "FLOAT": ((float, int), _to_float32),
+    "DOUBLE": ((float, int), float),
+    "BIG_DEC": ((decimal.Decimal, int, str), decimal.Decimal),
+    "SQL_DATE": ((datetime.date,), _to_date),
+    "SQL_TIME": ((datetime.time,), lambda v: v),
+    "SQL_TIMESTAMP": ((datetime.datetime,), lambda v: v),
+    "INSTANT": ((datetime.datetime,), lambda v: v),
+}
+
+
+def _scalar(
+    type_info: TypeInformation, accepted: tuple[type, ...], conversion: Converter
+) -> Converter:
+    def convert(value: Any) -> Any:
+        if not isinstance(value, accepted) or (type(value) is bool and bool not in accepted):
+            raise _refuse(value, type_info)
+        try:
+            return conversion(value)
+        except (TypeError, ValueError, ArithmeticError):
+            raise _refuse(value, type_info) from None
+
+    return _nullable(convert)
+
+
+def _fields_of(type_info: TypeInformation) -> list[Converter]:
+    return [value_converter(t) or (lambda v: v) for t in type_info.fields]
+
+
+def _row(type_info: TypeInformation) -> Converter:
+    names = list(type_info.field_names or (f"f{i}" for i in range(len(type_info.fields))))
+    fields = _fields_of(type_info)
+    arity = len(fields)
+
+    def convert(value: Any) -> Row:
+        if isinstance(value, dict):
+            try:
+                value = [value[n] for n in names]
+            except KeyError as e:
+                raise TypeError(f"{value!r:.100} has no field {e} of {type_info!r}") from None
+        elif not isinstance(value, (Row, tuple, list)):
+            raise _refuse(value, type_info)
+        if len(value) != arity:
+            raise TypeError(
+                f"{value!r:.100} has {len(value)} fields, {type_info!r} has {arity}"
+            )
+        row = Row(*[f(v) for f, v in zip(fields, value, strict=True)])
+        row.set_field_names(names)
+        if isinstance(value, Row):
+            row.set_row_kind(value.get_row_kind())
+        return row
+
+    return _nullable(convert)
+
+
+def _tuple(type_info: TypeInformation) -> Converter:
+    fields = _fields_of(type_info)
+
+    def convert(value: Any) -> tuple[Any, ...]:
+        if not isinstance(value, (tuple, list, Row)) or len(value) != len(fields):
+            raise _refuse(value, type_info)
+        return tuple(f(v) for f, v in zip(fields, value, strict=True))
+
+    return _nullable(convert)
+
+
+def _list(type_info: TypeInformation) -> Converter:
+    element = value_converter(type_info.fields[0])
+
+    def convert(value: Any) -> list[Any]:
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+            raise _refuse(value, type_info)
+        return list(value) if element is None else [element(v) for v in value]
+
+    return _nullable(convert)
+
+
+def _map(type_info: TypeInformation) -> Converter:
+    key = value_converter(type_info.fields[0]) or (lambda v: v)
+    val = value_converter(type_info.fields[1]) or (lambda v: v)
+
+    def convert(value: Any) -> dict[Any, Any]:
+        if not isinstance(value, dict):
+            raise _refuse(value, type_info)
+        return {key(k): val(v) for k, v in value.items()}
+
+    return _nullable(convert)
