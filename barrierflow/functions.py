@@ -249,3 +249,10 @@ class AllWindowFunction(Function):
 
     def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
+
+
+class Partitioner(Function):
+    """``partition_custom``: which of ``num_partitions`` subtasks takes a key."""
+
+    def partition(self, key: Any, num_partitions: int) -> int:
+        raise NotImplementedError

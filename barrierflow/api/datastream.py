@@ -10,6 +10,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.api.collect_iterator import CloseableIterator
+from barrierflow.api.connected_streams import (
+    BroadcastConnectedStream,
+    BroadcastStream,
+    ConnectedStreams,
+)
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
 from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
@@ -25,6 +30,7 @@ from barrierflow.functions import (
     ProcessFunction,
 )
 from barrierflow.graph.transformation import (
+    ChainingStrategy,
     PartitionerSpec,
     Partitioning,
     Transformation,
@@ -76,6 +82,10 @@ class DataStream:
         """The declared type of the records (``output_type=``); None when undeclared, where
         PyFlink says PICKLED_BYTE_ARRAY."""
         return declared_type(self._transformation)
+
+    def _derived(self, t: Transformation) -> DataStream:
+        """A stream of this environment made of ``t`` (for the API's other modules)."""
+        return DataStream(self._env, t)
 
     def _then(self, kind: TransformationKind, name: str, function: Any = None, **kw) -> DataStream:
         t = Transformation(kind, name, [self._transformation], function, **kw)
@@ -137,14 +147,49 @@ class DataStream:
         )
         return KeyedStream(self._env, t, key_selector)
 
-    def rebalance(self) -> DataStream:
+    def _partitioned(self, name: str, spec: PartitionerSpec) -> DataStream:
         t = Transformation(
-            TransformationKind.PARTITION,
-            "Rebalance",
-            [self._transformation],
-            partitioner=PartitionerSpec(Partitioning.REBALANCE),
+            TransformationKind.PARTITION, name, [self._transformation], partitioner=spec
         )
         return DataStream(self._env, t)
+
+    def rebalance(self) -> DataStream:
+        """Round robin over all subtasks of the next operator."""
+        return self._partitioned("Rebalance", PartitionerSpec(Partitioning.REBALANCE))
+
+    def rescale(self) -> DataStream:
+        """Round robin over a local share of the next operator's subtasks: fewer channels
+        than rebalance() when the parallelism changes."""
+        return self._partitioned("Rescale", PartitionerSpec(Partitioning.RESCALE))
+
+    def shuffle(self) -> DataStream:
+        """Each record to a subtask of the next operator drawn at random."""
+        return self._partitioned("Shuffle", PartitionerSpec(Partitioning.SHUFFLE))
+
+    def forward(self) -> DataStream:
+        """Subtask i to subtask i of the next operator, which must have the same
+        parallelism."""
+        return self._partitioned("Forward", PartitionerSpec(Partitioning.FORWARD, explicit=True))
+
+    def broadcast(self, broadcast_state_descriptor: Any = None, *more: Any) -> Any:
+        """Every record to every subtask of the next operator; with MapStateDescriptors, a
+        BroadcastStream to ``connect`` to, whose records update that broadcast state."""
+        if broadcast_state_descriptor is None:
+            return self._partitioned("Broadcast", PartitionerSpec(Partitioning.BROADCAST))
+        return BroadcastStream(self, (broadcast_state_descriptor, *more))
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        """Each record to the subtask ``partitioner.partition(key, number of subtasks)``
+        chooses for its key (a Partitioner, or a function of the key and the number)."""
+        partition = getattr(partitioner, "partition", partitioner)
+        select = getattr(key_selector, "get_key", key_selector)
+        if not callable(partition) or not callable(select):
+            raise ConfigurationError(
+                "partition_custom() needs a Partitioner (or a function of key and number of "
+                f"partitions) and a key selector, got {partitioner!r} and {key_selector!r}"
+            )
+        spec = PartitionerSpec(Partitioning.CUSTOM, select, partition=partition)
+        return self._partitioned("CustomPartition", spec)
 
     def union(self, *streams: DataStream) -> DataStream:
         for s in streams:
@@ -156,6 +201,14 @@ class DataStream:
             [self._transformation, *(s._transformation for s in streams)],
         )
         return DataStream(self._env, t)
+
+    def connect(self, stream: Any) -> Any:
+        """This stream and another into one operator with a method per input
+        (ConnectedStreams), or with a BroadcastStream, whose records every subtask sees and
+        keeps in broadcast state (BroadcastConnectedStream)."""
+        if isinstance(stream, BroadcastStream):
+            return BroadcastConnectedStream(self, stream)
+        return ConnectedStreams(self, stream)
 
     def sink_to(self, sink: Any) -> DataStreamSink:
         if not hasattr(sink, "create_writer"):
@@ -237,11 +290,39 @@ class DataStream:
         self._operator("set_parallelism").parallelism = parallelism
         return self
 
+    def start_new_chain(self) -> DataStream:
+        """This operator begins a chain: it does not run in the thread of the one before."""
+        self._operator("start_new_chain").chaining = ChainingStrategy.HEAD
+        return self
+
+    def disable_chaining(self) -> DataStream:
+        """This operator runs in a chain of its own (its own thread and subtask)."""
+        self._operator("disable_chaining").chaining = ChainingStrategy.NEVER
+        return self
+
+    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
+        """Recorded, for PyFlink programs: every subtask of a barrierflow job shares the
+        job's task slots (a job needs as many slots as its largest parallelism)."""
+        name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(
+                f"slot_sharing_group() needs a name or a SlotSharingGroup, got "
+                f"{slot_sharing_group!r}"
+            )
+        self._operator("slot_sharing_group").slot_sharing_group = name
+        return self
+
 
 class KeyedStream(DataStream):
     def __init__(self, env, transformation: Transformation, key_selector) -> None:
         super().__init__(env, transformation)
         self._key_selector = key_selector
+
+    def _partitioned(self, name: str, spec: PartitionerSpec) -> DataStream:
+        raise ConfigurationError(
+            f"{name.lower()}() on a KeyedStream: its records are partitioned by key; call "
+            f"{name.lower()}() on the stream before key_by()"
+        )
 
     def process(self, func: KeyedProcessFunction, output_type: Any = None) -> DataStream:
         if not (hasattr(func, "process_element") and callable(func.process_element)):

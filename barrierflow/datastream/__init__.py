@@ -13,6 +13,9 @@ _EXPORTS = {
     "KeyedStream": "barrierflow.api.datastream",
     "DataStreamSink": "barrierflow.api.datastream",
     "WindowedStream": "barrierflow.api.windowed_stream",
+    "ConnectedStreams": "barrierflow.api.connected_streams",
+    "BroadcastStream": "barrierflow.api.connected_streams",
+    "BroadcastConnectedStream": "barrierflow.api.connected_streams",
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.functions",
@@ -34,6 +37,18 @@ _EXPORTS = {
             "RuntimeContext",
             "TimerService",
             "WindowFunction",
+            "Partitioner",
+        )
+    },
+    **{
+        name: "barrierflow.two_input_functions"
+        for name in (
+            "BroadcastProcessFunction",
+            "CoFlatMapFunction",
+            "CoMapFunction",
+            "CoProcessFunction",
+            "KeyedBroadcastProcessFunction",
+            "KeyedCoProcessFunction",
         )
     },
 }

@@ -61,10 +61,23 @@ class ExecutionGraph:
         return [s.id for s in self.subtasks if s.vertex.is_source]
 
 
-def _producers(partitioner: PartitionerSpec, source_parallelism: int, consumer: int) -> list[int]:
+def _producers(
+    partitioner: PartitionerSpec, source_parallelism: int, consumer: int, parallelism: int
+) -> list[int]:
     if partitioner.kind is Partitioning.FORWARD:
         return [consumer]
+    if partitioner.kind is Partitioning.RESCALE:
+        return rescale_producers(source_parallelism, parallelism, consumer)
     return list(range(source_parallelism))
+
+
+def rescale_producers(producers: int, consumers: int, consumer: int) -> list[int]:
+    """The producers that feed ``consumer`` under rescale(): each producer a contiguous share
+    of the consumers when there are more consumers, each consumer a contiguous share of the
+    producers when there are fewer, so every channel stays local to a few subtasks."""
+    if consumers >= producers:
+        return [consumer * producers // consumers]
+    return [p for p in range(producers) if p * consumers // producers == consumer]
 
 
 def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
@@ -73,7 +86,9 @@ def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
         for i in range(vertex.parallelism):
             chans = channels[(vertex.id, i)] = []
             for edge in job_graph.inputs_of(vertex):
-                for producer in _producers(edge.partitioner, edge.source.parallelism, i):
+                for producer in _producers(
+                    edge.partitioner, edge.source.parallelism, i, vertex.parallelism
+                ):
                     chans.append((edge.index, producer))
     plans = []
     for vertex in job_graph.vertices:

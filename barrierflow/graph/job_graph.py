@@ -1,4 +1,5 @@
-"""JobGraph: operators chained into vertices where the edge is forward and parallelism equal.
+"""JobGraph: operators chained into vertices where the edge is forward and parallelism equal,
+unless the program said otherwise (``start_new_chain``, ``disable_chaining``).
 
 A chain runs in one thread with no serialization between its operators. Performs no I/O.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barrierflow.graph.stream_graph import StreamGraph, StreamNode
-from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.graph.transformation import ChainingStrategy, PartitionerSpec, Partitioning
 
 
 @dataclass(eq=False)
@@ -54,11 +55,12 @@ class JobGraph:
 
 def _chainable(node: StreamNode) -> bool:
     """Whether ``node`` joins the chain of its single upstream operator."""
-    if len(node.in_edges) != 1:
+    if len(node.in_edges) != 1 or node.chaining is not ChainingStrategy.ALWAYS:
         return False
     edge = node.in_edges[0]
     return (
-        edge.partitioner.kind is Partitioning.FORWARD
+        edge.source.chaining is not ChainingStrategy.NEVER
+        and edge.partitioner.kind is Partitioning.FORWARD
         and edge.partitioner.side_output is None  # the edge selects: over the network
         and len(edge.source.out_edges) == 1
         and edge.source.parallelism == node.parallelism

@@ -11,6 +11,7 @@ from typing import Any
 
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import (
+    ChainingStrategy,
     PartitionerSpec,
     Partitioning,
     Transformation,
@@ -32,6 +33,7 @@ class StreamNode:
     # the side outputs someone consumes: the operator emits only these
     side_outputs: set[str] = field(default_factory=set)
     output_type: Any = None  # declared by the program: the operator converts its results
+    chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     out_edges: list[StreamEdge] = field(default_factory=list)
 
 
@@ -83,6 +85,7 @@ def build_stream_graph(
             t.function,
             t.key_selector,
             output_type=t.output_type,
+            chaining=t.chaining,
         )
         nodes[t.id] = node
         for upstream, partitioner in _resolve_inputs(t):
@@ -161,6 +164,13 @@ def _default_partitioner(
 ) -> PartitionerSpec:
     if spec is not None and spec.kind is not Partitioning.FORWARD:
         return spec
+    if spec is not None and spec.explicit and source.parallelism != target.parallelism:
+        raise ConfigurationError(
+            f"forward() between {source.name!r} (parallelism {source.parallelism}) and "
+            f"{target.name!r} (parallelism {target.parallelism}): forward partitioning keeps "
+            "subtask i to subtask i and cannot change the parallelism; use rebalance() or "
+            "rescale()"
+        )
     side_output = spec.side_output if spec is not None else None
     if source.parallelism == target.parallelism:
         return PartitionerSpec(Partitioning.FORWARD, side_output=side_output)

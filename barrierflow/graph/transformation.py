@@ -18,6 +18,7 @@ class TransformationKind(enum.Enum):
     FLAT_MAP = "flat_map"
     FILTER = "filter"
     PROCESS = "process"
+    BROADCAST_PROCESS = "broadcast_process"  # connect(broadcast stream).process(...)
     SINK = "sink"
     TIMESTAMPS = "timestamps"  # assigns event timestamps and generates watermarks
     WINDOW = "window"
@@ -27,9 +28,22 @@ class TransformationKind(enum.Enum):
 
 
 class Partitioning(enum.Enum):
-    FORWARD = "forward"
-    REBALANCE = "rebalance"
-    KEY_GROUPS = "key_groups"
+    FORWARD = "forward"  # subtask i to subtask i, chained where it can be
+    REBALANCE = "rebalance"  # round robin over all consumers
+    RESCALE = "rescale"  # round robin over a local share of the consumers
+    SHUFFLE = "shuffle"  # a consumer drawn at random per record
+    BROADCAST = "broadcast"  # every record to every consumer
+    KEY_GROUPS = "key_groups"  # by the key's key group (key_by)
+    CUSTOM = "custom"  # by the program's partitioner of the key (partition_custom)
+
+
+class ChainingStrategy(enum.Enum):
+    """Whether an operator joins its upstream operator's chain (one thread, no serialization
+    between them) where the edge allows it."""
+
+    ALWAYS = "always"
+    HEAD = "head"  # start_new_chain(): begins a chain; its consumers may join it
+    NEVER = "never"  # disable_chaining(): a chain of its own
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,9 @@ class PartitionerSpec:
     kind: Partitioning
     key_selector: Callable[[Any], Any] | None = None
     side_output: str | None = None  # the edge carries this side output of its producer
+    # CUSTOM: ``partition(key, number of consumers)`` -> the consumer's index
+    partition: Callable[[Any, int], int] | None = None
+    explicit: bool = False  # forward() asked for: a change of parallelism is an error
 
 
 _ids = itertools.count()
@@ -59,6 +76,8 @@ class Transformation:
     uid: str | None = None
     watermark_strategy: Any = None  # a source's: timestamps and watermarks right after it
     output_type: Any = None  # a declared TypeInformation (``output_type=``): results converted
+    chaining: ChainingStrategy = ChainingStrategy.ALWAYS
+    slot_sharing_group: str | None = None  # recorded: every subtask of a job shares slots
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.runtime.broadcast_process import (
+    BroadcastProcessOperator,
+    KeyedBroadcastProcessOperator,
+)
 from barrierflow.runtime.operators import (
     FilterOperator,
     FlatMapOperator,
@@ -34,6 +38,9 @@ _OPERATORS: dict[TransformationKind, type[Operator]] = {
 def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
     if spec.kind is TransformationKind.PROCESS and spec.key_selector is None:
         op = ProcessOperator(spec)  # a ProcessFunction on a stream that is not keyed
+    elif spec.kind is TransformationKind.BROADCAST_PROCESS:
+        keyed = spec.key_selector is not None
+        op = (KeyedBroadcastProcessOperator if keyed else BroadcastProcessOperator)(spec)
     else:
         op = _OPERATORS[spec.kind](spec)
     if spec.output_type is None or spec.kind is TransformationKind.SOURCE:

@@ -1,7 +1,8 @@
 """Operator (non-keyed) list state: source positions, sink transactions.
 
-Two redistribution modes on restore, as Flink's: *split* (each subtask gets a share of all
-entries; with unchanged parallelism, exactly its own) and *union* (every subtask gets all).
+Three redistribution modes on restore, as Flink's: *split* (each subtask gets a share of all
+entries; with unchanged parallelism, exactly its own), *union* (every subtask gets all) and
+*broadcast* (every subtask held the same entries: each gets one old subtask's copy).
 Entries must be MessagePack-encodable (None, bool, int, float, str, bytes, lists, dicts): this
 state is read by the runtime before any user code runs, so it is never pickled.
 
@@ -19,6 +20,7 @@ import msgspec
 class DistributionMode(enum.Enum):
     SPLIT = "split"
     UNION = "union"
+    BROADCAST = "broadcast"
 
 
 class _NamedState(msgspec.Struct, frozen=True):
@@ -61,6 +63,9 @@ class OperatorStateStore:
     def get_union_list_state(self, name: str) -> OperatorListState:
         return self._get(name, DistributionMode.UNION)
 
+    def get_broadcast_list_state(self, name: str) -> OperatorListState:
+        return self._get(name, DistributionMode.BROADCAST)
+
     def _get(self, name: str, mode: DistributionMode) -> OperatorListState:
         state = self._states.get(name)
         if state is None:
@@ -82,11 +87,14 @@ class OperatorStateStore:
         """``snapshots``: every old subtask's bytes (None where it had none), in subtask order."""
         same_parallelism = len(snapshots) == parallelism
         split: dict[str, list[Any]] = {}
+        copies: dict[str, dict[int, list[Any]]] = {}  # broadcast: name -> old subtask -> copy
         for old_subtask, data in enumerate(snapshots):
             if data is None:
                 continue
             for name, named in _decoder.decode(data).items():
-                if named.mode == DistributionMode.UNION.value:
+                if named.mode == DistributionMode.BROADCAST.value:
+                    copies.setdefault(name, {})[old_subtask] = named.entries
+                elif named.mode == DistributionMode.UNION.value:
                     self._restored.setdefault(name, []).extend(named.entries)
                 elif same_parallelism:
                     if old_subtask == subtask:
@@ -95,3 +103,6 @@ class OperatorStateStore:
                     split.setdefault(name, []).extend(named.entries)
         for name, entries in split.items():
             self._restored.setdefault(name, []).extend(entries[subtask::parallelism])
+        for name, by_subtask in copies.items():  # the same subtask's copy where it existed
+            old = sorted(by_subtask)
+            self._restored[name] = list(by_subtask[old[subtask % len(old)]])

@@ -46,7 +46,15 @@ _FLINK_TASK_STATES = (
     "RECONCILING",
     "INITIALIZING",
 )
-_SHIP_STRATEGIES = {"forward": "FORWARD", "rebalance": "REBALANCE", "key_groups": "HASH"}
+_SHIP_STRATEGIES = {
+    "forward": "FORWARD",
+    "rebalance": "REBALANCE",
+    "rescale": "RESCALE",
+    "shuffle": "SHUFFLE",
+    "broadcast": "BROADCAST",
+    "key_groups": "HASH",
+    "custom": "CUSTOM",
+}
 
 
 # --- jobs -------------------------------------------------------------------------------------

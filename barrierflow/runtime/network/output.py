@@ -19,6 +19,7 @@ A barrier queued with a deadline (aligned with a timeout) becomes one once its d
 from __future__ import annotations
 
 import pickle
+import random
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -173,12 +174,24 @@ class ResultPartition:
         self._rotation = 0
         self.emit: Callable[[list[Any]], None]
         self._emit_timed: Callable[[list[Any], list[int]], None]
-        if partitioner.kind is Partitioning.FORWARD or len(channels) == 1:
+        kind = partitioner.kind
+        if kind is Partitioning.FORWARD or len(channels) == 1:
             self.emit = self._emit_forward
             self._emit_timed = self._emit_forward_timed
-        elif partitioner.kind is Partitioning.REBALANCE:
-            self.emit = self._emit_rebalance
+        elif kind in (Partitioning.REBALANCE, Partitioning.RESCALE):
+            self.emit = self._emit_rebalance  # rescale: over this producer's share
             self._emit_timed = self._emit_rebalance_timed
+        elif kind is Partitioning.BROADCAST:
+            self.emit = self._emit_broadcast
+            self._emit_timed = self._emit_broadcast_timed
+        elif kind in (Partitioning.SHUFFLE, Partitioning.CUSTOM):
+            if kind is Partitioning.SHUFFLE:
+                draw, n = random.Random().randrange, len(channels)
+                self._channel_of = lambda _record: draw(n)
+            else:
+                self._channel_of = self._custom_channel(partitioner)
+            self.emit = self._emit_routed
+            self._emit_timed = self._emit_routed_timed
         else:
             self._key_selector = partitioner.key_selector
             self._key_groups = KeyGroupCache(max_parallelism)
@@ -240,6 +253,42 @@ class ResultPartition:
         self._rotation = (start + len(records)) % n
         self._flush_full()
 
+    def _emit_broadcast(self, records: list[Any]) -> None:
+        for pending in self._pending:
+            pending.extend(records)
+        self._flush_full()
+
+    def _custom_channel(self, partitioner: PartitionerSpec) -> Callable[[Any], int]:
+        select, partition, n = partitioner.key_selector, partitioner.partition, len(self.channels)
+
+        def channel_of(record: Any) -> int:
+            channel = partition(select(record), n)
+            if type(channel) is not int or not 0 <= channel < n:
+                raise ValueError(
+                    f"the partitioner returned {channel!r} for key {select(record)!r:.100}; "
+                    f"it must return a partition from 0 to {n - 1}"
+                )
+            return channel
+
+        return channel_of
+
+    def _emit_routed(self, records: list[Any]) -> None:
+        channel_of = self._channel_of
+        appenders = [p.append for p in self._pending]
+        record = None
+        try:
+            for record in records:
+                appenders[channel_of(record)](record)
+        except Exception as e:
+            raise self._routing_failed(record, e) from e
+        self._flush_full()
+
+    def _routing_failed(self, record: Any, e: Exception) -> RecordRoutingError:
+        return RecordRoutingError(
+            f"partitioning before {self._describe} failed on record {record!r:.200}: "
+            f"{type(e).__name__}: {e}"
+        )
+
     def _emit_by_key_group(self, records: list[Any]) -> None:
         select = self._key_selector
         key_group = self._key_groups.key_group
@@ -270,6 +319,25 @@ class ResultPartition:
             self._pending[(start + j) % n].extend(records[j::n])
             self._pending_ts[(start + j) % n].extend(timestamps[j::n])
         self._rotation = (start + len(records)) % n
+        self._flush_full()
+
+    def _emit_broadcast_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        for pending, pending_ts in zip(self._pending, self._pending_ts, strict=True):
+            pending.extend(records)
+            pending_ts.extend(timestamps)
+        self._flush_full()
+
+    def _emit_routed_timed(self, records: list[Any], timestamps: list[int]) -> None:
+        channel_of = self._channel_of
+        pending, pending_ts = self._pending, self._pending_ts
+        record = None
+        try:
+            for record, timestamp in zip(records, timestamps, strict=True):
+                channel = channel_of(record)
+                pending[channel].append(record)
+                pending_ts[channel].append(timestamp)
+        except Exception as e:
+            raise self._routing_failed(record, e) from e
         self._flush_full()
 
     def _emit_by_key_group_timed(self, records: list[Any], timestamps: list[int]) -> None:

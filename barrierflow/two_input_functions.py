@@ -1,0 +1,81 @@
+"""User functions of two inputs, PyFlink-style: ``connect`` two streams and give one function
+a method per input; or connect a stream to a broadcast stream, whose records every subtask
+sees and keeps in broadcast state.
+
+The two inputs share the operator (and, when keyed, its state and timers): the function
+correlates them, which is what connect is for. Records of the two inputs interleave in the
+order they arrive; there is no order between the inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from barrierflow.functions import Function, KeyedProcessFunction, ProcessFunction
+
+
+class CoMapFunction(Function):
+    def map1(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def map2(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class CoFlatMapFunction(Function):
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class CoProcessFunction(Function):
+    """One method per input; ``ctx`` as a ProcessFunction's (timestamp, side outputs)."""
+
+    Context = ProcessFunction.Context
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class KeyedCoProcessFunction(Function):
+    """One method per input of two keyed streams connected; state and timers are the current
+    key's, whichever input the record came from."""
+
+    Context = KeyedProcessFunction.Context
+    OnTimerContext = KeyedProcessFunction.OnTimerContext
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        pass
+
+
+class BroadcastProcessFunction(Function):
+    """``process_element`` sees each record of the (not keyed) stream with the broadcast
+    state read-only (``ctx.get_broadcast_state(descriptor)``); ``process_broadcast_element``
+    sees each record of the broadcast stream, in every subtask, and may change it. Every
+    subtask must change it alike, so that all hold the same state, as in Flink."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedBroadcastProcessFunction(BroadcastProcessFunction):
+    """A BroadcastProcessFunction on a keyed stream: ``process_element`` also has the key's
+    state and timers, ``on_timer`` fires them."""
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        pass
