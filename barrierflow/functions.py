@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.metrics import MetricGroup, MetricRegistry
 from barrierflow.side_outputs import OutputTag, SideOutput
 
 
@@ -35,14 +36,29 @@ class TimerService(Protocol):
 
 
 class RuntimeContext:
-    """What an ``open()`` sees: the subtask and, for keyed functions, its state
-    (``keyed_backend``: a ``KeyedStateStore``)."""
+    """What an ``open()`` sees: the subtask, the job's parameters, the operator's metrics
+    and, for keyed functions, its state (``keyed_backend``: a ``KeyedStateStore``)."""
 
-    def __init__(self, task_name: str, subtask: int, parallelism: int, keyed_backend=None):
+    def __init__(
+        self,
+        task_name: str,
+        subtask: int,
+        parallelism: int,
+        keyed_backend=None,
+        *,
+        max_parallelism: int = 128,
+        attempt_number: int = 0,
+        job_parameters: dict[str, str] | None = None,
+        metrics: MetricGroup | None = None,
+    ):
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._keyed_backend = keyed_backend
+        self._max_parallelism = max_parallelism
+        self._attempt_number = attempt_number
+        self._job_parameters = job_parameters or {}
+        self._metrics = metrics if metrics is not None else MetricRegistry().group(task_name)
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -52,6 +68,24 @@ class RuntimeContext:
 
     def get_number_of_parallel_subtasks(self) -> int:
         return self._parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        """The job's max parallelism: its number of key groups."""
+        return self._max_parallelism
+
+    def get_attempt_number(self) -> int:
+        """0 in the job's first attempt, one more after each restart."""
+        return self._attempt_number
+
+    def get_task_name_with_subtasks(self) -> str:
+        return f"{self._task_name} ({self._subtask + 1}/{self._parallelism})"
+
+    def get_job_parameter(self, key: str, default_value: str | None = None) -> str | None:
+        """A global job parameter (``env.get_config().set_global_job_parameters``)."""
+        return self._job_parameters.get(key, default_value)
+
+    def get_metrics_group(self) -> MetricGroup:
+        return self._metrics
 
     def _backend(self):
         if self._keyed_backend is None:

@@ -90,6 +90,16 @@ def _parse_str(value: Any) -> str:
     return value.strip()
 
 
+def _parse_parameters(value: Any) -> dict[str, str]:
+    """A mapping, or Flink's map syntax ``key1:value1,key2:value2``."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    pairs = [p for p in str(value).split(",") if p.strip()]
+    if not all(":" in p for p in pairs):
+        raise ValueError("a mapping, or key:value pairs separated by commas")
+    return {k.strip(): v.strip() for k, v in (p.split(":", 1) for p in pairs)}
+
+
 def _choice(*choices: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         text = str(value).strip()
@@ -243,6 +253,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("pipeline.auto-watermark-interval", parse_duration_ms, 200,
            "how often timestamp assigners emit watermarks; 0: only at the end of input",
            check=lambda v: v >= 0, check_text="must not be negative"),
+    Option("pipeline.global-job-parameters", _parse_parameters, {},
+           "parameters every function reads with runtime_context.get_job_parameter(key)"),
+    Option("execution.runtime-mode", _choice("STREAMING", "BATCH", "AUTOMATIC"), "STREAMING",
+           "BATCH: bounded inputs, final results only, no checkpoints; AUTOMATIC: BATCH when "
+           "every source is bounded"),
 )  # fmt: skip
 
 _BY_KEY = {o.key: o for o in OPTIONS}

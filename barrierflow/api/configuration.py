@@ -34,31 +34,86 @@ def _flatten(mapping: Mapping, prefix: str = "") -> Iterable[tuple[str, Any]]:
             yield full, value
 
 
+def _meaningless_here(key: str) -> bool:
+    """Keys of PyFlink's Java side (its Python workers, its jars): a PyFlink program sets them,
+    and barrierflow, with no JVM operators, has nothing to do with them."""
+    return key.startswith("python.") or key in ("pipeline.jars", "pipeline.classpaths")
+
+
 class Configuration:
-    """Validated option values by canonical key; unknown keys and bad values raise at once."""
+    """Validated option values by canonical key; unknown keys and bad values raise at once.
+    PyFlink's own keys (``python.*``, ``pipeline.jars``) are kept, with a warning that they do
+    nothing here, so that a PyFlink program setting them runs."""
 
     def __init__(self, values: Mapping[str, Any] | None = None, origin: str = "code") -> None:
         self._values: dict[str, Any] = {}
+        self._pyflink_only: dict[str, str] = {}
         for key, value in (values or {}).items():
             self.set(key, value, origin)
 
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Configuration:
+        return cls(values)
+
     def set(self, key: str, value: Any, origin: str = "code") -> Configuration:
+        if isinstance(key, str) and _meaningless_here(key):
+            if key not in self._pyflink_only:
+                log.warning("%s: %s is a setting of PyFlink's Java runtime; it does nothing "
+                            "in barrierflow", origin, key)  # fmt: skip
+            self._pyflink_only[key] = str(value)
+            return self
         option, deprecated = lookup(key)
         if deprecated:
             log.warning("%s: %s is deprecated; use %s", origin, key, option.key)
         self._values[option.key] = option.value_of(value, f"{origin}: {key}")
         return self
 
-    def set_string(self, key: str, value: str) -> Configuration:
-        """PyFlink's name."""
-        return self.set(key, value)
-
     def get(self, key: str) -> Any:
+        if _meaningless_here(key):
+            return self._pyflink_only.get(key)
         option, _ = lookup(key)
         return self._values.get(option.key, option.default)
 
     def contains(self, key: str) -> bool:
+        if _meaningless_here(key):
+            return key in self._pyflink_only
         return lookup(key)[0].key in self._values
+
+    # --- PyFlink's names ----------------------------------------------------------------------
+
+    def set_string(self, key: str, value: str) -> Configuration:
+        return self.set(key, value)
+
+    set_integer = set_boolean = set_float = set_string
+
+    def get_string(self, key: str, default_value: str) -> str:
+        if not self.contains(key):
+            return default_value
+        value = self.get(key)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    def get_integer(self, key: str, default_value: int) -> int:
+        return int(self.get(key)) if self.contains(key) else default_value
+
+    def get_boolean(self, key: str, default_value: bool) -> bool:
+        return bool(self.get(key)) if self.contains(key) else default_value
+
+    def get_float(self, key: str, default_value: float) -> float:
+        return float(self.get(key)) if self.contains(key) else default_value
+
+    def contains_key(self, key: str) -> bool:
+        return self.contains(key)
+
+    def key_set(self) -> set[str]:
+        return {*self._values, *self._pyflink_only}
+
+    def to_dict(self) -> dict[str, str]:
+        return {k: self.get_string(k, "") for k in self.key_set()}
+
+    def remove_config(self, key: str) -> bool:
+        if _meaningless_here(key):
+            return self._pyflink_only.pop(key, None) is not None
+        return self._values.pop(lookup(key)[0].key, None) is not None
 
     def __iter__(self):
         """The canonical keys that are set."""
@@ -67,6 +122,7 @@ class Configuration:
     def merge(self, other: Configuration) -> Configuration:
         merged = Configuration()
         merged._values = {**self._values, **other._values}
+        merged._pyflink_only = {**self._pyflink_only, **other._pyflink_only}
         return merged
 
     @classmethod

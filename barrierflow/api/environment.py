@@ -21,6 +21,8 @@ from barrierflow.api.checkpoint_config import (
 )
 from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
+from barrierflow.api.execution_config import ExecutionConfig
+from barrierflow.api.execution_mode import RuntimeExecutionMode
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.cluster.job_master import JobMaster
@@ -164,6 +166,36 @@ class StreamExecutionEnvironment:
 
     def get_configuration(self) -> Configuration:
         return self._configuration
+
+    def get_config(self) -> ExecutionConfig:
+        """PyFlink's ExecutionConfig: watermark interval, global job parameters."""
+        return ExecutionConfig(self)
+
+    def set_runtime_mode(
+        self, execution_mode: RuntimeExecutionMode | str
+    ) -> StreamExecutionEnvironment:
+        """STREAMING (the default), BATCH (bounded inputs; final results only, no
+        checkpoints) or AUTOMATIC (BATCH when every source is bounded)."""
+        mode = getattr(execution_mode, "value", execution_mode)
+        return self.configure({"execution.runtime-mode": mode})
+
+    def _is_batch(self) -> bool:
+        """Whether the job runs in BATCH mode; BATCH with an unbounded source is an error."""
+        mode = self._configuration.get("execution.runtime-mode")
+        if mode == "STREAMING":
+            return False
+        sources = [t for t in self._transformations if t.kind is TransformationKind.SOURCE]
+        unbounded = [
+            t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()
+        ]
+        if mode == "AUTOMATIC":
+            return not unbounded
+        if unbounded:
+            raise ConfigurationError(
+                f"runtime mode BATCH needs bounded sources; {unbounded[0].name!r} "
+                f"({unbounded[0].function!r:.100}) is not bounded: run it in STREAMING mode"
+            )
+        return True
 
     # --- configuration --------------------------------------------------------------------
 
@@ -343,13 +375,16 @@ class StreamExecutionEnvironment:
         self._apply_cli_overrides()
         if not isinstance(job_name, str) or not job_name:
             raise ConfigurationError(f"execute() needs a job name, got {job_name!r}")
+        batch = self._is_batch()
         stream_graph = build_stream_graph(
-            job_name, self._transformations, self._parallelism, self._max_parallelism
+            job_name, self._transformations, self._parallelism, self._max_parallelism, batch
         )
         graph = build_execution_graph(build_job_graph(stream_graph))
         job_id = self._resume_job_id or uuid.uuid4().hex
         cc = self._checkpoint_config
-        checkpointing = cc.is_checkpointing_enabled()
+        checkpointing = cc.is_checkpointing_enabled() and not batch
+        if batch and cc.is_checkpointing_enabled():
+            log.info("Job %s runs in BATCH mode: no checkpoints are taken", job_name)
         if self._resume_job_id and (self._restore_path or not checkpointing):
             raise ConfigurationError(
                 f"resuming job {job_id} needs checkpointing enabled, and no restore path: it "
@@ -416,7 +451,12 @@ class StreamExecutionEnvironment:
             ),
             unaligned_checkpoints=checkpointing and cc.unaligned,
             aligned_checkpoint_timeout_ms=cc.aligned_checkpoint_timeout_ms,
-            auto_watermark_interval_ms=self._configuration.get("pipeline.auto-watermark-interval"),
+            # BATCH: the watermark jumps to the end of time once the input ended, so that no
+            # record is late and every window and timer fires once, with all its records
+            auto_watermark_interval_ms=0
+            if batch
+            else self._configuration.get("pipeline.auto-watermark-interval"),
+            job_parameters=self._configuration.get("pipeline.global-job-parameters"),
         )
         return JobPlan(
             job_id=job_id,

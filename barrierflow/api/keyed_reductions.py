@@ -12,15 +12,46 @@ from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.functions import KeyedProcessFunction
 from barrierflow.state.descriptors import ValueStateDescriptor
 
 _STATE = ValueStateDescriptor("__reduced__")
 
 
-class RollingReduce(KeyedProcessFunction):
+class _Rolling(KeyedProcessFunction):
     yields_side_outputs = False
 
+    def for_batch(self) -> KeyedProcessFunction:
+        """This reduction in BATCH mode: only each key's final result."""
+        return FinalResult(self)
+
+
+class FinalResult(KeyedProcessFunction):
+    """A running reduction that emits each key's result once, at the end of input (an
+    event-time timer at the end of time), as Flink's batch execution does."""
+
+    yields_side_outputs = False
+
+    def __init__(self, rolling: _Rolling) -> None:
+        self._rolling = rolling
+
+    def open(self, runtime_context: Any) -> None:
+        self._rolling.open(runtime_context)
+        self._state = runtime_context.get_state(_STATE)
+
+    def close(self) -> None:
+        self._rolling.close()
+
+    def process_element(self, value: Any, ctx: Any) -> None:
+        self._rolling.process_element(value, ctx)
+        ctx.timer_service().register_event_time_timer(MAX_WATERMARK)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        return [self._state.value()]
+
+
+class RollingReduce(_Rolling):
     def __init__(self, reduce: Any) -> None:
         self._fn = reduce
 
@@ -72,8 +103,7 @@ def _with(record: Any, field: int | str, value: Any) -> Any:
     return copied
 
 
-class FieldAggregation(KeyedProcessFunction):
-    yields_side_outputs = False
+class FieldAggregation(_Rolling):
 
     def __init__(self, kind: str, field: int | str) -> None:
         if isinstance(field, bool) or not isinstance(field, int | str):

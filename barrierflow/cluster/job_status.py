@@ -62,6 +62,8 @@ class SubtaskStatus:
     busy_ms: float = 0.0  # accumulated
     backpressured_ms: float = 0.0
     idle_ms: float = 0.0
+    # the program's metrics (get_metrics_group()): (operator, name, value)
+    user_metrics: tuple[tuple[str, str, float], ...] = ()
 
 
 @dataclass(frozen=True)

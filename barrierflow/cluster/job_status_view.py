@@ -278,4 +278,5 @@ def _status(key: TaskKey, samples: deque[_Sample]) -> SubtaskStatus:
         busy_ms=new.busy_ms,
         backpressured_ms=new.backpressured_ms,
         idle_ms=new.idle_ms,
+        user_metrics=new.user,
     )

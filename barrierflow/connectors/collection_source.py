@@ -23,6 +23,9 @@ class CollectionSource:
             )
         self.values = list(values)
 
+    def is_bounded(self) -> bool:
+        return True
+
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         n = len(self.values)
         lo = subtask * n // parallelism

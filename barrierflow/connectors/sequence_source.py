@@ -14,6 +14,9 @@ class SequenceSource:
         self.start = start
         self.end = end
 
+    def is_bounded(self) -> bool:
+        return True
+
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         n = self.end - self.start + 1
         lo = self.start + subtask * n // parallelism

@@ -17,6 +17,7 @@ _EXPORTS = {
     "BroadcastStream": "barrierflow.api.connected_streams",
     "BroadcastConnectedStream": "barrierflow.api.connected_streams",
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
+    "RuntimeExecutionMode": "barrierflow.api.execution_mode",
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.functions",
     "OutputTag": "barrierflow.side_outputs",

@@ -56,8 +56,11 @@ def build_stream_graph(
     transformations: list[Transformation],
     default_parallelism: int,
     max_parallelism: int,
+    batch: bool = False,
 ) -> StreamGraph:
-    """Translates the transformations reachable from the sinks into a StreamGraph."""
+    """Translates the transformations reachable from the sinks into a StreamGraph. In BATCH
+    mode an operator whose function has a batch form (``for_batch()``: a running reduction
+    that emits only final results) runs that form."""
     sinks = [t for t in transformations if t.kind is TransformationKind.SINK]
     if not sinks:
         raise ConfigurationError("the job has no sink: add one with sink_to(...) before execute()")
@@ -82,7 +85,7 @@ def build_stream_graph(
             t.name,
             t.uid or f"{t.kind.value}-{position}",
             parallelism,
-            t.function,
+            t.function.for_batch() if batch and hasattr(t.function, "for_batch") else t.function,
             t.key_selector,
             output_type=t.output_type,
             chaining=t.chaining,

@@ -42,6 +42,8 @@ class SubtaskMetrics(msgspec.Struct, frozen=True):
     busy_ms: float
     backpressured_ms: float
     idle_ms: float
+    # the program's metrics (get_metrics_group()): (operator, name, value)
+    user: tuple[tuple[str, str, float], ...] = ()
 
 
 class SlotHeartbeat(Message, frozen=True):

@@ -33,6 +33,7 @@ from barrierflow.functions import (
     TimeDomain,
 )
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.timer_service import InternalTimerService
@@ -83,6 +84,21 @@ class OperatorContext:
     # and the attempt's token, which the driver checks before it unpickles what it receives.
     send_to_job_master: Callable[[msg.Message], None] | None = None
     token: int = 0
+    job_parameters: dict[str, str] = field(default_factory=dict)
+    metrics: MetricRegistry | None = None  # the subtask's user metrics
+
+    def runtime_context(self, operator: str, keyed_backend: Any = None) -> RuntimeContext:
+        """What a user function's ``open`` gets, for the operator named ``operator``."""
+        return RuntimeContext(
+            self.task_name,
+            self.subtask,
+            self.parallelism,
+            keyed_backend,
+            max_parallelism=self.max_parallelism,
+            attempt_number=self.attempt - 1,
+            job_parameters=self.job_parameters,
+            metrics=(self.metrics or MetricRegistry()).group(operator),
+        )
 
 
 @dataclass(frozen=True)
@@ -118,7 +134,7 @@ class Operator:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         fn = self.spec.function
         if isinstance(fn, Function):
-            fn.open(RuntimeContext(ctx.task_name, ctx.subtask, ctx.parallelism))
+            fn.open(ctx.runtime_context(self.name))
 
     def failure(self, record: Any, error: BaseException, key: Any = None) -> UserFunctionError:
         key_text = f" (key {key!r:.100})" if key is not None else ""
@@ -427,9 +443,7 @@ class KeyedOperator(Operator):
 
     def runtime_context(self, ctx: OperatorContext) -> RuntimeContext:
         """The user functions' context: the keyed state of this subtask."""
-        return RuntimeContext(
-            ctx.task_name, ctx.subtask, ctx.parallelism, KeyedStateStore(self.backend)
-        )
+        return ctx.runtime_context(self.name, KeyedStateStore(self.backend))
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id, options))

@@ -360,6 +360,8 @@ class StreamTask:
             else None,
             send_to_job_master=self.send_to_job_master,
             token=d.token,
+            job_parameters=d.config.job_parameters,
+            metrics=self.metrics.user,
         )
 
     def end(self) -> None:

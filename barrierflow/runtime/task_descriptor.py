@@ -29,6 +29,7 @@ class TaskConfig:
     unaligned_checkpoints: bool = False  # barriers may overtake data in flight
     aligned_checkpoint_timeout_ms: int = 0  # > 0: checkpoints start aligned
     auto_watermark_interval_ms: int = 200  # how often timestamp assigners emit watermarks
+    job_parameters: dict[str, str] = field(default_factory=dict)  # global job parameters
     # s3.* settings: every executor initializes its file systems with them before a subtask
     # opens storage (checkpoints, restores, file connectors); the secret key is never printed
     file_systems: FileSystemSettings = field(default_factory=FileSystemSettings)

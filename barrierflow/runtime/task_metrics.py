@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 
+from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.messages import SubtaskMetrics
 
 _NS_PER_MS = 1_000_000
@@ -30,6 +31,7 @@ class TaskIOMetrics:
         self.backpressured_ns = 0  # waiting for output credit
         self._started_ns: int | None = None
         self._stopped_ns: int | None = None
+        self.user = MetricRegistry()  # the program's metrics, sampled with these
 
     def start(self) -> None:
         """The subtask processes from now on (its time before, restoring, is not counted)."""
@@ -56,4 +58,5 @@ class TaskIOMetrics:
             busy_ms=busy / _NS_PER_MS,
             backpressured_ms=backpressured / _NS_PER_MS,
             idle_ms=idle / _NS_PER_MS,
+            user=tuple(self.user.sample()),
         )

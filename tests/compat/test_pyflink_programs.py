@@ -40,6 +40,8 @@ def test_on_pyflink(program, tmp_path):
     python = os.environ.get("PYFLINK_PYTHON")
     if not python:
         pytest.skip("PYFLINK_PYTHON names no Python with PyFlink (pip install apache-flink)")
+    if "\n# pyflink: skip\n" in program.read_text():
+        pytest.skip("the program says why PyFlink does not run it (its docstring)")
     source = re.sub(r"\bbarrierflow\b", "pyflink", program.read_text())
     (tmp_path / program.name).write_text(source)
     # PyFlink starts its Python workers as ``python`` from the PATH: this environment's.

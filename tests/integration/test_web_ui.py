@@ -158,6 +158,18 @@ def test_metrics_counters_grow_and_checkpoint_figures_match_the_history(job):
         assert second[key] > first[key] > 0
         assert second[(task + "numRecordsInPerSecond", "v1", subtask)] > 0
     assert second[(task + "numRecordsOut", "v0", "0")] > first[(task + "numRecordsOut", "v0", "0")]
+    # the job's own metrics (get_metrics_group()), sampled with the subtask's counters
+    counted = task + "operator_counting_counted"
+    for subtask in ("0", "1"):
+        records_in = second[(task + "numRecordsIn", "v1", subtask)]
+        assert 0 < first[(counted, "v1", subtask)] < second[(counted, "v1", subtask)]
+        assert second[(counted, "v1", subtask)] <= records_in
+        assert second[(task + "operator_counting_rate_rate", "v1", subtask)] > 0
+    largest = [
+        max(scrape[(task + "operator_counting_largest", "v1", s)] for s in ("0", "1"))
+        for scrape in (first, second)
+    ]
+    assert 0 < largest[0] < largest[1]  # a gauge: the largest number counted so far
     for name in ("busyTimeMsPerSecond", "idleTimeMsPerSecond", "backPressuredTimeMsPerSecond"):
         assert 0 <= second[(task + name, "v1", "0")] <= 1000
 

@@ -31,10 +31,20 @@ class Paced(MapFunction):
 
 
 class CountPerKey(KeyedProcessFunction):
+    """Also a user metric of each kind: records counted, their rate, the largest value."""
+
     def open(self, runtime_context):
         self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+        group = runtime_context.get_metrics_group().add_group("counting")
+        self.counted = group.counter("counted")
+        self.rate = group.meter("rate", time_span_in_seconds=5)
+        self.largest = 0
+        group.gauge("largest", lambda: self.largest)
 
     def process_element(self, value, ctx):
+        self.counted.inc()
+        self.rate.mark_event()
+        self.largest = max(self.largest, value)
         count = (self.count.value() or 0) + 1
         self.count.update(count)
         yield (value % KEYS, count)

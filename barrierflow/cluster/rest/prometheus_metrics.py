@@ -16,7 +16,9 @@ gauges (they start over when a restarted subtask does).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -30,6 +32,8 @@ JOB_SCOPE = f"{PREFIX}_jobmanager_job_"
 TASK_SCOPE = f"{PREFIX}_taskmanager_job_task_"
 JOB_LABELS = ("job_id", "job_name")
 TASK_LABELS = (*JOB_LABELS, "task_id", "task_name", "subtask_index", "task_attempt_num")
+OPERATOR_SCOPE = TASK_SCOPE + "operator_"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 class JobMetricsCollector(Collector):
@@ -118,6 +122,27 @@ class JobMetricsCollector(Collector):
                     labels = (*job_values, v.id, v.name, str(s.subtask), str(job.attempt))
                     gauge.add_metric(labels, getattr(s, field))
             yield gauge
+        yield from self._user_metrics(job, job_values)
+
+    @staticmethod
+    def _user_metrics(job: Any, job_values: tuple[str, ...]) -> Iterator[GaugeMetricFamily]:
+        """The program's metrics, one family per name as Flink's Prometheus reporter names
+        them (``..._operator_<group>_<name>``), labelled with the operator."""
+        families: dict[str, GaugeMetricFamily] = {}
+        for v in job.vertices:
+            for s in v.subtasks:
+                labels = (*job_values, v.id, v.name, str(s.subtask), str(job.attempt))
+                for operator, name, value in s.user_metrics:
+                    family_name = OPERATOR_SCOPE + _UNSAFE.sub("_", name)
+                    family = families.get(family_name)
+                    if family is None:
+                        family = families[family_name] = GaugeMetricFamily(
+                            family_name,
+                            f"{name}: a metric of the job's code",
+                            labels=(*TASK_LABELS, "operator_name"),
+                        )
+                    family.add_metric((*labels, operator), value)
+        yield from families.values()
 
 
 def metrics_registry(view: JobStatusView) -> CollectorRegistry:
