@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import sys
+import tempfile
 import threading
 import uuid
 from typing import Any
@@ -337,8 +339,9 @@ class StreamExecutionEnvironment:
         return DataStream(self, t)
 
     def from_collection(self, collection: Any, type_info: Any = None) -> DataStream:
-        """A bounded stream of the given values; with ``type_info``, converted to it here, as
-        PyFlink converts them (tuples to ``Row`` for ``Types.ROW``...)."""
+        """A bounded stream of the given values, in their order (read by one subtask, as
+        PyFlink's); with ``type_info``, converted to it here, as PyFlink converts them (tuples
+        to ``Row`` for ``Types.ROW``...)."""
         type_info = checked_type(type_info, "from_collection()")
         convert = value_converter(type_info) if type_info is not None else None
         try:
@@ -348,7 +351,9 @@ class StreamExecutionEnvironment:
         except TypeError as e:
             raise ConfigurationError(f"from_collection(): {e}") from None
         stream = self.from_source(source, "Collection Source")
-        stream.get_transformation().output_type = type_info
+        t = stream.get_transformation()
+        t.output_type = type_info
+        t.parallelism = 1  # as PyFlink's: one reader, so the values keep their order
         return stream
 
     def _add(self, t: Transformation) -> None:
@@ -391,10 +396,14 @@ class StreamExecutionEnvironment:
                 "restores the job's own latest checkpoint"
             )
         if checkpointing and not cc.storage:
-            raise ConfigurationError(
-                "checkpointing is enabled but no checkpoint storage is set: call "
-                "get_checkpoint_config().set_checkpoint_storage('file:///path') or pass "
-                "--checkpoint-dir"
+            # Flink keeps such a job's checkpoints in the JobManager's memory; barrierflow
+            # has no such storage, so it uses a local directory and says where
+            default = os.path.join(tempfile.gettempdir(), "barrierflow", "checkpoints")
+            cc.set_checkpoint_storage(f"file://{default}")
+            log.info(
+                "Checkpointing is enabled and no checkpoint storage is set: checkpoints go to "
+                "%s (set_checkpoint_storage() or --checkpoint-dir to choose)",
+                default,
             )
         # s3.* settings for this process (the JobMaster, restores) and, through TaskConfig,
         # for every executor: before anything opens storage

@@ -69,3 +69,58 @@ def _encode_one(record: Any) -> bytes:
         return _json_lines.encode_lines([record])
     except _ENCODING_ERRORS as e:
         raise RecordEncodingError(f"cannot write record {record!r:.200} as JSON: {e}") from e
+
+
+class SimpleStringEncoder:
+    """PyFlink's ``Encoder.simple_string_encoder()``: each record as ``str(record)`` and a
+    newline, in a charset."""
+
+    suffix = ""
+
+    def __init__(self, charset: str = "UTF-8") -> None:
+        try:
+            "".encode(charset)
+        except LookupError:
+            raise ValueError(f"simple_string_encoder(): unknown charset {charset!r}") from None
+        self.charset = charset
+
+    def open_part(self, file: BinaryIO) -> PartWriter:
+        return _StringPart(file, self.charset)
+
+    def __repr__(self) -> str:
+        return f"Encoder.simple_string_encoder({self.charset!r})"
+
+
+class _StringPart:
+    def __init__(self, file: BinaryIO, charset: str) -> None:
+        self._file = file
+        self._charset = charset
+
+    def add(self, records: list[Any]) -> None:
+        text = "".join(f"{r}\n" for r in records)
+        try:
+            self._file.write(text.encode(self._charset))
+        except UnicodeEncodeError as e:
+            bad = next(r for r in records if not _encodes(f"{r}\n", self._charset))
+            raise RecordEncodingError(
+                f"record {bad!r:.200} cannot be written in {self._charset}: {e.reason}"
+            ) from None
+
+    def finish(self) -> None:
+        pass
+
+
+def _encodes(text: str, charset: str) -> bool:
+    try:
+        text.encode(charset)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class Encoder:
+    """PyFlink's row encoders, for ``FileSink.for_row_format(path, encoder)``."""
+
+    @staticmethod
+    def simple_string_encoder(charset_name: str = "UTF-8") -> SimpleStringEncoder:
+        return SimpleStringEncoder(charset_name)

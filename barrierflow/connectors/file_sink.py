@@ -7,11 +7,13 @@ Lifecycle of a part file of subtask *s* (how each step is done per kind of direc
     .part-<s>-<uuid>.inprogress   being written (hidden; on object stores not visible at all)
     .part-<s>-<uuid>.pending      complete and durable at a barrier, recorded in the checkpoint
                                   (hidden)
-    part-<s>-<checkpoint>-<uuid><suffix>   committed once the checkpoint completed (visible)
+    part-<s>-<checkpoint>-<uuid><suffix>   committed once the checkpoint completed (visible;
+                                  prefix and suffix as an OutputFileConfig says)
 
 Only committed files are visible: readers (Spark's included) skip names starting with "." or
 "_". Every part file is closed at the barrier, whatever the format: bulk formats such as Parquet
-can only be written whole (Flink's rule for them), and the row format follows the same rule.
+can only be written whole (Flink's rule for them), and the row format follows the same rule; a
+RollingPolicy may close one earlier as well (``file_sink_options.py``).
 Commit is idempotent: a committable whose final file exists is done. A committable names its
 directory, so that a job restored with another output directory (from a savepoint, say) still
 commits, or finds committed, what the snapshot recorded, where it was written.
@@ -19,19 +21,29 @@ commits, or finds committed, what the snapshot recorded, where it was written.
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, BinaryIO
 
 from barrierflow.connectors.file_format import FileFormat, JsonLines, PartWriter
+from barrierflow.connectors.file_sink_options import OutputFileConfig, RollingPolicy
 from barrierflow.connectors.part_files import PART_PREFIX, FileSystemPartDirectory, part_directory
 from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
 
 
 class FileSink:
-    """``FileSink(directory)`` writes JSON Lines; ``FileSink.for_bulk_format(directory,
-    ParquetWriterFactory(schema))`` writes Parquet. ``directory``: a local path or a URI."""
+    """``FileSink(directory)`` writes JSON Lines; PyFlink's builders
+    ``FileSink.for_row_format(directory, Encoder.simple_string_encoder()).build()`` write
+    lines of text, ``FileSink.for_bulk_format(directory, ParquetWriterFactory(schema)).build()``
+    Parquet. ``directory``: a local path or a URI."""
 
-    def __init__(self, directory: str, file_format: FileFormat | None = None) -> None:
+    def __init__(
+        self,
+        directory: str,
+        file_format: FileFormat | None = None,
+        output_file_config: OutputFileConfig | None = None,
+        rolling_policy: RollingPolicy | None = None,
+    ) -> None:
         if not isinstance(directory, str) or not directory:
             raise ValueError(f"FileSink needs a directory, got {directory!r}")
         if file_format is not None and not hasattr(file_format, "open_part"):
@@ -39,16 +51,31 @@ class FileSink:
                 f"FileSink needs a file format such as ParquetWriterFactory(schema), "
                 f"got {file_format!r:.200}"
             )
+        if output_file_config is not None and not isinstance(output_file_config, OutputFileConfig):
+            raise ValueError(f"FileSink needs an OutputFileConfig, got {output_file_config!r}")
+        if rolling_policy is not None and not isinstance(rolling_policy, RollingPolicy):
+            raise ValueError(
+                "FileSink needs a RollingPolicy such as RollingPolicy.default_rolling_policy(), "
+                f"got {rolling_policy!r}"
+            )
         self.directory = directory.removeprefix("file://")
         self.file_format = file_format if file_format is not None else JsonLines()
+        # the file format's suffix unless the program configured the names
+        self.output_file_config = output_file_config or OutputFileConfig(
+            part_suffix=self.file_format.suffix
+        )
+        self.rolling_policy = rolling_policy or RollingPolicy.on_checkpoint_rolling_policy()
 
-    @classmethod
-    def for_row_format(cls, directory: str, file_format: FileFormat | None = None) -> FileSink:
-        return cls(directory, file_format)
+    @staticmethod
+    def for_row_format(base_path: str, encoder: FileFormat) -> FileSinkBuilder:
+        """PyFlink's row format builder: ``encoder`` is ``Encoder.simple_string_encoder()``
+        (or JsonLines())."""
+        return FileSinkBuilder(base_path, encoder)
 
-    @classmethod
-    def for_bulk_format(cls, directory: str, writer_factory: FileFormat) -> FileSink:
-        return cls(directory, writer_factory)
+    @staticmethod
+    def for_bulk_format(base_path: str, writer_factory: FileFormat) -> FileSinkBuilder:
+        """PyFlink's bulk format builder (``ParquetWriterFactory(schema)``)."""
+        return FileSinkBuilder(base_path, writer_factory)
 
     def check(self, job: Any = None) -> None:
         """On the driver, before the job is submitted: a directory given as a URI (a bucket,
@@ -57,43 +84,107 @@ class FileSink:
             FileSystemPartDirectory(self.directory).check_writable()
 
     def create_writer(self, context: SinkWriterContext) -> SinkWriter:
-        return FileSinkWriter(self.directory, context.subtask, self.file_format)
+        return FileSinkWriter(
+            self.directory,
+            context.subtask,
+            self.file_format,
+            self.output_file_config,
+            self.rolling_policy,
+        )
 
     def __repr__(self) -> str:
         return f"FileSink({self.directory!r}, {self.file_format!r})"
 
 
+class FileSinkBuilder:
+    """``FileSink.for_row_format(...)`` / ``for_bulk_format(...)``: ``build()`` makes the
+    sink."""
+
+    def __init__(self, base_path: str, file_format: FileFormat) -> None:
+        if not hasattr(file_format, "open_part"):
+            raise ValueError(
+                "FileSink needs an encoder such as Encoder.simple_string_encoder() or a writer "
+                f"factory such as ParquetWriterFactory(schema), got {file_format!r:.200}"
+            )
+        self._path = base_path
+        self._format = file_format
+        self._names: OutputFileConfig | None = None
+        self._rolling: RollingPolicy | None = None
+
+    def with_output_file_config(self, output_file_config: OutputFileConfig) -> FileSinkBuilder:
+        self._names = output_file_config
+        return self
+
+    def with_rolling_policy(self, rolling_policy: RollingPolicy) -> FileSinkBuilder:
+        self._rolling = rolling_policy
+        return self
+
+    def with_bucket_check_interval(self, interval: int) -> FileSinkBuilder:
+        """Accepted: with no buckets, there is nothing to check."""
+        return self
+
+    def build(self) -> FileSink:
+        return FileSink(self._path, self._format, self._names, self._rolling)
+
+
 class FileSinkWriter:
-    def __init__(self, directory: str, subtask: int, file_format: FileFormat) -> None:
+    def __init__(
+        self,
+        directory: str,
+        subtask: int,
+        file_format: FileFormat,
+        names: OutputFileConfig | None = None,
+        rolling: RollingPolicy | None = None,
+    ) -> None:
         self._dir = directory
         self._parts = part_directory(directory)
         self._subtask = subtask
         self._format = file_format
+        self._names = names or OutputFileConfig(part_suffix=file_format.suffix)
+        self._rolling = rolling or RollingPolicy.on_checkpoint_rolling_policy()
         self._file: BinaryIO | None = None
         self._part: PartWriter | None = None
         self._name: str | None = None
+        self._opened_s = self._written_s = 0.0
+        self._sealed: list[tuple[str, str]] = []  # (pending, id) rolled since the barrier
 
     def write(self, records: list[Any]) -> None:
         if not records:
             return
+        now = time.monotonic()
+        if self._part is not None and self._rolling.should_roll(
+            self._file.tell(), self._opened_s, self._written_s, now
+        ):
+            self._seal()
         if self._part is None:
             self._name = f"{PART_PREFIX}{self._subtask}-{uuid.uuid4().hex}"
             self._file = self._parts.open(self._name)  # open across calls until the barrier
             self._part = self._format.open_part(self._file)
+            self._opened_s = now
         self._part.add(records)
+        self._written_s = now
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict]:
-        if self._part is None:
-            return []
+    def _seal(self) -> None:
+        """Closes the open part file: complete and durable, visible once committed."""
         self._part.finish()
         self._part = None
-        pending = self._parts.seal(self._name, self._file)
+        self._sealed.append((self._parts.seal(self._name, self._file), self._name[-12:]))
         self._file = None
-        final = (
-            f"part-{self._subtask}-{max(checkpoint_id, 0):06d}-{self._name[-12:]}"
-            f"{self._format.suffix}"
-        )
-        return [{"dir": self._dir, "pending": pending, "final": final}]
+
+    def prepare_commit(self, checkpoint_id: int) -> list[dict]:
+        if self._part is not None:
+            self._seal()
+        sealed, self._sealed = self._sealed, []
+        prefix, suffix = self._names.part_prefix, self._names.part_suffix
+        checkpoint = f"{max(checkpoint_id, 0):06d}"
+        return [
+            {
+                "dir": self._dir,
+                "pending": pending,
+                "final": f"{prefix}-{self._subtask}-{checkpoint}-{file_id}{suffix}",
+            }
+            for pending, file_id in sealed
+        ]
 
     def commit(self, committables: list[dict]) -> None:
         for c in committables:
@@ -119,6 +210,7 @@ class FileSinkWriter:
             self._parts.discard(self._name, self._file)
             self._file = None
             self._part = None
+        self._sealed = []  # rolled, in no checkpoint: recovery deletes them, by name
 
 
 class DiscardingSink:

@@ -1,43 +1,94 @@
 """FileSource: newline-delimited text files, one record (a str, without its newline) per line.
 
-``path`` is a file or a directory (its non-hidden files, in name order), local or any URI
+Each path is a file or a directory (its non-hidden files, in name order), local or any URI
 pyarrow.fs understands (``s3://bucket/in`` with the job's ``s3.*`` settings:
 ``checkpoint/file_systems.py``). Files are split across subtasks; a split's position is a byte
 offset, so a restored reader resumes at the first line after the checkpoint.
+
+PyFlink's form, ``FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths)
+.build()``, reads what is there and ends; with ``.monitor_continuously(Duration)`` it never
+ends and reads each new file of its directories once: each subtask lists them every interval
+and takes the files whose name hashes to it (crc32, the same in every process). Its state is
+then every file it took, read or not (union state), so that after a restore, at any
+parallelism, each file is read by one subtask, from where it was, and none again. A file must
+be complete when it appears (moved in, not written in place), as with Flink's.
 """
 
 from __future__ import annotations
 
+import os
+import time
+import zlib
 from typing import Any
 
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
 from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.errors import ConfigurationError
+from barrierflow.eventtime.durations import millis_of
 
 _CHUNK = 1 << 20
 
 
+def _files(path: str) -> list[str]:
+    """The file ``path``, or the visible files of the directory ``path``, in name order."""
+    fs, root = resolve_filesystem(path)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"FileSource: {path} does not exist")
+    if info.type == pafs.FileType.File:
+        return [root]
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=False))
+    return sorted(
+        i.path
+        for i in infos
+        if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
+    )
+
+
+def _owner(path: str, parallelism: int) -> int:
+    """The subtask that reads ``path`` when files are discovered: a hash every process agrees
+    on (Python's own hash of a str differs between processes)."""
+    return zlib.crc32(path.encode()) % parallelism
+
+
 class FileSource:
-    def __init__(self, path: str, encoding: str = "utf-8") -> None:
-        if not isinstance(path, str) or not path:
-            raise ValueError(f"FileSource needs a path, got {path!r}")
-        self.path = path
+    def __init__(self, path: str | list[str], encoding: str = "utf-8") -> None:
+        paths = [path] if isinstance(path, str) else list(path)
+        if not paths or not all(isinstance(p, str) and p for p in paths):
+            raise ValueError(f"FileSource needs one or more paths, got {path!r}")
+        # a relative path is the driver's: executors run in other directories
+        self.paths = [p if "://" in p else os.path.abspath(p) for p in paths]
         self.encoding = encoding
 
+    def check(self, job: Any = None) -> None:
+        """On the driver, before the job is submitted: every path exists."""
+        for p in self.paths:
+            try:
+                _files(p)
+            except FileNotFoundError:
+                raise ConfigurationError(f"FileSource: {p} does not exist") from None
+
+    @property
+    def path(self) -> str:
+        return self.paths[0]
+
+    @staticmethod
+    def for_record_stream_format(stream_format: StreamFormat, *paths: str) -> FileSourceBuilder:
+        """PyFlink's builder: ``StreamFormat.text_line_format()`` over files or directories."""
+        if not isinstance(stream_format, StreamFormat):
+            raise ValueError(
+                "for_record_stream_format() takes a StreamFormat such as "
+                f"StreamFormat.text_line_format(), got {stream_format!r}"
+            )
+        return FileSourceBuilder(stream_format, paths)
+
+    def is_bounded(self) -> bool:
+        return True
+
     def _files(self) -> list[str]:
-        fs, root = resolve_filesystem(self.path)
-        info = fs.get_file_info(root)
-        if info.type == pafs.FileType.NotFound:
-            raise FileNotFoundError(f"FileSource: {self.path} does not exist")
-        if info.type == pafs.FileType.File:
-            return [root]
-        infos = fs.get_file_info(pafs.FileSelector(root, recursive=False))
-        return sorted(
-            i.path
-            for i in infos
-            if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
-        )
+        return [f for p in self.paths for f in _files(p)]
 
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         return [{"path": f, "offset": 0} for f in self._files()[subtask::parallelism]]
@@ -46,7 +97,78 @@ class FileSource:
         return _FileReader(self.path, [dict(s) for s in splits], self.encoding)
 
     def __repr__(self) -> str:
-        return f"FileSource({self.path!r})"
+        return f"FileSource({', '.join(map(repr, self.paths))})"
+
+
+class ContinuousFileSource(FileSource):
+    """A FileSource that lists its directories every ``interval_ms`` and never ends."""
+
+    def __init__(self, paths: list[str], encoding: str, interval_ms: int) -> None:
+        super().__init__(paths, encoding)
+        self.interval_ms = interval_ms
+
+    def is_bounded(self) -> bool:
+        return False
+
+    def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
+        return []  # the reader discovers its files
+
+    def assign_splits(self, everyone: list[dict], subtask: int, parallelism: int) -> list[dict]:
+        """On restore: of the files every old subtask took, those this subtask reads now."""
+        return [s for s in everyone if _owner(s["path"], parallelism) == subtask]
+
+    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> _FileReader:
+        reader = _FileReader(self.path, [dict(s) for s in splits], self.encoding)
+        reader.discover(self, context.subtask, context.parallelism)
+        return reader
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, monitored every {self.interval_ms} ms)"
+
+
+class StreamFormat:
+    """How a file's bytes become records: lines of text in a charset."""
+
+    def __init__(self, charset: str) -> None:
+        try:
+            "".encode(charset)
+        except LookupError:
+            raise ValueError(f"StreamFormat: unknown charset {charset!r}") from None
+        self.charset = charset
+
+    @staticmethod
+    def text_line_format(charset_name: str = "UTF-8") -> StreamFormat:
+        return StreamFormat(charset_name)
+
+    def __repr__(self) -> str:
+        return f"StreamFormat.text_line_format({self.charset!r})"
+
+
+class FileSourceBuilder:
+    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
+        if not paths or not all(isinstance(p, str) and p for p in paths):
+            raise ValueError(f"for_record_stream_format() needs one or more paths, got {paths!r}")
+        self._format = stream_format
+        self._paths = list(paths)
+        self._interval_ms: int | None = None
+
+    def monitor_continuously(self, discovery_interval: Any) -> FileSourceBuilder:
+        """Never end: look for new files every ``discovery_interval`` (a Duration)."""
+        interval_ms = millis_of(discovery_interval, "monitor_continuously()")
+        if interval_ms <= 0:
+            raise ValueError(f"monitor_continuously() needs a positive interval, got {interval_ms}")
+        self._interval_ms = interval_ms
+        return self
+
+    def process_static_file_set(self) -> FileSourceBuilder:
+        """Read the files there are, then end (the default)."""
+        self._interval_ms = None
+        return self
+
+    def build(self) -> FileSource:
+        if self._interval_ms is None:
+            return FileSource(self._paths, self._format.charset)
+        return ContinuousFileSource(self._paths, self._format.charset, self._interval_ms)
 
 
 class _FileReader:
@@ -59,6 +181,28 @@ class _FileReader:
         self._lines: list[bytes] = []
         self._line_index = 0
         self._last: list[tuple[str, int]] = []
+        self._source: ContinuousFileSource | None = None  # set when it discovers files
+
+    def discover(self, source: ContinuousFileSource, subtask: int, parallelism: int) -> None:
+        """Never end; every ``source.interval_ms``, take this subtask's new files."""
+        self._source, self._subtask, self._parallelism = source, subtask, parallelism
+        self._next_listing = 0.0
+
+    def _discovered(self) -> bool:
+        """Whether a listing due now found new files of this subtask."""
+        now = time.monotonic()
+        if now < self._next_listing:
+            return False
+        self._next_listing = now + self._source.interval_ms / 1000
+        known = {s["path"] for s in self._splits}
+        new = [
+            f
+            for p in self._source.paths
+            for f in _files(p)
+            if f not in known and _owner(f, self._parallelism) == self._subtask
+        ]
+        self._splits += [{"path": f, "offset": 0} for f in new]
+        return bool(new)
 
     def _open_next(self) -> bool:
         for i, split in enumerate(self._splits):
@@ -71,7 +215,11 @@ class _FileReader:
 
     def poll(self, max_records: int) -> list[Any] | None:
         if self._file is None and not self._open_next():
-            return None
+            if self._source is None:
+                return None  # bounded: every file read
+            if not (self._discovered() and self._open_next()):
+                self._last = []
+                return []
         split = self._splits[self._current]
         out: list[str] = []
         while len(out) < max_records:

@@ -22,7 +22,7 @@ SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64()), ("total", pa.int64())]
 def _run(spark, tmp_path, name: str, fault: str | None, at_value: int = 0) -> list[tuple]:
     base = tmp_path / name
     out = str(base / "out")
-    sink = FileSink.for_bulk_format(out, ParquetWriterFactory(SCHEMA))
+    sink = FileSink.for_bulk_format(out, ParquetWriterFactory(SCHEMA)).build()
     throttle_fault = None
     if fault == "kill-before-commit":
         sink = KillBeforeCommit(sink, str(base / "fired"), after_commits=1)

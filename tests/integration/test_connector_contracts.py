@@ -136,9 +136,8 @@ def sink(request, tmp_path) -> SinkUnderTest:
             files = glob.glob(os.path.join(tmp_path, "part-*"))
             return sorted(tuple(r.values()) for f in files for r in pq.read_table(f).to_pylist())
 
-        return SinkUnderTest(
-            FileSink.for_bulk_format(str(tmp_path), ParquetWriterFactory(schema)), parquet_rows
-        )
+        sink = FileSink.for_bulk_format(str(tmp_path), ParquetWriterFactory(schema)).build()
+        return SinkUnderTest(sink, parquet_rows)
     if kind == "postgres":
         conninfo = request.getfixturevalue("postgres").database(f"c_{uuid.uuid4().hex[:8]}")
         with psycopg.connect(conninfo, autocommit=True) as conn:

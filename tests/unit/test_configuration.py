@@ -4,6 +4,7 @@ message that says what to change."""
 from __future__ import annotations
 
 import datetime
+import os
 
 import pytest
 
@@ -66,11 +67,18 @@ def test_an_unwritable_checkpoint_directory_is_refused_before_spark(tmp_path):
         env.execute("unwritable")
 
 
-def test_checkpointing_without_storage_says_how_to_set_it():
+def test_checkpointing_without_storage_uses_a_local_directory_and_says_where(caplog):
+    """As a PyFlink program expects (Flink keeps them in the JobManager's memory)."""
+    import logging
+    import tempfile
+
     env = _job(StreamExecutionEnvironment())
     env.enable_checkpointing(100)
-    with pytest.raises(ConfigurationError, match="set_checkpoint_storage"):
-        env.execute("no-storage")
+    with caplog.at_level(logging.INFO, logger="barrierflow"):
+        plan = env._plan("no-storage")
+    default = os.path.join(tempfile.gettempdir(), "barrierflow", "checkpoints")
+    assert plan.task_config.storage_uri.startswith(f"file://{default}/")
+    assert f"checkpoints go to {default} (set_checkpoint_storage()" in caplog.text
 
 
 def test_restoring_from_a_path_that_is_not_a_checkpoint_names_the_path(tmp_path):

@@ -214,7 +214,9 @@ SCHEMA = pa.schema([("key", pa.string()), ("count", pa.int64())])
 
 
 def parquet_writer(directory, subtask: int = 0):
-    sink = FileSink.for_bulk_format(str(directory), ParquetWriterFactory(SCHEMA, row_group_size=2))
+    sink = FileSink.for_bulk_format(
+        str(directory), ParquetWriterFactory(SCHEMA, row_group_size=2)
+    ).build()
     return sink.create_writer(SinkWriterContext("job", "job", "sink", subtask, 1, 0))
 
 

@@ -1,0 +1,226 @@
+"""FileSource and FileSink as PyFlink programs build them, on real files in tmp_path: several
+paths, new files found while running (read once, across a restore at another parallelism),
+text line encoding, part file names from OutputFileConfig, rolling within a checkpoint that
+stays exactly once, and clear errors for bad arguments."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from barrierflow.common import Duration
+from barrierflow.common.serialization import Encoder
+from barrierflow.connectors.file_format import RecordEncodingError
+from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.datastream.connectors.file_system import (
+    FileSink,
+    FileSource,
+    OutputFileConfig,
+    RollingPolicy,
+    StreamFormat,
+)
+
+
+def write(path, *lines: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.writelines(f"{line}\n" for line in lines)
+
+
+def drain(reader) -> list[str]:
+    out = []
+    while batch := reader.poll(100):
+        out += batch
+    return out
+
+
+def reader_of(source, splits, subtask=0, parallelism=1):
+    return source.create_reader(splits, SourceReaderContext("job", "src", subtask, parallelism))
+
+
+# --- FileSource ---------------------------------------------------------------------------------
+
+
+def test_a_bounded_file_source_reads_every_path_once_and_ends(tmp_path):
+    write(tmp_path / "a" / "1.txt", "a1", "a2")
+    write(tmp_path / "a" / ".hidden", "no")
+    write(tmp_path / "b.txt", "b1")
+    source = FileSource.for_record_stream_format(
+        StreamFormat.text_line_format(), str(tmp_path / "a"), str(tmp_path / "b.txt")
+    ).build()
+    assert source.is_bounded()
+    lines = []
+    for subtask in range(2):
+        reader = reader_of(source, source.initial_splits(subtask, 2), subtask, 2)
+        lines += drain(reader)
+        assert reader.poll(100) is None  # ended
+    assert sorted(lines) == ["a1", "a2", "b1"]
+
+
+def test_a_monitored_source_reads_new_files_once_and_never_ends(tmp_path):
+    inbox = tmp_path / "in"
+    write(inbox / "1.txt", "one")
+    source = (
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(inbox))
+        .monitor_continuously(Duration.of_millis(1))
+        .build()
+    )
+    assert not source.is_bounded() and source.initial_splits(0, 1) == []
+    reader = reader_of(source, [])
+    assert drain(reader) == ["one"]
+    assert reader.poll(100) == []  # nothing new: not the end
+    write(inbox / "2.txt", "two", "three")
+    reader._next_listing = 0  # the next listing is due
+    assert drain(reader) == ["two", "three"]
+    reader._next_listing = 0
+    assert drain(reader) == []  # no file twice
+
+
+def test_a_monitored_source_restored_at_another_parallelism_reads_each_file_once(tmp_path):
+    inbox = tmp_path / "in"
+    for i in range(12):
+        write(inbox / f"{i:02d}.txt", *(f"{i}-{n}" for n in range(3)))
+    source = (
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(inbox))
+        .monitor_continuously(Duration.of_seconds(1))
+        .build()
+    )
+    read, everyone = [], []
+    for subtask in range(2):  # two subtasks read part of their files, then a checkpoint
+        reader = reader_of(source, [], subtask, 2)
+        read += reader.poll(4)
+        everyone += reader.snapshot()
+    for i in range(12, 15):  # files that appear while the job is down
+        write(inbox / f"{i:02d}.txt", f"{i}-0")
+    for subtask in range(3):
+        mine = source.assign_splits(everyone, subtask, 3)
+        read += drain(reader_of(source, mine, subtask, 3))
+    expected = [f"{i}-{n}" for i in range(12) for n in range(3)] + ["12-0", "13-0", "14-0"]
+    assert sorted(read) == sorted(expected)
+
+
+def test_file_source_arguments_are_checked():
+    with pytest.raises(ValueError, match="StreamFormat"):
+        FileSource.for_record_stream_format("text", "/in")
+    with pytest.raises(ValueError, match="one or more paths"):
+        FileSource.for_record_stream_format(StreamFormat.text_line_format()).build()
+    with pytest.raises(ValueError, match="unknown charset 'klingon'"):
+        StreamFormat.text_line_format("klingon")
+    builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), "/in")
+    with pytest.raises(ValueError, match="positive interval"):
+        builder.monitor_continuously(Duration.of_millis(0))
+    with pytest.raises(TypeError, match="takes a Duration"):
+        builder.monitor_continuously("1 s")
+
+
+# --- FileSink -----------------------------------------------------------------------------------
+
+
+def sink_writer(sink, subtask=0):
+    return sink.create_writer(SinkWriterContext("job", "job", "sink", subtask, 1, attempt=0))
+
+
+def visible(directory) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if not n.startswith((".", "_")))
+
+
+def test_a_row_format_sink_writes_lines_in_named_part_files_at_commit(tmp_path):
+    sink = (
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_output_file_config(
+            OutputFileConfig.builder().with_part_prefix("pre").with_part_suffix(".txt").build()
+        )
+        .build()
+    )
+    w = sink_writer(sink, subtask=1)
+    w.write(["a", 1, ("b", 2)])
+    committables = w.prepare_commit(3)
+    assert visible(tmp_path) == []
+    w.commit(committables)
+    (name,) = visible(tmp_path)
+    assert name.startswith("pre-1-000003-") and name.endswith(".txt")
+    assert (tmp_path / name).read_text() == "a\n1\n('b', 2)\n"
+
+
+def test_default_names_keep_the_format_suffix():
+    assert FileSink("/out").output_file_config == OutputFileConfig("part", ".jsonl")
+    sink = FileSink.for_row_format("/out", Encoder.simple_string_encoder()).build()
+    assert sink.output_file_config == OutputFileConfig("part", "")
+
+
+def test_a_part_file_past_its_size_rolls_and_all_commit_with_the_checkpoint(tmp_path):
+    policy = RollingPolicy.default_rolling_policy(part_size=10)
+    sink = (
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_rolling_policy(policy)
+        .build()
+    )
+    w = sink_writer(sink)
+    for batch in (["0123456789"], ["abc"], ["0123456789"], ["x"]):
+        w.write(batch)
+    pending = w.prepare_commit(1)
+    assert len(pending) == 3 and visible(tmp_path) == []
+    w.commit(pending)
+    contents = sorted((tmp_path / n).read_text() for n in visible(tmp_path))
+    assert contents == ["0123456789\n", "abc\n0123456789\n", "x\n"]
+
+
+def test_rolled_files_of_an_unfinished_checkpoint_are_never_visible_and_recovery_drops_them(
+    tmp_path,
+):
+    sink = (
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=1))
+        .build()
+    )
+    w = sink_writer(sink)
+    w.write(["a"])
+    w.write(["b"])  # rolls the first
+    w.close()  # failed before the barrier: nothing of it may become visible
+    assert visible(tmp_path) == [] and len(os.listdir(tmp_path)) == 2
+    sink_writer(sink).recover([], parallelism=1)
+    assert os.listdir(tmp_path) == []
+
+
+def test_time_limits_roll_at_the_next_write():
+    policy = RollingPolicy.default_rolling_policy(
+        rollover_interval=Duration.of_seconds(10), inactivity_interval=2000
+    )
+    assert not policy.should_roll(5, opened_s=0, last_write_s=0, now_s=1)
+    assert policy.should_roll(5, opened_s=0, last_write_s=0, now_s=2.5)  # inactive
+    assert policy.should_roll(5, opened_s=0, last_write_s=9, now_s=10)  # too old
+    assert not RollingPolicy.on_checkpoint_rolling_policy().should_roll(10**12, 0, 0, 10**6)
+
+
+def test_file_sink_arguments_are_checked():
+    with pytest.raises(ValueError, match="hide the committed files"):
+        OutputFileConfig.builder().with_part_prefix(".secret").build()
+    with pytest.raises(ValueError, match="without '/'"):
+        OutputFileConfig("a/b")
+    with pytest.raises(ValueError, match="part_size must be bytes"):
+        RollingPolicy.default_rolling_policy(part_size=0)
+    with pytest.raises(ValueError, match="simple_string_encoder"):
+        FileSink.for_row_format("/out", "utf-8")
+    with pytest.raises(ValueError, match="RollingPolicy"):
+        FileSink("/out", rolling_policy="often")
+    with pytest.raises(RecordEncodingError, match="record 'é' cannot be written in ascii"):
+        part = Encoder.simple_string_encoder("ascii")
+        import io
+
+        part.open_part(io.BytesIO()).add(["e", "é"])
+
+
+def test_relative_paths_are_the_drivers_and_a_missing_one_is_refused_before_the_job(
+    tmp_path, monkeypatch
+):
+    from barrierflow import ConfigurationError
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "in" / "x.txt", "x")
+    source = FileSource.for_record_stream_format(StreamFormat.text_line_format(), "in").build()
+    assert source.paths == [str(tmp_path / "in")]
+    source.check()
+    with pytest.raises(ConfigurationError, match=r"FileSource: .*/missing does not exist"):
+        FileSource("missing").check()
