@@ -15,6 +15,22 @@ from typing import Any
 from barrierflow.functions import Function, KeyedProcessFunction, ProcessFunction
 
 
+class Delegating(KeyedProcessFunction):
+    """Runs a two-input function as the process function of a one-input operator (the
+    runtime's adapters subclass it): ``open`` and ``close`` reach the function."""
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+
+    def open(self, runtime_context: Any) -> None:
+        if callable(getattr(self._fn, "open", None)):
+            self._fn.open(runtime_context)
+
+    def close(self) -> None:
+        if callable(getattr(self._fn, "close", None)):
+            self._fn.close()
+
+
 class CoMapFunction(Function):
     def map1(self, value: Any) -> Any:
         raise NotImplementedError

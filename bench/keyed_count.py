@@ -9,9 +9,12 @@ finished), completed checkpoints, checkpoint duration median/max, checkpointed s
     python bench/keyed_count.py --events 4000000 --keys 2000000 \
         --state-backend rocksdb --incremental
     python bench/keyed_count.py --events 5000000 --keys 100000 --event-time
+    python bench/keyed_count.py --events 5000000 --keys 100000 --typed
 
 ``--event-time`` gives every event a timestamp (monotonous watermarks) before the key_by: the
 records travel with their timestamps, which is what event time costs a job that uses no window.
+``--typed`` declares the map's and the count's output types (``Types.LONG()``, a TUPLE of two
+LONGs), as a PyFlink program does: what converting values to declared types costs.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import tempfile
 import time
 
 from barrierflow import CheckpointingMode, StreamExecutionEnvironment
-from barrierflow.common import WatermarkStrategy
+from barrierflow.common import Types, WatermarkStrategy
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
@@ -72,6 +75,7 @@ def main() -> None:
     parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="hashmap")
     parser.add_argument("--incremental", action="store_true", help="incremental checkpoints")
     parser.add_argument("--event-time", action="store_true", help="events carry timestamps")
+    parser.add_argument("--typed", action="store_true", help="declared output types")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -103,10 +107,12 @@ def main() -> None:
                 lambda i, _: i
             )
         )
+    key_type = Types.LONG() if args.typed else None
+    count_type = Types.TUPLE([Types.LONG(), Types.LONG()]) if args.typed else None
     (
-        events.map(lambda i: (i * 2654435761) % keys)
+        events.map(lambda i: (i * 2654435761) % keys, output_type=key_type)
         .key_by(lambda k: k)
-        .process(Count())
+        .process(Count(), output_type=count_type)
         .sink_to(DiscardingSink())
     )
     started = time.monotonic()
@@ -126,6 +132,7 @@ def main() -> None:
                 "incremental": args.incremental,
                 "checkpointing": not args.no_checkpointing,
                 "event_time": args.event_time,
+                "typed": args.typed,
                 "mode": None if args.no_checkpointing else args.mode,
                 "interval_ms": args.interval_ms,
                 "events_per_s": round(args.events / (result.processing_ms / 1000)),

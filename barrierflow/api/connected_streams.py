@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.errors import ConfigurationError
-from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.transformation import (
     PartitionerSpec,
     Partitioning,
@@ -23,6 +22,7 @@ from barrierflow.graph.transformation import (
 )
 from barrierflow.runtime.broadcast_process import BroadcastProcess
 from barrierflow.state.descriptors import MapStateDescriptor
+from barrierflow.two_input_functions import Delegating
 from barrierflow.typeinfo import checked_type
 
 if TYPE_CHECKING:
@@ -149,34 +149,19 @@ def _require(func: Any, methods: tuple[str, ...], what: str, expected: str) -> N
         raise ConfigurationError(f"{what} needs {expected}; {func!r} has no {missing[0]}()")
 
 
-class _TwoInputs(KeyedProcessFunction):
-    """Runs a two-input function as the process function of the tagged union."""
-
-    def __init__(self, fn: Any) -> None:
-        self._fn = fn
-
-    def open(self, runtime_context: Any) -> None:
-        if callable(getattr(self._fn, "open", None)):
-            self._fn.open(runtime_context)
-
-    def close(self) -> None:
-        if callable(getattr(self._fn, "close", None)):
-            self._fn.close()
-
-
-class _CoMap(_TwoInputs):
+class _CoMap(Delegating):
     def process_element(self, tagged: tuple[int, Any], ctx: Any) -> list[Any]:
         side, value = tagged
         return [self._fn.map2(value) if side else self._fn.map1(value)]
 
 
-class _CoFlatMap(_TwoInputs):
+class _CoFlatMap(Delegating):
     def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
         side, value = tagged
         return self._fn.flat_map2(value) if side else self._fn.flat_map1(value)
 
 
-class _CoProcess(_TwoInputs):
+class _CoProcess(Delegating):
     def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
         side, value = tagged
         if side:

@@ -17,7 +17,6 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from barrierflow.functions import KeyedProcessFunction
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.operators import (
     KeyedProcessOperator,
@@ -26,6 +25,7 @@ from barrierflow.runtime.operators import (
     ProcessOperator,
 )
 from barrierflow.state.broadcast_state import BroadcastStateStore
+from barrierflow.two_input_functions import Delegating
 
 
 class BroadcastProcess(NamedTuple):
@@ -51,21 +51,13 @@ class _BroadcastContext:
         return getattr(self._inner, name)
 
 
-class _Dispatch(KeyedProcessFunction):
+class _Dispatch(Delegating):
     """Calls the user's method for the input a tagged record came from."""
 
     def __init__(self, fn: Any, store: BroadcastStateStore) -> None:
-        self._fn = fn
+        super().__init__(fn)
         self._store = store
         self._contexts: tuple[Any, Any, Any] | None = None  # of the operator's one context
-
-    def open(self, runtime_context: Any) -> None:
-        if callable(getattr(self._fn, "open", None)):
-            self._fn.open(runtime_context)
-
-    def close(self) -> None:
-        if callable(getattr(self._fn, "close", None)):
-            self._fn.close()
 
     def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
         contexts = self._contexts

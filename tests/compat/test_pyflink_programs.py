@@ -51,7 +51,7 @@ def test_on_pyflink(program, tmp_path):
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=240,
         env={**os.environ, "PATH": path},
     )
     assert done.returncode == 0, done.stderr[-3000:]
