@@ -11,6 +11,7 @@ type; ``None`` stands for "keep the value as it is". Performs no I/O.
 
 from __future__ import annotations
 
+import array
 import datetime
 import decimal
 import functools
@@ -22,6 +23,7 @@ from barrierflow.row import Row
 from barrierflow.typeinfo import TypeInformation
 
 Converter = Callable[[Any], Any]
+BatchConverter = Callable[[list[Any]], list[Any] | None]
 
 _FLOAT32 = struct.Struct("<f")
 _INT_BITS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
@@ -174,3 +176,62 @@ def _map(type_info: TypeInformation) -> Converter:
         return {key(k): val(v) for k, v in value.items()}
 
     return _nullable(convert)
+
+
+# --- whole buffers ------------------------------------------------------------------------------
+
+
+@functools.cache
+def batch_converter(type_info: TypeInformation) -> BatchConverter | None:
+    """A fast conversion of a whole list, for the common case where every value is of the
+    plain Python type the declared type wants (no None, no side output): it checks the list in
+    C (``set(map(type, values))``, ``min``, ``max``, ``zip``, ``array``) rather than value by
+    value, and returns the list itself where values are only checked. It returns None for any
+    other list, which the caller then converts value by value
+    (naming the first value that is not of the type); None too for types without one."""
+    name = type_info.name
+    if name in _INT_BITS:
+        bits = _INT_BITS[name]
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+        def integers(values: list[Any]) -> list[Any] | None:
+            if set(map(type, values)) != {int} or min(values) < low or max(values) > high:
+                return None
+            return values
+
+        return integers
+    if name in ("STRING", "CHAR", "DOUBLE", "BOOLEAN"):
+        wanted = {"DOUBLE": float, "BOOLEAN": bool}.get(name, str)
+        return lambda values: values if set(map(type, values)) == {wanted} else None
+    if name == "FLOAT":
+        # array('f') stores 32-bit floats: the rounding PyFlink's FLOAT makes, done in C
+        return lambda values: (
+            array.array("f", values).tolist()
+            if values and set(map(type, values)) <= {float, int}
+            else None
+        )
+    if name == "TUPLE":
+        # per field: its fast conversion, or None where values stay as they are
+        columns = [batch_converter(t) if value_converter(t) else None for t in type_info.fields]
+        fields = zip(columns, type_info.fields, strict=True)
+        if any(c is None and value_converter(t) for c, t in fields):
+            return None  # a field without a fast conversion: value by value
+        arity = len(columns)
+
+        def tuples(values: list[Any]) -> list[Any] | None:
+            if set(map(type, values)) != {tuple} or set(map(len, values)) != {arity}:
+                return None
+            cols: list[Any] = list(zip(*values, strict=True))
+            changed = False
+            for i, convert in enumerate(columns):
+                if convert is not None:
+                    column = convert(cols[i])  # the same object when only checked
+                    if column is None:
+                        return None
+                    if column is not cols[i]:
+                        cols[i], changed = column, True
+            # most fields are only checked (ints, strings): the tuples stay as they are
+            return list(zip(*cols, strict=True)) if changed else values
+
+        return tuples
+    return None

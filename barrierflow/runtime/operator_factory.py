@@ -21,7 +21,7 @@ from barrierflow.runtime.operators import (
 )
 from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.runtime.window_operator import WindowOperator
-from barrierflow.type_conversion import value_converter
+from barrierflow.type_conversion import batch_converter, value_converter
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SOURCE: SourceOperator,
@@ -46,4 +46,6 @@ def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
     if spec.output_type is None or spec.kind is TransformationKind.SOURCE:
         return op  # a source's records are of its type (from_collection converted them)
     convert = value_converter(spec.output_type)
-    return op if convert is None else TypedOutput(op, convert)
+    if convert is None:
+        return op
+    return TypedOutput(op, convert, batch_converter(spec.output_type))

@@ -13,19 +13,26 @@ from typing import Any
 
 from barrierflow.runtime.operators import Operator, Timed
 from barrierflow.side_outputs import SideOutput
-from barrierflow.type_conversion import Converter
+from barrierflow.type_conversion import BatchConverter, Converter
 
 
 class TypedOutput:
-    def __init__(self, inner: Operator, convert: Converter) -> None:
+    def __init__(
+        self, inner: Operator, convert: Converter, convert_all: BatchConverter | None
+    ) -> None:
         self._inner = inner
         self._convert = convert
+        self._convert_all = convert_all
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def _converted(self, records: list[Any]) -> list[Any]:
-        convert = self._convert
+        if records and self._convert_all is not None:
+            done = self._convert_all(records)  # the common case, checked in C
+            if done is not None:
+                return done
+        convert = self._convert  # value by value: side outputs kept, a wrong value named
         out = []
         record = None
         try:

@@ -213,3 +213,71 @@ def test_declared_types_follow_the_stream_and_bad_ones_are_refused():
         stream.map(str, output_type=str)
     with pytest.raises(ConfigurationError, match=r"from_collection\(\): 'x' .* not a ROW"):
         env.from_collection(["x"], type_info=row_type)
+
+
+# --- whole buffers --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("type_info", "values"),
+    [
+        (Types.LONG(), [1, -5, 2**40]),
+        (Types.STRING(), ["a", "b"]),
+        (Types.FLOAT(), [0.1, 3, 1e10]),
+        (Types.DOUBLE(), [0.1, 2.5]),
+        (Types.TUPLE([Types.STRING(), Types.FLOAT()]), [("a", 0.1), ("b", 2)]),
+        (Types.TUPLE([Types.PICKLED_BYTE_ARRAY(), Types.INT()]), [({1}, 1), ([2], 2)]),
+    ],
+)
+def test_a_buffer_converts_at_once_to_what_value_by_value_gives(type_info, values):
+    from barrierflow.type_conversion import batch_converter
+
+    fast = batch_converter(type_info)(list(values))
+    assert fast == [convert(type_info, v) for v in values]
+    assert [type(v) for v in fast] == [type(convert(type_info, v)) for v in values]
+
+
+@pytest.mark.parametrize(
+    ("type_info", "values"),
+    [
+        (Types.INT(), [1, 2**31]),  # out of range
+        (Types.INT(), [1, None]),  # null
+        (Types.INT(), [1, True]),
+        (Types.STRING(), ["a", 1]),
+        (Types.FLOAT(), [0.1, "x"]),
+        (Types.TUPLE([Types.STRING(), Types.INT()]), [("a", 1), ("b", 2**40)]),
+        (Types.TUPLE([Types.STRING(), Types.INT()]), [("a", 1), ["b", 2]]),
+        (Types.TUPLE([Types.STRING(), Types.INT()]), [("a", 1), ("b", 2, 3)]),
+    ],
+)
+def test_a_buffer_it_cannot_vouch_for_goes_value_by_value(type_info, values):
+    from barrierflow.type_conversion import batch_converter
+
+    assert batch_converter(type_info)(list(values)) is None
+
+
+def test_types_without_a_fast_path_have_none():
+    from barrierflow.type_conversion import batch_converter
+
+    assert batch_converter(Types.ROW([Types.INT()])) is None
+    assert batch_converter(Types.TUPLE([Types.SQL_DATE(), Types.INT()])) is None
+
+
+def test_a_typed_operator_converts_names_a_wrong_value_and_keeps_side_outputs():
+    from barrierflow.graph.transformation import TransformationKind
+    from barrierflow.runtime.operators import OperatorSpec, UserFunctionError
+    from barrierflow.side_outputs import SideOutput
+    from barrierflow.testing.harness import OperatorHarness
+
+    class Emit:
+        def process_element(self, value, ctx):
+            yield value
+
+    tag = SideOutput("late", ("x", "not converted"))
+    spec = OperatorSpec("typed", "Typed", TransformationKind.PROCESS, Emit(),
+                        output_type=Types.TUPLE([Types.STRING(), Types.FLOAT()]))  # fmt: skip
+    harness = OperatorHarness(spec)
+    assert harness.process([("a", 0.1), ["b", 1]]) == [("a", float32(0.1)), ("b", 1.0)]
+    assert harness.operator._converted([("a", 0.1), tag]) == [("a", float32(0.1)), tag]
+    with pytest.raises(UserFunctionError, match=r"'typed'.*\('b', 'x'\).*is not a FLOAT"):
+        harness.process([("a", 0.1), ("b", "x")])
