@@ -221,6 +221,10 @@ class DataStream:
         self._env._add(t)
         return DataStreamSink(self._env, t)
 
+    def add_sink(self, sink_func: Any) -> DataStreamSink:
+        """PyFlink's older name of ``sink_to``."""
+        return self.sink_to(sink_func)
+
     def get_side_output(self, output_tag: OutputTag) -> DataStream:
         """The records this operator sent to ``output_tag`` (``ctx.output(tag, value)``, or
         a window's ``side_output_late_data(tag)``)."""

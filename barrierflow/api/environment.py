@@ -307,10 +307,14 @@ class StreamExecutionEnvironment:
         source: Any,
         watermark_strategy: WatermarkStrategy | str | None = None,
         source_name: str | None = None,
+        type_info: Any = None,
     ) -> DataStream:
-        """PyFlink's ``from_source(source, watermark_strategy, source_name)``; also
+        """PyFlink's ``from_source(source, watermark_strategy, source_name, type_info)``; also
         ``from_source(source, source_name)``. A strategy gives the records event timestamps and
-        watermarks right after the source (``no_watermarks()`` without an assigner: none)."""
+        watermarks right after the source (``no_watermarks()`` without an assigner: none).
+        ``type_info`` declares the type of the source's records (``print()`` writes them by it);
+        they are not converted."""
+        type_info = checked_type(type_info, "from_source()")
         if not (hasattr(source, "initial_splits") and hasattr(source, "create_reader")):
             raise ConfigurationError(
                 f"from_source() needs a source such as SequenceSource or FileSource, got {source!r}"
@@ -334,9 +338,16 @@ class StreamExecutionEnvironment:
             [],
             source,
             watermark_strategy=watermark_strategy,
+            output_type=type_info,
         )
         self._add(t)
         return DataStream(self, t)
+
+    def add_source(
+        self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None
+    ) -> DataStream:
+        """PyFlink's older entry point: ``from_source`` without a watermark strategy."""
+        return self.from_source(source_func, source_name=source_name, type_info=type_info)
 
     def from_collection(self, collection: Any, type_info: Any = None) -> DataStream:
         """A bounded stream of the given values, in their order (read by one subtask, as

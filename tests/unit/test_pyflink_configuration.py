@@ -128,3 +128,16 @@ def test_a_meter_rates_events_over_its_span():
     assert meter.get_rate(now=5.0) == 10.0
     meter.mark_event(100)
     assert meter.get_rate(now=15.0) == 10.0  # the sample at 0 s fell out: 100 from 5 to 15 s
+
+
+def test_add_source_and_add_sink_are_from_source_and_sink_to():
+    from barrierflow.common import Types
+    from barrierflow.connectors import SequenceSource
+
+    env = StreamExecutionEnvironment()
+    stream = env.add_source(SequenceSource(1, 3), "numbers", type_info=Types.LONG())
+    assert stream.get_type() == Types.LONG() and stream.get_transformation().name == "numbers"
+    sink = stream.add_sink(DiscardingSink())
+    assert sink.get_transformation().function.__class__ is DiscardingSink
+    with pytest.raises(ConfigurationError, match="from_source\\(\\): the type"):
+        env.add_source(SequenceSource(1, 3), type_info=int)
