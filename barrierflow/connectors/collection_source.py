@@ -44,6 +44,7 @@ class _CollectionReader:
         self._values = values
         self._splits = splits
         self._last: list[tuple[str, int]] = []
+        self._finished: list[str] = []
 
     def poll(self, max_records: int) -> list[Any] | None:
         for split in self._splits:
@@ -52,11 +53,17 @@ class _CollectionReader:
                 upto = min(split["end"], at + max_records)
                 split["next"] = upto
                 self._last = [(f"to-{split['end']}", upto - at)]
+                if upto == split["end"]:
+                    self._finished.append(f"to-{split['end']}")
                 return self._values[at:upto]
         return None
 
     def last_poll_splits(self) -> list[tuple[str, int]]:
         return self._last
+
+    def finished_splits(self) -> list[str]:
+        done, self._finished = self._finished, []
+        return done
 
     def snapshot(self) -> list[dict]:
         return [dict(s) for s in self._splits]

@@ -181,6 +181,7 @@ class _FileReader:
         self._lines: list[bytes] = []
         self._line_index = 0
         self._last: list[tuple[str, int]] = []
+        self._finished: list[str] = []
         self._source: ContinuousFileSource | None = None  # set when it discovers files
 
     def discover(self, source: ContinuousFileSource, subtask: int, parallelism: int) -> None:
@@ -227,6 +228,7 @@ class _FileReader:
                 self._file.close()
                 self._file = None
                 split["offset"] = -1  # done
+                self._finished.append(split["path"])
                 break
             line = self._lines[self._line_index]
             self._line_index += 1
@@ -237,6 +239,10 @@ class _FileReader:
 
     def last_poll_splits(self) -> list[tuple[str, int]]:
         return self._last
+
+    def finished_splits(self) -> list[str]:
+        done, self._finished = self._finished, []
+        return done
 
     def _fill(self) -> bool:
         data = self._file.read(_CHUNK)

@@ -34,6 +34,7 @@ class _SequenceReader:
     def __init__(self, splits: list[dict]) -> None:
         self._splits = splits
         self._last: list[tuple[str, int]] = []
+        self._finished: list[str] = []
 
     def poll(self, max_records: int) -> list[Any] | None:
         for split in self._splits:
@@ -42,11 +43,17 @@ class _SequenceReader:
                 hi = min(split["end"] + 1, lo + max_records)
                 split["next"] = hi
                 self._last = [(f"to-{split['end']}", hi - lo)]
+                if hi > split["end"]:
+                    self._finished.append(f"to-{split['end']}")
                 return list(range(lo, hi))
         return None
 
     def last_poll_splits(self) -> list[tuple[str, int]]:
         return self._last
+
+    def finished_splits(self) -> list[str]:
+        done, self._finished = self._finished, []
+        return done
 
     def snapshot(self) -> list[dict]:
         return [dict(s) for s in self._splits]

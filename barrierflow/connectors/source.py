@@ -44,7 +44,11 @@ class SourceReader(Protocol):
 # Optional on a reader: ``last_poll_splits() -> list[SplitRun]``, which split each record of the
 # last poll came from, as runs of consecutive records (split id, count). With it, watermarks
 # are generated per split (a slow Kafka partition holds back the others' windows, an idle one
-# is left out), as Flink's sources do; without it, per source subtask.
+# is left out), as Flink's sources do; without it, per source subtask. A reader that has it and
+# whose splits end has ``finished_splits() -> list[str]`` too: the splits that reached their end
+# since the last call. A finished split's watermark then stops holding the subtask's back (a
+# file read to its end, a sequence's range after a restore at lower parallelism), as Flink
+# releases a finished split's watermark output.
 SplitRun = tuple[str, int]
 
 

@@ -6,14 +6,16 @@ channel and direction, from 0 for HELLO and for the first credit). zmq reconnect
 connection silently and may drop the frames queued in it; a receiver that finds a gap fails the
 attempt (``ChannelSequenceError``), which restarts from the last checkpoint.
 
-Buffers carry a pickled list of records (docs/adr/0002-record-and-state-serialization.md), or,
-once a stream has event timestamps, a pickled pair (records, timestamps) of two lists of equal
-length: a job without event time pays nothing for them, and the consumer tells the two apart by
-the type it unpickles. Watermarks carry their timestamp (i64, epoch milliseconds), watermark
-status frames one byte (1: the producer is idle, 0: active again); credits and cancel markers
-a few packed integers. A barrier carries its frame version (u8),
-then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field added later,
-with a default, is read by older consumers of the same version and defaulted by newer ones.
+Buffers carry a list of records (docs/adr/0002-record-and-state-serialization.md), or, once a
+stream has event timestamps, a pair (records, timestamps) of two lists of equal length: a job
+without event time pays nothing for them, and the consumer tells the two apart by the type it
+decodes. They are pickled, or, where the producer declared a type MessagePack holds, MessagePack
+decoded to that type (``buffer_codec.py``; each buffer says which). Watermarks carry their
+timestamp (i64, epoch milliseconds), watermark status frames one byte (1: the producer is idle,
+0: active again); credits and cancel markers a few packed integers. A barrier carries its frame
+version (u8), then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field
+added later, with a default, is read by older consumers of the same version and defaulted by
+newer ones.
 Performs no I/O.
 """
 

@@ -337,8 +337,10 @@ class TimestampsAndWatermarksOperator(Operator):
     Right after a source whose reader says which split each record came from
     (``last_poll_splits``), the task hands it each batch's ``split_runs``: then each split has
     its own generator, and the subtask's watermark is the minimum over its active splits (an
-    idle split left out), as Flink's sources make it. Otherwise one generator serves the
-    subtask."""
+    idle split left out), as Flink's sources make it; a split that reached its end is released
+    (``release_splits``) and no longer holds the watermark back. With no split left, the
+    watermark stays where the last ones took it until a new split brings records. Otherwise
+    one generator serves the subtask."""
 
     assigns_timestamps = True
 
@@ -350,6 +352,8 @@ class TimestampsAndWatermarksOperator(Operator):
         self._has_assigner = strategy.timestamp_assigner is not None
         self._generator: WatermarkGenerator | None = strategy.create_generator()
         self._split_generators: dict[str, WatermarkGenerator] = {}
+        self._per_split = False  # once a batch came with its splits
+        self._released_watermark = MIN_WATERMARK  # of splits ended since the last emit
         self.split_runs: list[tuple[str, int]] | None = None  # of the batch about to come
         self._now_ms = 0
         self._idle_reported = False
@@ -388,6 +392,7 @@ class TimestampsAndWatermarksOperator(Operator):
         elif runs is None:
             self._generator.on_event(highest, self._now_ms)
         else:
+            self._per_split = True
             at = 0
             for split, n in runs:
                 generator = self._split_generators.get(split)
@@ -397,17 +402,29 @@ class TimestampsAndWatermarksOperator(Operator):
                 at += n
         return records, timestamps
 
+    def release_splits(self, splits: list[str]) -> None:
+        """``splits`` reached their end: their watermarks stop counting. Where none is left,
+        the subtask's watermark still advances to what the last of them reached."""
+        for split in splits:
+            generator = self._split_generators.pop(split, None)
+            if generator is not None:
+                last = generator.on_periodic_emit(self._now_ms)
+                self._released_watermark = max(self._released_watermark, last)
+
     def periodic_watermark(self, now_ms: int) -> tuple[int | None, bool | None]:
         """(a watermark above the last one, or None; True/False when the subtask became idle
         or active again since the last call, else None)."""
         self._now_ms = now_ms
         if self._generator is None:
             return None, None
-        if self._split_generators:
+        if self._per_split:
             marks = [(g.on_periodic_emit(now_ms), g.idle) for g in self._split_generators.values()]
             active = [watermark for watermark, idle in marks if not idle]
             watermark = min(active) if active else None
-            idle = not active
+            idle = not active if marks else self._idle_reported
+            if not marks:
+                watermark = self._released_watermark
+            self._released_watermark = MIN_WATERMARK
         else:
             watermark = self._generator.on_periodic_emit(now_ms)
             idle = self._generator.idle

@@ -42,7 +42,6 @@ sockets and, for snapshots and restores, checkpoint storage.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import threading
 import time
 import traceback
@@ -64,7 +63,9 @@ from barrierflow.eventtime.watermark_valve import (
     ValveAction,
     WatermarkValve,
 )
+from barrierflow.graph.transformation import PartitionerSpec, TransformationKind
 from barrierflow.protocol import messages as msg
+from barrierflow.protocol.buffer_codec import BufferEncoder, decode_buffer
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import (
     ACTIVE,
@@ -81,6 +82,7 @@ from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
+    OperatorSpec,
     SourceOperator,
 )
 from barrierflow.runtime.subtask_checkpoint_coordinator import (
@@ -107,6 +109,15 @@ def _keep(data: list[Any] | tuple[list[Any], list[int]], wanted: Callable[[Any],
         return [r for r in data if wanted(r)]
     kept = [(r, t) for r, t in zip(*data, strict=True) if wanted(r)]
     return [r for r, _ in kept], [t for _, t in kept]
+
+
+def _converted_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
+    """The declared type the records of an edge were converted to (their buffers then go as
+    MessagePack), or None: a side output's records have their tag's type, and a source's are
+    what it reads (only an operator's results are converted, by ``TypedOutput``)."""
+    if partitioner.side_output is not None or last.kind is TransformationKind.SOURCE:
+        return None
+    return last.output_type
 
 
 class StreamTask:
@@ -216,6 +227,7 @@ class StreamTask:
                     d.config.max_parallelism,
                     d.chain[-1].name,
                     drop_side_outputs=side_edges,
+                    encoder=BufferEncoder(_converted_type(d.chain[-1], plan.partitioner)),
                 )
             )
         for spec in d.chain:
@@ -274,6 +286,11 @@ class StreamTask:
             and callable(getattr(self._source.reader, "last_poll_splits", None))
             else None
         )
+        self._finished_splits = (
+            getattr(self._source.reader, "finished_splits", None)
+            if self._split_assigner is not None
+            else None
+        )
         # Whether this task keeps event time: at its end of input it advances its chain to the
         # end of time, firing every event-time timer.
         self._event_time = bool(self._assigner_at) or any(op.uses_event_time for op in chain)
@@ -305,7 +322,7 @@ class StreamTask:
             state = decode_channel_state(streams.read(handle))
             if ours:
                 outputs += state.outputs
-            inputs += [pickle.loads(b) for channel in state.inputs for b in channel.buffers]
+            inputs += [decode_buffer(b) for channel in state.inputs for b in channel.buffers]
         for output in outputs:
             partition = partitions.get(output.edge)
             if partition is None:
@@ -315,7 +332,7 @@ class StreamTask:
                     "restores only into the same job graph (take a savepoint to change it)"
                 )
             for buffer in output.buffers:
-                data = pickle.loads(buffer)
+                data = decode_buffer(buffer)
                 if type(data) is tuple:
                     partition.emit_timed(*data)
                 else:
@@ -409,13 +426,16 @@ class StreamTask:
             batch = source.poll(self.d.config.buffer_size)
             if batch is None:
                 self._end_of_input()
-            elif batch:
-                self.metrics.records_in += len(batch)
-                if self._split_assigner is not None:
-                    self._split_assigner.split_runs = source.reader.last_poll_splits()
-                self._process(batch)
             else:
-                self._wait_for_input(10)
+                if batch:
+                    self.metrics.records_in += len(batch)
+                    if self._split_assigner is not None:
+                        self._split_assigner.split_runs = source.reader.last_poll_splits()
+                    self._process(batch)
+                else:
+                    self._wait_for_input(10)
+                if self._finished_splits is not None:
+                    self._split_assigner.release_splits(self._finished_splits())
         elif self._gate is not None and not self._gate.is_finished:
             item = self._gate.poll_next()
             if item is None:
@@ -647,7 +667,7 @@ class StreamTask:
     def _on_input(self, channel: int, kind: Kind, payload: bytes | PriorityBarrier | None) -> None:
         if kind == Kind.BUFFER:
             self.checkpoints.on_buffer(channel, payload)
-            records = pickle.loads(payload)
+            records = decode_buffer(payload)
             if type(records) is tuple:  # with event timestamps
                 self.metrics.records_in += len(records[0])
                 self._process_input(channel, *records)

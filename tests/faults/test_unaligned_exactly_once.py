@@ -25,7 +25,7 @@ N = 20_000
 UNALIGNED = {"execution.checkpointing.unaligned.enabled": True}
 
 
-def _run(spark, base, conf: dict, kill_at: int | None = None, slow_range=None):
+def _run(spark, base, conf: dict, kill_at: int | None = None, slow_range=None, typed=False):
     kill = None
     if kill_at is not None:
         kill = backpressured.Kill(kill_at, str(base / "fired"), str(base / "ckpt"))
@@ -39,6 +39,7 @@ def _run(spark, base, conf: dict, kill_at: int | None = None, slow_range=None):
         conf,
         kill=kill,
         slow_range=slow_range,
+        typed=typed,
     )
     result = env.execute(base.name)
     return result, odd_even.read_committed(str(base / "out"))
@@ -57,11 +58,14 @@ def _restored_record(result):
     return next(r for r in result.checkpoint_history if r.checkpoint_id == restore.checkpoint_id)
 
 
-@pytest.mark.parametrize("kill_at", [3_000, 9_000, 16_000])
+@pytest.mark.parametrize(
+    ("kill_at", "typed"), [(3_000, False), (9_000, False), (16_000, False), (9_000, True)]
+)
 def test_a_kill_with_data_in_flight_in_the_latest_checkpoint_commits_exactly_once(
-    spark, tmp_path, golden, kill_at
+    spark, tmp_path, golden, kill_at, typed
 ):
-    result, records = _run(spark, tmp_path / f"kill-{kill_at}", UNALIGNED, kill_at)
+    """``typed``: declared types, so the buffers in flight are MessagePack."""
+    result, records = _run(spark, tmp_path / f"kill-{kill_at}", UNALIGNED, kill_at, typed=typed)
 
     assert (tmp_path / f"kill-{kill_at}" / "fired").exists(), "the kill never fired"
     assert result.attempts == 2

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import cloudpickle
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.common import Types
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
@@ -127,8 +128,11 @@ def build(
     kill: Kill | None = None,
     slow_range: tuple[int, int] | None = None,
     interval_ms: int = 200,
+    typed: bool = False,
 ) -> StreamExecutionEnvironment:
-    """One source subtask, so each key sees its values in one order in every run."""
+    """One source subtask, so each key sees its values in one order in every run. ``typed``:
+    the operators declare their output types, as a PyFlink program does, so their buffers (and
+    the data in flight an unaligned checkpoint stores) are MessagePack, not pickle."""
     os.makedirs(log_dir, exist_ok=True)
     env.configure(conf or {})
     env.enable_checkpointing(interval_ms)
@@ -137,11 +141,11 @@ def build(
     (
         env.from_source(SequenceSource(1, n), "numbers")
         .set_parallelism(1)
-        .map(SourceProgress(log_dir, kill))
+        .map(SourceProgress(log_dir, kill), output_type=Types.LONG() if typed else None)
         .set_parallelism(1)
         .uid("source-progress")
         .key_by(lambda v: v % KEYS)
-        .process(CountPerKey())
+        .process(CountPerKey(), output_type=Types.LIST(Types.LONG()) if typed else None)
         .uid("count")
         .map(SlowStage(log_dir, slow_range))
         .uid("slow")

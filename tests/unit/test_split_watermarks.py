@@ -63,3 +63,59 @@ def test_readers_say_which_split_each_record_came_from():
     collection = CollectionSource(list("abcdef"))
     reader = collection.create_reader(collection.initial_splits(1, 2), context)
     assert reader.poll(10) == ["d", "e", "f"] and reader.last_poll_splits() == [("to-6", 3)]
+
+
+def test_a_split_that_ended_stops_holding_the_watermark_back():
+    h = assigner(WatermarkStrategy.for_monotonous_timestamps())
+    feed(h, [("first-file", 1), ("second-file", 1)], [100, 2_000])
+    assert h.operator.periodic_watermark(0) == (99, None)
+    h.operator.release_splits(["first-file"])
+    assert h.operator.periodic_watermark(10) == (1_999, None)
+
+
+def test_with_every_split_ended_the_watermark_goes_where_they_took_it_and_stays():
+    h = assigner(WatermarkStrategy.for_monotonous_timestamps())
+    feed(h, [("only", 2)], [100, 500])
+    h.operator.release_splits(["only", "never-seen"])
+    assert h.operator.periodic_watermark(0) == (499, None)
+    assert h.operator.periodic_watermark(10) == (None, None)
+    feed(h, [("next", 1)], [900])  # a split found later takes it on
+    assert h.operator.periodic_watermark(20) == (899, None)
+
+
+def test_readers_say_which_splits_ended():
+    context = SourceReaderContext("job", "source", 0, 1)
+    sequence = SequenceSource(1, 10)
+    reader = sequence.create_reader(
+        sequence.initial_splits(0, 2) + sequence.initial_splits(1, 2), context
+    )
+    reader.poll(4)
+    assert reader.finished_splits() == []
+    reader.poll(4)  # 5, the last of the first split
+    assert reader.finished_splits() == ["to-5"]
+    assert reader.finished_splits() == []  # told once
+    reader.poll(10)
+    assert reader.finished_splits() == ["to-10"]
+    collection = CollectionSource(list("abc"))
+    reader = collection.create_reader(collection.initial_splits(0, 1), context)
+    reader.poll(2)
+    assert reader.finished_splits() == []
+    reader.poll(2)
+    assert reader.finished_splits() == ["to-3"]
+
+
+def test_a_file_reader_says_a_file_ended_once_it_read_all_of_it(tmp_path):
+    from barrierflow.connectors.file_source import FileSource
+
+    for name, lines in (("a.txt", "1\n2\n3\n"), ("b.txt", "4\n")):
+        (tmp_path / name).write_text(lines)
+    source = FileSource(str(tmp_path))
+    reader = source.create_reader(source.initial_splits(0, 1), SourceReaderContext("j", "s", 0, 1))
+    read = []
+    while (batch := reader.poll(2)) is not None:
+        read += batch
+        ended = reader.finished_splits()
+        if ended:
+            assert all(path.endswith(("a.txt", "b.txt")) for path in ended)
+            read.append(("ended", [p.rsplit("/", 1)[-1] for p in ended]))
+    assert read == ["1", "2", "3", ("ended", ["a.txt"]), "4", ("ended", ["b.txt"])]

@@ -1,9 +1,10 @@
 """The producer side of the network: result partitions and their credit-based channels.
 
-Records are partitioned into per-channel lists; a list becomes a buffer (one pickled frame) when
-it holds ``buffer_size`` records or when the task flushes it (buffer timeout, barrier). Records
-with event timestamps (``emit_timed``) keep them in a parallel list per channel, pickled with
-the records; a partition that saw one timestamped batch stays timestamped (later records without
+Records are partitioned into per-channel lists; a list becomes a buffer (one frame, encoded by
+the edge's ``BufferEncoder``: MessagePack for a declared type, else pickle) when it holds
+``buffer_size`` records or when the task flushes it (buffer timeout, barrier). Records with
+event timestamps (``emit_timed``) keep them in a parallel list per channel, encoded with the
+records; a partition that saw one timestamped batch stays timestamped (later records without
 a timestamp get ``NO_TIMESTAMP``), so that one buffer never mixes the two kinds. A buffer
 is sent only against a credit the consumer granted; without credit it waits in the channel's
 backlog, in order, with the events queued behind it. The task takes no new input while any
@@ -18,7 +19,6 @@ A barrier queued with a deadline (aligned with a timeout) becomes one once its d
 
 from __future__ import annotations
 
-import pickle
 import random
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +28,7 @@ import zmq
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
 from barrierflow.side_outputs import SideOutput
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
@@ -163,10 +164,13 @@ class ResultPartition:
         max_parallelism: int,
         describe_operator: str,
         drop_side_outputs: bool = False,
+        encoder: BufferEncoder | None = None,
     ) -> None:
         """``drop_side_outputs``: the producer emits side output records (another of its edges
-        takes them), which this edge, not a side output's, leaves out."""
+        takes them), which this edge, not a side output's, leaves out. ``encoder``: how a
+        buffer becomes bytes (by the records' declared type; pickle without one)."""
         self.channels = channels
+        self._encode = (encoder or BufferEncoder(None)).encode
         self._buffer_size = buffer_size
         self._pending: list[list[Any]] = [[] for _ in channels]
         self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
@@ -369,10 +373,10 @@ class ResultPartition:
     def _flush_channel(self, i: int) -> None:
         pending = self._pending[i]
         if self._pending_ts is None:
-            self.channels[i].send_buffer(pickle.dumps(pending, protocol=5))
+            self.channels[i].send_buffer(self._encode(pending))
         else:
             timestamps = self._pending_ts[i]
-            self.channels[i].send_buffer(pickle.dumps((pending, timestamps), protocol=5))
+            self.channels[i].send_buffer(self._encode(pending, timestamps))
             timestamps.clear()
         pending.clear()
 
