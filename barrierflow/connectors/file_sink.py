@@ -13,7 +13,9 @@ Lifecycle of a part file of subtask *s* (how each step is done per kind of direc
 Only committed files are visible: readers (Spark's included) skip names starting with "." or
 "_". Every part file is closed at the barrier, whatever the format: bulk formats such as Parquet
 can only be written whole (Flink's rule for them), and the row format follows the same rule; a
-RollingPolicy may close one earlier as well (``file_sink_options.py``).
+RollingPolicy may close one earlier as well (``file_sink_options.py``). With a BucketAssigner,
+each bucket (a directory under the base path, per hour say: ``bucket_assigner.py``) has its
+own open part file; recovery cleans the leftovers of every bucket.
 Commit is idempotent: a committable whose final file exists is done. A committable names its
 directory, so that a job restored with another output directory (from a savepoint, say) still
 commits, or finds committed, what the snapshot recorded, where it was written.
@@ -21,13 +23,20 @@ commits, or finds committed, what the snapshot recorded, where it was written.
 
 from __future__ import annotations
 
+import posixpath
 import time
 import uuid
-from typing import Any, BinaryIO
+from typing import Any
 
+from barrierflow.connectors.bucket_assigner import BucketAssigner
 from barrierflow.connectors.file_format import FileFormat, JsonLines, PartWriter
 from barrierflow.connectors.file_sink_options import OutputFileConfig, RollingPolicy
-from barrierflow.connectors.part_files import PART_PREFIX, FileSystemPartDirectory, part_directory
+from barrierflow.connectors.part_files import (
+    PART_PREFIX,
+    FileSystemPartDirectory,
+    PartDirectory,
+    part_directory,
+)
 from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
 
 
@@ -43,6 +52,7 @@ class FileSink:
         file_format: FileFormat | None = None,
         output_file_config: OutputFileConfig | None = None,
         rolling_policy: RollingPolicy | None = None,
+        bucket_assigner: BucketAssigner | None = None,
     ) -> None:
         if not isinstance(directory, str) or not directory:
             raise ValueError(f"FileSink needs a directory, got {directory!r}")
@@ -65,6 +75,12 @@ class FileSink:
             part_suffix=self.file_format.suffix
         )
         self.rolling_policy = rolling_policy or RollingPolicy.on_checkpoint_rolling_policy()
+        if bucket_assigner is not None and not isinstance(bucket_assigner, BucketAssigner):
+            raise ValueError(
+                "FileSink needs a BucketAssigner such as "
+                f"BucketAssigner.date_time_bucket_assigner(), got {bucket_assigner!r}"
+            )
+        self.bucket_assigner = bucket_assigner or BucketAssigner.base_path_bucket_assigner()
 
     @staticmethod
     def for_row_format(base_path: str, encoder: FileFormat) -> FileSinkBuilder:
@@ -90,6 +106,7 @@ class FileSink:
             self.file_format,
             self.output_file_config,
             self.rolling_policy,
+            self.bucket_assigner,
         )
 
     def __repr__(self) -> str:
@@ -110,6 +127,7 @@ class FileSinkBuilder:
         self._format = file_format
         self._names: OutputFileConfig | None = None
         self._rolling: RollingPolicy | None = None
+        self._buckets: BucketAssigner | None = None
 
     def with_output_file_config(self, output_file_config: OutputFileConfig) -> FileSinkBuilder:
         self._names = output_file_config
@@ -119,12 +137,28 @@ class FileSinkBuilder:
         self._rolling = rolling_policy
         return self
 
+    def with_bucket_assigner(self, bucket_assigner: BucketAssigner) -> FileSinkBuilder:
+        self._buckets = bucket_assigner
+        return self
+
     def with_bucket_check_interval(self, interval: int) -> FileSinkBuilder:
-        """Accepted: with no buckets, there is nothing to check."""
+        """Accepted: time limits of the rolling policy are checked at each write instead."""
         return self
 
     def build(self) -> FileSink:
-        return FileSink(self._path, self._format, self._names, self._rolling)
+        return FileSink(self._path, self._format, self._names, self._rolling, self._buckets)
+
+
+class _OpenPart:
+    """The part file a bucket is writing, open across calls until the barrier or a roll."""
+
+    __slots__ = ("directory", "file", "name", "opened_s", "part", "parts", "written_s")
+
+    def __init__(self, directory: str, parts: PartDirectory, name: str, now: float) -> None:
+        self.directory, self.parts, self.name = directory, parts, name
+        self.file = parts.open(name)
+        self.part: PartWriter | None = None
+        self.opened_s = self.written_s = now
 
 
 class FileSinkWriter:
@@ -135,6 +169,7 @@ class FileSinkWriter:
         file_format: FileFormat,
         names: OutputFileConfig | None = None,
         rolling: RollingPolicy | None = None,
+        buckets: BucketAssigner | None = None,
     ) -> None:
         self._dir = directory
         self._parts = part_directory(directory)
@@ -142,48 +177,58 @@ class FileSinkWriter:
         self._format = file_format
         self._names = names or OutputFileConfig(part_suffix=file_format.suffix)
         self._rolling = rolling or RollingPolicy.on_checkpoint_rolling_policy()
-        self._file: BinaryIO | None = None
-        self._part: PartWriter | None = None
-        self._name: str | None = None
-        self._opened_s = self._written_s = 0.0
-        self._sealed: list[tuple[str, str]] = []  # (pending, id) rolled since the barrier
+        self._buckets = buckets or BucketAssigner.base_path_bucket_assigner()
+        self._bucket_dirs: dict[str, tuple[str, PartDirectory]] = {"": (directory, self._parts)}
+        self._open: dict[str, _OpenPart] = {}  # by bucket
+        self._sealed: list[tuple[str, str, str]] = []  # (dir, pending, id) rolled since the barrier
 
     def write(self, records: list[Any]) -> None:
+        """``records`` go to one bucket: the assigner's for the time they are written."""
         if not records:
             return
         now = time.monotonic()
-        if self._part is not None and self._rolling.should_roll(
-            self._file.tell(), self._opened_s, self._written_s, now
+        bucket = self._buckets.bucket_id(time.time())
+        open_part = self._open.get(bucket)
+        if open_part is not None and self._rolling.should_roll(
+            open_part.file.tell(), open_part.opened_s, open_part.written_s, now
         ):
-            self._seal()
-        if self._part is None:
-            self._name = f"{PART_PREFIX}{self._subtask}-{uuid.uuid4().hex}"
-            self._file = self._parts.open(self._name)  # open across calls until the barrier
-            self._part = self._format.open_part(self._file)
-            self._opened_s = now
-        self._part.add(records)
-        self._written_s = now
+            self._seal(bucket)
+            open_part = None
+        if open_part is None:
+            open_part = self._open[bucket] = self._new_part(bucket, now)
+        open_part.part.add(records)
+        open_part.written_s = now
 
-    def _seal(self) -> None:
-        """Closes the open part file: complete and durable, visible once committed."""
-        self._part.finish()
-        self._part = None
-        self._sealed.append((self._parts.seal(self._name, self._file), self._name[-12:]))
-        self._file = None
+    def _new_part(self, bucket: str, now: float) -> _OpenPart:
+        if bucket not in self._bucket_dirs:
+            directory = posixpath.join(self._dir, bucket)
+            self._bucket_dirs[bucket] = (directory, part_directory(directory))
+        directory, parts = self._bucket_dirs[bucket]
+        open_part = _OpenPart(
+            directory, parts, f"{PART_PREFIX}{self._subtask}-{uuid.uuid4().hex}", now
+        )
+        open_part.part = self._format.open_part(open_part.file)
+        return open_part
+
+    def _seal(self, bucket: str) -> None:
+        """Closes the bucket's open part file: complete and durable, visible once committed."""
+        p = self._open.pop(bucket)
+        p.part.finish()
+        self._sealed.append((p.directory, p.parts.seal(p.name, p.file), p.name[-12:]))
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict]:
-        if self._part is not None:
-            self._seal()
+        for bucket in list(self._open):
+            self._seal(bucket)
         sealed, self._sealed = self._sealed, []
         prefix, suffix = self._names.part_prefix, self._names.part_suffix
         checkpoint = f"{max(checkpoint_id, 0):06d}"
         return [
             {
-                "dir": self._dir,
+                "dir": directory,
                 "pending": pending,
                 "final": f"{prefix}-{self._subtask}-{checkpoint}-{file_id}{suffix}",
             }
-            for pending, file_id in sealed
+            for directory, pending, file_id in sealed
         ]
 
     def commit(self, committables: list[dict]) -> None:
@@ -198,18 +243,18 @@ class FileSinkWriter:
 
     def recover(self, committables: list[dict], parallelism: int) -> None:
         """``committables``: those of *every* subtask of the restored checkpoint (union state),
-        so that each is committed before any subtask deletes leftovers by file name."""
+        so that each is committed before any subtask deletes leftovers by file name, in the
+        base path and in every bucket under it."""
         self.commit(committables)
         for name in self._parts.leftovers():
-            owner = int(name.split("-", 2)[1])
+            owner = int(posixpath.basename(name).split("-", 2)[1])
             if owner == self._subtask or (self._subtask == 0 and owner >= parallelism):
                 self._parts.delete(name)
 
     def close(self) -> None:
-        if self._file is not None:
-            self._parts.discard(self._name, self._file)
-            self._file = None
-            self._part = None
+        for p in self._open.values():
+            p.parts.discard(p.name, p.file)
+        self._open = {}
         self._sealed = []  # rolled, in no checkpoint: recovery deletes them, by name
 
 

@@ -3,7 +3,9 @@
 Each path is a file or a directory (its non-hidden files, in name order), local or any URI
 pyarrow.fs understands (``s3://bucket/in`` with the job's ``s3.*`` settings:
 ``checkpoint/file_systems.py``). Files are split across subtasks; a split's position is a byte
-offset, so a restored reader resumes at the first line after the checkpoint.
+offset, so a restored reader resumes at the first line after the checkpoint. A file named
+``.gz``, ``.gzip``, ``.bz2`` or ``.xz`` is read decompressed, as Flink reads it (its position is
+then an offset in its decompressed bytes).
 
 PyFlink's form, ``FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths)
 .build()``, reads what is there and ends; with ``.monitor_continuously(Duration)`` it never
@@ -16,9 +18,13 @@ be complete when it appears (moved in, not written in place), as with Flink's.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -47,6 +53,45 @@ def _files(path: str) -> list[str]:
     )
 
 
+# A file with one of these extensions is read decompressed, as Flink's FileSource reads it.
+_DECOMPRESSORS: dict[str, Callable[[Any], Any]] = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".bz2": bz2.BZ2File,
+    ".xz": lzma.LZMAFile,
+}
+
+
+class _Decompressed:
+    """A compressed file read as its decompressed bytes; closing it closes the file too."""
+
+    def __init__(self, opener: Callable[[Any], Any], raw: Any) -> None:
+        self._raw = raw
+        self._file = opener(raw)
+        self.read = self._file.read
+
+    def close(self) -> None:
+        self._file.close()
+        self._raw.close()
+
+
+def _open_at(fs: pafs.FileSystem, path: str, offset: int) -> Any:
+    """``path``, open at byte ``offset``: of its decompressed bytes where its extension names a
+    compression (they are read up to there: a compressed stream cannot seek)."""
+    opener = _DECOMPRESSORS.get(os.path.splitext(path)[1].lower())
+    if opener is None:
+        file = fs.open_input_file(path)
+        file.seek(offset)
+        return file
+    file = _Decompressed(opener, fs.open_input_stream(path, compression=None))
+    while offset > 0:
+        skipped = len(file.read(min(offset, _CHUNK)))
+        if skipped == 0:
+            break  # shorter than the position: the file changed; read on from its end
+        offset -= skipped
+    return file
+
+
 def _owner(path: str, parallelism: int) -> int:
     """The subtask that reads ``path`` when files are discovered: a hash every process agrees
     on (Python's own hash of a str differs between processes)."""
@@ -60,6 +105,12 @@ class FileSource:
             raise ValueError(f"FileSource needs one or more paths, got {path!r}")
         # a relative path is the driver's: executors run in other directories
         self.paths = [p if "://" in p else os.path.abspath(p) for p in paths]
+        schemes = {p.split("://", 1)[0] if "://" in p else "file" for p in self.paths}
+        if len(schemes) > 1:
+            raise ValueError(
+                f"FileSource reads from one file system; {self.paths} name {sorted(schemes)}: "
+                "use one source per file system and union them"
+            )
         self.encoding = encoding
 
     def check(self, job: Any = None) -> None:
@@ -88,7 +139,8 @@ class FileSource:
         return True
 
     def _files(self) -> list[str]:
-        return [f for p in self.paths for f in _files(p)]
+        """Every file of the paths, once (a file and its directory may both be named)."""
+        return list(dict.fromkeys(f for p in self.paths for f in _files(p)))
 
     def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
         return [{"path": f, "offset": 0} for f in self._files()[subtask::parallelism]]
@@ -198,8 +250,7 @@ class _FileReader:
         known = {s["path"] for s in self._splits}
         new = [
             f
-            for p in self._source.paths
-            for f in _files(p)
+            for f in self._source._files()
             if f not in known and _owner(f, self._parallelism) == self._subtask
         ]
         self._splits += [{"path": f, "offset": 0} for f in new]
@@ -209,8 +260,7 @@ class _FileReader:
         for i, split in enumerate(self._splits):
             if split["offset"] >= 0:
                 self._current = i
-                self._file = self._fs.open_input_file(split["path"])
-                self._file.seek(split["offset"])
+                self._file = _open_at(self._fs, split["path"], split["offset"])
                 return True
         return False
 

@@ -15,6 +15,7 @@ from barrierflow.connectors.file_format import RecordEncodingError
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.datastream.connectors.file_system import (
+    BucketAssigner,
     FileSink,
     FileSource,
     OutputFileConfig,
@@ -99,6 +100,40 @@ def test_a_monitored_source_restored_at_another_parallelism_reads_each_file_once
         read += drain(reader_of(source, mine, subtask, 3))
     expected = [f"{i}-{n}" for i in range(12) for n in range(3)] + ["12-0", "13-0", "14-0"]
     assert sorted(read) == sorted(expected)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_files_are_read_decompressed_and_resume_where_they_were(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    module = {".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix]
+    lines = [f"line {i}" for i in range(5000)]
+    with module.open(tmp_path / f"log{suffix}", "wt") as f:
+        f.writelines(f"{line}\n" for line in lines)
+    source = FileSource.for_record_stream_format(
+        StreamFormat.text_line_format(), str(tmp_path)
+    ).build()
+    reader = reader_of(source, source.initial_splits(0, 1))
+    first = reader.poll(1200)
+    (position,) = reader.snapshot()  # an offset in the decompressed bytes
+    reader.close()
+    resumed = reader_of(source, [position])
+    assert first + drain(resumed) == lines
+    resumed.close()
+
+
+def test_a_file_named_twice_is_read_once_and_file_systems_are_not_mixed(tmp_path):
+    write(tmp_path / "in" / "a.txt", "a")
+    source = FileSource.for_record_stream_format(
+        StreamFormat.text_line_format(), str(tmp_path / "in"), str(tmp_path / "in" / "a.txt")
+    ).build()
+    assert drain(reader_of(source, source.initial_splits(0, 1))) == ["a"]
+    with pytest.raises(ValueError, match="one file system"):
+        FileSource.for_record_stream_format(
+            StreamFormat.text_line_format(), str(tmp_path), "s3://bucket/in"
+        ).build()
 
 
 def test_file_source_arguments_are_checked():
@@ -192,6 +227,56 @@ def test_time_limits_roll_at_the_next_write():
     assert policy.should_roll(5, opened_s=0, last_write_s=0, now_s=2.5)  # inactive
     assert policy.should_roll(5, opened_s=0, last_write_s=9, now_s=10)  # too old
     assert not RollingPolicy.on_checkpoint_rolling_policy().should_roll(10**12, 0, 0, 10**6)
+
+
+class Buckets(BucketAssigner):
+    """Buckets named in turn, one per write: a test's stand-in for the clock."""
+
+    def __init__(self, *names: str) -> None:
+        object.__setattr__(self, "names", list(names))
+
+    def bucket_id(self, now_s: float) -> str:
+        return self.names.pop(0)
+
+
+def test_date_time_buckets_are_javas_patterns_in_a_time_zone():
+    hourly = BucketAssigner.date_time_bucket_assigner(timezone_id="UTC")
+    assert hourly.bucket_id(3600 * 25 + 59) == "1970-01-02--01"
+    nested = BucketAssigner.date_time_bucket_assigner("'year='yyyy/'month='MM/dd", "Asia/Tokyo")
+    assert nested.bucket_id(0) == "year=1970/month=01/01"  # 09:00 in Tokyo
+    assert BucketAssigner.base_path_bucket_assigner().bucket_id(0) == ""
+    with pytest.raises(ValueError, match="'EEE'"):
+        BucketAssigner.date_time_bucket_assigner("yyyy-EEE")
+    with pytest.raises(ValueError, match="unknown time zone 'Mars/Olympus'"):
+        BucketAssigner.date_time_bucket_assigner(timezone_id="Mars/Olympus")
+
+
+def test_each_bucket_commits_its_own_part_files_and_recovery_cleans_every_bucket(tmp_path):
+    sink = (
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_bucket_assigner(Buckets("2026-11-25--10", "2026-11-25--11", "2026-11-25--10"))
+        .build()
+    )
+    w = sink_writer(sink)
+    w.write(["a"])
+    w.write(["b"])
+    w.write(["c"])  # back to the first bucket's open part
+    w.commit(w.prepare_commit(1))
+    assert sorted(
+        (b, (tmp_path / b / f).read_text())
+        for b in os.listdir(tmp_path)
+        for f in visible(tmp_path / b)
+    ) == [("2026-11-25--10", "a\nc\n"), ("2026-11-25--11", "b\n")]
+    crashed = sink_writer(
+        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+        .with_bucket_assigner(Buckets("2026-11-25--12"))
+        .build()
+    )
+    crashed.write(["lost"])
+    crashed.close()  # failed before its barrier
+    assert any(n.startswith(".part-") for n in os.listdir(tmp_path / "2026-11-25--12"))
+    sink_writer(sink).recover([], parallelism=1)
+    assert os.listdir(tmp_path / "2026-11-25--12") == []
 
 
 def test_file_sink_arguments_are_checked():
