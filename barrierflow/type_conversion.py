@@ -178,6 +178,20 @@ def _map(type_info: TypeInformation) -> Converter:
     return _nullable(convert)
 
 
+def plain_type(type_info: TypeInformation) -> tuple[type, int | None, int | None] | None:
+    """The Python type whose values are of ``type_info`` as they are, and, for an integer
+    type, its bounds: a value of that very type (and within them) needs no check. None where
+    there is no such type (containers, rows, dates...)."""
+    name = type_info.name
+    if name in _INT_BITS:
+        bits = _INT_BITS[name]
+        return int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    plain = {"BIG_INT": int, "STRING": str, "CHAR": str, "BOOLEAN": bool}.get(name)
+    if plain is None and name in ("FLOAT", "DOUBLE"):
+        plain = float
+    return None if plain is None else (plain, None, None)
+
+
 # --- whole buffers ------------------------------------------------------------------------------
 
 

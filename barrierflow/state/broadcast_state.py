@@ -3,8 +3,9 @@ of a broadcast stream (``stream.broadcast(MapStateDescriptor(...))``).
 
 Because every subtask holds the same maps, a snapshot stores each subtask's copy and a restore,
 at any parallelism, gives each new subtask one old copy (``operator_state.py``'s broadcast
-mode), as Flink does. Keys and values are the program's objects and are pickled, as keyed
-state values are; the runtime reads no metadata from them.
+mode), as Flink does. Keys and values are the program's objects (checked against the
+descriptor's declared types) and are pickled, as heap keyed state values are; the runtime reads
+no metadata from them.
 
 **Threading:** task thread only. Performs no I/O: it encodes to and decodes from bytes.
 """
@@ -15,7 +16,9 @@ import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from barrierflow.state.descriptors import StateDescriptor
 from barrierflow.state.operator_state import OperatorStateStore
+from barrierflow.state.typed_state import typed
 
 
 class ReadOnlyBroadcastState:
@@ -97,11 +100,16 @@ class BroadcastStateStore:
         return self._maps[name], name
 
     def state(self, descriptor: Any) -> BroadcastState:
-        """``descriptor``: the MapStateDescriptor given to ``broadcast()`` (or its name)."""
-        return BroadcastState(*self._entries(descriptor))
+        """``descriptor``: the MapStateDescriptor given to ``broadcast()`` (or its name); with
+        declared types, what is put is checked against them."""
+        return self._typed(BroadcastState(*self._entries(descriptor)), descriptor)
 
     def read_only(self, descriptor: Any) -> ReadOnlyBroadcastState:
-        return ReadOnlyBroadcastState(*self._entries(descriptor))
+        return self._typed(ReadOnlyBroadcastState(*self._entries(descriptor)), descriptor)
+
+    @staticmethod
+    def _typed(state: ReadOnlyBroadcastState, descriptor: Any) -> Any:
+        return typed(state, descriptor) if isinstance(descriptor, StateDescriptor) else state
 
     def snapshot(self) -> bytes:
         store = OperatorStateStore()

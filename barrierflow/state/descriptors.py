@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from barrierflow.state.state_ttl_config import StateTtlConfig
+from barrierflow.typeinfo import checked_type
 
 
 class StateKind(enum.Enum):
@@ -23,13 +24,18 @@ class StateKind(enum.Enum):
 @dataclass(frozen=True)
 class StateDescriptor:
     name: str
-    type_info: Any = None  # accepted for PyFlink compatibility; values are pickled
+    # The declared type (a map state's: key and value): what is stored is checked against it
+    # (typed_state.py) and RocksDB stores it by it (value_codec.py).
+    type_info: Any = None
     kind: StateKind = StateKind.VALUE
     ttl: StateTtlConfig | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a state descriptor needs a non-empty name, got {self.name!r}")
+        declared = self.type_info if self.kind is StateKind.MAP else (self.type_info,)
+        for type_info in declared:
+            checked_type(type_info, f"state {self.name!r}")
 
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
         """Values of this state expire ``ttl_config``'s time after their last write (or read)."""

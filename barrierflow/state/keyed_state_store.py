@@ -1,5 +1,6 @@
 """What a keyed function's runtime context hands out: the backend's state objects, wrapped
-where the descriptor asks for more (a time to live, a reducing or aggregating state). One
+where the descriptor asks for more (a time to live, a declared type, a reducing or aggregating
+state). One
 object per state name, made at the first request.
 
 **Threading:** the task thread only.
@@ -26,6 +27,7 @@ from barrierflow.state.ttl_state import (
     TtlValueState,
     check_ttl_unchanged,
 )
+from barrierflow.state.typed_state import typed
 
 _TTL_STATES = {StateKind.VALUE: TtlValueState, StateKind.LIST: TtlListState,
                StateKind.MAP: TtlMapState}  # fmt: skip
@@ -55,6 +57,7 @@ class KeyedStateStore:
                 state = _TTL_STATES[descriptor.kind](
                     state, descriptor.name, descriptor.ttl, self._now_ms
                 )
+            state = typed(state, descriptor)
             made = self._made[descriptor.name] = (state, descriptor.ttl)
         if made[1] != descriptor.ttl:
             raise ValueError(

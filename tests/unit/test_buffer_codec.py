@@ -8,7 +8,8 @@ import pickle
 import pytest
 
 from barrierflow.common import Types
-from barrierflow.protocol.buffer_codec import TYPED, BufferEncoder, decode_buffer, signature
+from barrierflow.msgpack_types import signature
+from barrierflow.protocol.buffer_codec import TYPED, BufferEncoder, decode_buffer
 
 PAIR = Types.TUPLE([Types.STRING(), Types.LONG()])
 

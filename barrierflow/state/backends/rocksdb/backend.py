@@ -84,6 +84,7 @@ from barrierflow.state.key_groups import (
     KeyGroupRange,
     stable_hash,
 )
+from barrierflow.state.value_codec import codec_for
 
 log = logging.getLogger("barrierflow.state")
 
@@ -164,12 +165,10 @@ class RocksDBKeyedStateBackend:
             return state
         if table is None:
             table = self._table(descriptor.name, descriptor.kind)
-        if descriptor.kind is StateKind.VALUE:
-            state = RocksDBValueState(table, self.key_context, self._current)
-        elif descriptor.kind is StateKind.LIST:
-            state = RocksDBListState(table, self.key_context, self._current)
-        else:
-            state = RocksDBMapState(table, self.key_context, self._current)
+        kind = {StateKind.VALUE: RocksDBValueState, StateKind.LIST: RocksDBListState}.get(
+            descriptor.kind, RocksDBMapState
+        )
+        state = kind(table, self.key_context, self._current, codec_for(descriptor))
         self._states[descriptor.name] = state
         return state
 

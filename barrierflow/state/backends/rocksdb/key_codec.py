@@ -8,8 +8,8 @@ says what each family holds. A row's key is, with K the pickled user key::
 
 The key group comes first so that a key-group range is one contiguous range of rows in every
 column family; the user key is length-prefixed so that the entries of one key's map are exactly
-the rows that start with that key's prefix (a range scan). Values are pickled, as in the heap
-backend (docs/adr/0002-record-and-state-serialization.md).
+the rows that start with that key's prefix (a range scan). Values are encoded by the state's
+declared type, or pickled (``state/value_codec.py``); each says which.
 
 Keys must compare in bytes as they compare in Python: the heap backend's dicts treat ``1``,
 ``1.0`` and ``True`` as one key (and ``stable_hash`` puts them in one key group), but their
@@ -32,6 +32,7 @@ from typing import Any
 
 from barrierflow.checkpoint.key_group_format import Section
 from barrierflow.state.descriptors import StateKind
+from barrierflow.state.value_codec import decode_value
 
 PROTOCOL = 5
 HEADER_BYTES = 6  # key group (2 bytes) + length of the pickled user key (4 bytes)
@@ -163,7 +164,7 @@ def sections_of_rows(
 def _decode(kind: StateKind, rows: list[tuple[bytes, bytes]]) -> list[tuple[Any, Any]]:
     """Rows of one key group of one state -> the section's ``[(key, value), ...]``."""
     if kind is not StateKind.MAP:
-        return [(loads(k[HEADER_BYTES:]), loads(v)) for k, v in rows]
+        return [(loads(k[HEADER_BYTES:]), decode_value(v)) for k, v in rows]
     entries: list[tuple[Any, Any]] = []
     mapping: dict[Any, Any] = {}
     last = b""
@@ -173,5 +174,5 @@ def _decode(kind: StateKind, rows: list[tuple[bytes, bytes]]) -> list[tuple[Any,
             last = k[:end]
             mapping = {}
             entries.append((loads(k[HEADER_BYTES:end]), mapping))
-        mapping[loads(k[end:])] = loads(v)
+        mapping[loads(k[end:])] = decode_value(v)
     return entries

@@ -1,5 +1,6 @@
 """The state objects of the RocksDB backend: each reads and writes the rows of the current key in
-its state's column family (row layout: ``key_codec.py``).
+its state's column family (row layout: ``key_codec.py``; values encoded by the state's declared
+type: ``value_codec.py``).
 
 **Threading:** the task thread only.
 """
@@ -14,15 +15,14 @@ from rocksdict import Rdict, ReadOptions
 
 from barrierflow.state.backend import KeyContext
 from barrierflow.state.backends.rocksdb.key_codec import (
-    PROTOCOL,
     CurrentKey,
     column_family,
-    dumps,
     key_bytes,
     loads,
     successor,
 )
 from barrierflow.state.descriptors import StateKind
+from barrierflow.state.value_codec import DECODE_AGAIN, ValueCodec, decode_value
 
 
 class Table:
@@ -43,9 +43,12 @@ class Table:
 class RowState:
     """What every RocksDB state object holds: the column family's calls and the current key."""
 
-    __slots__ = ("_current", "_db", "_delete", "_get", "_kc", "_put")
+    __slots__ = ("_current", "_db", "_decode", "_delete", "_encode", "_get", "_kc", "_put")
 
-    def __init__(self, table: Table, kc: KeyContext, current: CurrentKey) -> None:
+    def __init__(
+        self, table: Table, kc: KeyContext, current: CurrentKey, codec: ValueCodec
+    ) -> None:
+        self._encode, self._decode = codec.encode, codec.decode
         self._kc = kc
         self._current = current
         self._db = table.db
@@ -67,7 +70,10 @@ class RocksDBValueState(RowState):
     def value(self) -> Any:
         key, current = self._kc.key, self._current
         raw = self._get(current.prefix if key == current.key else current.refresh(key))
-        return None if raw is None else loads(raw)
+        try:  # inlined here and below: the per-record path
+            return None if raw is None else self._decode(raw)
+        except DECODE_AGAIN:  # written while the state had another declared type
+            return decode_value(raw)
 
     def update(self, value: Any) -> None:
         key, current = self._kc.key, self._current
@@ -75,7 +81,7 @@ class RocksDBValueState(RowState):
         if value is None:
             self._delete(prefix)
         else:
-            self._put(prefix, dumps(value, PROTOCOL))
+            self._put(prefix, self._encode(value))
 
     def clear(self) -> None:
         key, current = self._kc.key, self._current
@@ -83,7 +89,7 @@ class RocksDBValueState(RowState):
 
 
 class RocksDBListState(RowState):
-    """The list of a key is one row (its pickled list).
+    """The list of a key is one row (its encoded list).
 
     Trade-off: ``get()`` is one read, but ``add()`` is read-modify-write of the whole list,
     O(length) per element; Flink appends with a merge operator instead, which rocksdict does
@@ -94,19 +100,25 @@ class RocksDBListState(RowState):
 
     def get(self) -> list[Any]:
         raw = self._get(self._prefix())
-        return [] if raw is None else loads(raw)
+        try:
+            return [] if raw is None else self._decode(raw)
+        except DECODE_AGAIN:
+            return decode_value(raw)
 
     def add(self, value: Any) -> None:
         prefix = self._prefix()
         raw = self._get(prefix)
-        values = [] if raw is None else loads(raw)
+        try:
+            values = [] if raw is None else self._decode(raw)
+        except DECODE_AGAIN:
+            values = decode_value(raw)
         values.append(value)
-        self._put(prefix, dumps(values, PROTOCOL))
+        self._put(prefix, self._encode(values))
 
     def update(self, values: Iterable[Any]) -> None:
         values = list(values)
         if values:
-            self._put(self._prefix(), dumps(values, PROTOCOL))
+            self._put(self._prefix(), self._encode(values))
         else:
             self.clear()
 
@@ -115,8 +127,9 @@ class RocksDBListState(RowState):
 
 
 class RocksDBMapState(RowState):
-    """One row per map entry (the key's prefix and the pickled map key), so that get, put and
-    remove of one entry touch only that entry; iteration is a range scan over the prefix.
+    """One row per map entry (the key's prefix and the pickled map key; the encoded value), so
+    that get, put and remove of one entry touch only that entry; iteration is a range scan over
+    the prefix.
 
     Entries iterate in the order of their pickled map keys, not in insertion order as in the
     heap backend (MapState promises no order). Iterators are over a copy, as in the heap backend:
@@ -146,15 +159,18 @@ class RocksDBMapState(RowState):
 
     def get(self, key: Any) -> Any:
         raw = self._db.get(self._prefix() + key_bytes(key))
-        return None if raw is None else loads(raw)
+        try:
+            return None if raw is None else self._decode(raw)
+        except DECODE_AGAIN:
+            return decode_value(raw)
 
     def put(self, key: Any, value: Any) -> None:
-        self._db.put(self._prefix() + key_bytes(key), dumps(value, PROTOCOL))
+        self._db.put(self._prefix() + key_bytes(key), self._encode(value))
 
     def put_all(self, mapping: dict) -> None:
         prefix, put = self._prefix(), self._db.put
         for key, value in mapping.items():
-            put(prefix + key_bytes(key), dumps(value, PROTOCOL))
+            put(prefix + key_bytes(key), self._encode(value))
 
     def remove(self, key: Any) -> None:
         self._db.delete(self._prefix() + key_bytes(key))
@@ -162,14 +178,21 @@ class RocksDBMapState(RowState):
     def contains(self, key: Any) -> bool:
         return self._db.get(self._prefix() + key_bytes(key)) is not None
 
+    def _decoded(self, rows: list[tuple[bytes, bytes]]) -> list[Any]:
+        try:
+            return [self._decode(v) for _, v in rows]
+        except DECODE_AGAIN:
+            return [decode_value(v) for _, v in rows]
+
     def items(self) -> Iterator[tuple[Any, Any]]:
-        return iter([(loads(k), loads(v)) for k, v in self._entries()])
+        rows = self._entries()
+        return iter(list(zip([loads(k) for k, _ in rows], self._decoded(rows), strict=True)))
 
     def keys(self) -> Iterator[Any]:
         return iter([loads(k) for k, _ in self._entries()])
 
     def values(self) -> Iterator[Any]:
-        return iter([loads(v) for _, v in self._entries()])
+        return iter(self._decoded(self._entries()))
 
     def is_empty(self) -> bool:
         return not self._rows(self._prefix(), limit=1)

@@ -1,0 +1,140 @@
+"""State of a declared type (``ValueStateDescriptor("total", Types.FLOAT())``): what a function
+stores is checked against the type as PyFlink's serializers check it, and refused where it is
+stored, naming the state, when it cannot be of the type. The value itself is stored as given:
+PyFlink's state cache hands a function back the very object it stored (a FLOAT state updated
+with 0.1 reads back 0.1 in PyFlink 2.3, not its 32-bit rounding), so converting it would print
+other values than PyFlink. RocksDB, which encodes every value, gives back the declared Python
+type (``value_codec.py``): a TUPLE as a tuple, a DOUBLE given as an int as a float.
+
+A wrapper around the backend's state object: reads go straight to it; states without a type
+are not wrapped.
+
+**Threading:** the task thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from barrierflow.state.descriptors import StateDescriptor, StateKind
+from barrierflow.type_conversion import Converter, plain_type, value_converter
+
+
+class _Never:
+    """No value is of this type: every value takes the full check."""
+
+
+class _TypeCheck:
+    """Refuses what cannot be of a declared type. A write is on the per-record path, so the
+    writers test the common case inline (a value of the type's plain Python type: an int in
+    range, a str...) and call ``full`` only for the rest."""
+
+    __slots__ = ("_convert", "_name", "high", "low", "plain")
+
+    def __init__(self, name: str, type_info: Any, convert: Converter) -> None:
+        self._name, self._convert = name, convert
+        plain = plain_type(type_info)
+        self.plain, self.low, self.high = plain if plain is not None else (_Never, None, None)
+
+    def full(self, value: Any) -> None:
+        try:
+            self._convert(value)  # its result is not kept: a check (see the module docstring)
+        except TypeError as e:
+            raise TypeError(f"state {self._name!r}: {e}") from None
+
+
+class _AnyValue(_TypeCheck):
+    """A map state's key or value without a declared type."""
+
+    def __init__(self) -> None:
+        self.plain, self.low, self.high = object, None, None
+
+    def full(self, value: Any) -> None:
+        pass
+
+
+def _check_of(name: str, type_info: Any) -> _TypeCheck | None:
+    convert = value_converter(type_info) if type_info is not None else None
+    return None if convert is None else _TypeCheck(name, type_info, convert)
+
+
+class TypedValueState:
+    __slots__ = ("_check", "_inner", "clear", "value")
+
+    def __init__(self, inner: Any, check: _TypeCheck) -> None:
+        self._inner, self._check = inner, check
+        self.value, self.clear = inner.value, inner.clear
+
+    def update(self, value: Any) -> None:
+        c = self._check
+        if type(value) is not c.plain or (c.low is not None and not c.low <= value <= c.high):
+            c.full(value)
+        self._inner.update(value)
+
+
+class TypedListState:
+    __slots__ = ("_check", "_inner", "clear", "get")
+
+    def __init__(self, inner: Any, check: _TypeCheck) -> None:
+        self._inner, self._check = inner, check
+        self.get, self.clear = inner.get, inner.clear
+
+    def add(self, value: Any) -> None:
+        c = self._check
+        if type(value) is not c.plain or (c.low is not None and not c.low <= value <= c.high):
+            c.full(value)
+        self._inner.add(value)
+
+    def update(self, values: Iterable[Any]) -> None:
+        values = list(values)
+        for value in values:
+            self._check.full(value)
+        self._inner.update(values)
+
+
+class TypedMapState:
+    __slots__ = (
+        "_inner", "_key", "_value",
+        "clear", "contains", "get", "is_empty", "items", "keys", "remove", "values",
+    )  # fmt: skip
+
+    def __init__(self, inner: Any, key: _TypeCheck, value: _TypeCheck) -> None:
+        self._inner, self._key, self._value = inner, key, value
+        self.get, self.contains, self.remove = inner.get, inner.contains, inner.remove
+        self.items, self.keys, self.values = inner.items, inner.keys, inner.values
+        self.is_empty, self.clear = inner.is_empty, inner.clear
+
+    def put(self, key: Any, value: Any) -> None:
+        c = self._key
+        if type(key) is not c.plain or (c.low is not None and not c.low <= key <= c.high):
+            c.full(key)
+        c = self._value
+        if type(value) is not c.plain or (c.low is not None and not c.low <= value <= c.high):
+            c.full(value)
+        self._inner.put(key, value)
+
+    def put_all(self, mapping: dict) -> None:
+        for key, value in mapping.items():
+            self._key.full(key)
+            self._value.full(value)
+        self._inner.put_all(mapping)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+
+def typed(state: Any, descriptor: StateDescriptor) -> Any:
+    """``state``, checking what is stored against ``descriptor``'s type; itself without one."""
+    name = descriptor.name
+    if descriptor.kind is StateKind.MAP:
+        key_type, value_type = descriptor.type_info or (None, None)
+        key, value = _check_of(name, key_type), _check_of(name, value_type)
+        if key is None and value is None:
+            return state
+        return TypedMapState(state, key or _AnyValue(), value or _AnyValue())
+    check = _check_of(name, descriptor.type_info)
+    if check is None:
+        return state
+    kind = TypedValueState if descriptor.kind is StateKind.VALUE else TypedListState
+    return kind(state, check)
