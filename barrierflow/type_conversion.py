@@ -26,6 +26,7 @@ Converter = Callable[[Any], Any]
 BatchConverter = Callable[[list[Any]], list[Any] | None]
 
 _FLOAT32 = struct.Struct("<f")
+_FLOAT32_MAX = 3.4028234663852886e38
 _INT_BITS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
 
 
@@ -159,7 +160,9 @@ def _list(type_info: TypeInformation) -> Converter:
     element = value_converter(type_info.fields[0])
 
     def convert(value: Any) -> list[Any]:
-        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        if isinstance(value, (str, bytes, bytearray, memoryview, dict)) or not hasattr(
+            value, "__iter__"
+        ):
             raise _refuse(value, type_info)
         return list(value) if element is None else [element(v) for v in value]
 
@@ -178,18 +181,18 @@ def _map(type_info: TypeInformation) -> Converter:
     return _nullable(convert)
 
 
-def plain_type(type_info: TypeInformation) -> tuple[type, int | None, int | None] | None:
+def plain_type(type_info: TypeInformation) -> tuple[type, float | None, float | None] | None:
     """The Python type whose values are of ``type_info`` as they are, and, for an integer
-    type, its bounds: a value of that very type (and within them) needs no check. None where
+    or FLOAT, its bounds: a value of that very type (and within them) needs no check. None where
     there is no such type (containers, rows, dates...)."""
     name = type_info.name
     if name in _INT_BITS:
         bits = _INT_BITS[name]
         return int, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    plain = {"BIG_INT": int, "STRING": str, "CHAR": str, "BOOLEAN": bool}.get(name)
-    if plain is None and name in ("FLOAT", "DOUBLE"):
-        plain = float
-    return None if plain is None else (plain, None, None)
+    if name == "FLOAT":  # beyond a 32-bit float's range, the full check decides
+        return float, -_FLOAT32_MAX, _FLOAT32_MAX
+    plain = {"BIG_INT": int, "STRING": str, "CHAR": str, "BOOLEAN": bool, "DOUBLE": float}
+    return None if name not in plain else (plain[name], None, None)
 
 
 # --- whole buffers ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ Only committed files are visible: readers (Spark's included) skip names starting
 can only be written whole (Flink's rule for them), and the row format follows the same rule; a
 RollingPolicy may close one earlier as well (``file_sink_options.py``). With a BucketAssigner,
 each bucket (a directory under the base path, per hour say: ``bucket_assigner.py``) has its
-own open part file; recovery cleans the leftovers of every bucket.
+own open part file.
 Commit is idempotent: a committable whose final file exists is done. A committable names its
 directory, so that a job restored with another output directory (from a savepoint, say) still
 commits, or finds committed, what the snapshot recorded, where it was written.
@@ -24,6 +24,7 @@ commits, or finds committed, what the snapshot recorded, where it was written.
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 import uuid
 from typing import Any
@@ -142,11 +143,16 @@ class FileSinkBuilder:
         return self
 
     def with_bucket_check_interval(self, interval: int) -> FileSinkBuilder:
-        """Accepted: time limits of the rolling policy are checked at each write instead."""
+        """Accepted: the rolling policy's time limits are checked when a bucket is written to
+        (and every part file closes at the barrier)."""
         return self
 
     def build(self) -> FileSink:
         return FileSink(self._path, self._format, self._names, self._rolling, self._buckets)
+
+
+# A hidden part file this sink wrote: ``.part-<subtask>-<uuid>.inprogress|pending``.
+_PART_NAME = re.compile(re.escape(PART_PREFIX) + r"(\d+)-[0-9a-f]{32}\.(?:inprogress|pending)")
 
 
 class _OpenPart:
@@ -178,7 +184,7 @@ class FileSinkWriter:
         self._names = names or OutputFileConfig(part_suffix=file_format.suffix)
         self._rolling = rolling or RollingPolicy.on_checkpoint_rolling_policy()
         self._buckets = buckets or BucketAssigner.base_path_bucket_assigner()
-        self._bucket_dirs: dict[str, tuple[str, PartDirectory]] = {"": (directory, self._parts)}
+        self._part_dirs: dict[str, PartDirectory] = {directory: self._parts}  # by directory
         self._open: dict[str, _OpenPart] = {}  # by bucket
         self._sealed: list[tuple[str, str, str]] = []  # (dir, pending, id) rolled since the barrier
 
@@ -199,14 +205,16 @@ class FileSinkWriter:
         open_part.part.add(records)
         open_part.written_s = now
 
+    def _parts_of(self, directory: str) -> PartDirectory:
+        parts = self._part_dirs.get(directory)
+        if parts is None:
+            parts = self._part_dirs[directory] = part_directory(directory)
+        return parts
+
     def _new_part(self, bucket: str, now: float) -> _OpenPart:
-        if bucket not in self._bucket_dirs:
-            directory = posixpath.join(self._dir, bucket)
-            self._bucket_dirs[bucket] = (directory, part_directory(directory))
-        directory, parts = self._bucket_dirs[bucket]
-        open_part = _OpenPart(
-            directory, parts, f"{PART_PREFIX}{self._subtask}-{uuid.uuid4().hex}", now
-        )
+        directory = posixpath.join(self._dir, bucket) if bucket else self._dir
+        name = f"{PART_PREFIX}{self._subtask}-{uuid.uuid4().hex}"
+        open_part = _OpenPart(directory, self._parts_of(directory), name, now)
         open_part.part = self._format.open_part(open_part.file)
         return open_part
 
@@ -234,8 +242,7 @@ class FileSinkWriter:
     def commit(self, committables: list[dict]) -> None:
         for c in committables:
             directory = c.get("dir", self._dir)  # no "dir": written before committables named it
-            parts = self._parts if directory == self._dir else part_directory(directory)
-            if not parts.publish(c["pending"], c["final"]):
+            if not self._parts_of(directory).publish(c["pending"], c["final"]):
                 raise RuntimeError(
                     f"FileSink cannot commit {c['final']}: neither it nor its pending file "
                     f"{c['pending']} exists in {directory}; files were removed by hand?"
@@ -243,13 +250,22 @@ class FileSinkWriter:
 
     def recover(self, committables: list[dict], parallelism: int) -> None:
         """``committables``: those of *every* subtask of the restored checkpoint (union state),
-        so that each is committed before any subtask deletes leftovers by file name, in the
-        base path and in every bucket under it."""
+        so that each is committed before any subtask deletes leftovers by file name: in the
+        base path and in the buckets under it that the checkpoint names. (A bucket first
+        written after the checkpoint keeps its hidden leftovers, as Flink's do: looking
+        through every directory under the base path would also find other sinks' files.)"""
         self.commit(committables)
-        for name in self._parts.leftovers():
-            owner = int(posixpath.basename(name).split("-", 2)[1])
-            if owner == self._subtask or (self._subtask == 0 and owner >= parallelism):
-                self._parts.delete(name)
+        under = self._dir.rstrip("/") + "/"
+        buckets = {c["dir"] for c in committables if c.get("dir", "").startswith(under)}
+        for directory in [self._dir, *sorted(buckets)]:
+            parts = self._parts_of(directory)
+            for name in parts.leftovers():
+                match = _PART_NAME.fullmatch(name)
+                if match is None:
+                    continue  # not a part file of a FileSink (a checksum file, say)
+                owner = int(match.group(1))
+                if owner == self._subtask or (self._subtask == 0 and owner >= parallelism):
+                    parts.delete(name)
 
     def close(self) -> None:
         for p in self._open.values():

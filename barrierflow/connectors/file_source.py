@@ -26,6 +26,7 @@ import time
 import zlib
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
@@ -105,10 +106,12 @@ class FileSource:
             raise ValueError(f"FileSource needs one or more paths, got {path!r}")
         # a relative path is the driver's: executors run in other directories
         self.paths = [p if "://" in p else os.path.abspath(p) for p in paths]
-        schemes = {p.split("://", 1)[0] if "://" in p else "file" for p in self.paths}
-        if len(schemes) > 1:
+        # the reader opens every file on the first path's file system (and bucket, or host)
+        systems = {urlsplit(p)[:2] if "://" in p else ("file", "") for p in self.paths}
+        if len(systems) > 1:
+            named = sorted(f"{scheme}://{where}" for scheme, where in systems)
             raise ValueError(
-                f"FileSource reads from one file system; {self.paths} name {sorted(schemes)}: "
+                f"FileSource reads from one file system; {self.paths} are on {named}: "
                 "use one source per file system and union them"
             )
         self.encoding = encoding

@@ -50,8 +50,7 @@ class PartDirectory(Protocol):
         """Makes pending part ``pending`` visible as ``final``; False when neither exists."""
 
     def leftovers(self) -> list[str]:
-        """Paths, relative to the directory, of the hidden part files in it and in the
-        directories under it (buckets): pending or being written."""
+        """Names of the hidden part files in the directory (pending or being written)."""
 
     def delete(self, name: str) -> None: ...
 
@@ -94,12 +93,7 @@ class LocalPartDirectory:
         return True
 
     def leftovers(self) -> list[str]:
-        return [
-            os.path.relpath(os.path.join(parent, n), self._dir)
-            for parent, _, names in os.walk(self._dir)
-            for n in names
-            if n.startswith(PART_PREFIX)
-        ]
+        return [n for n in os.listdir(self._dir) if n.startswith(PART_PREFIX)]
 
     def delete(self, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -157,9 +151,9 @@ class FileSystemPartDirectory:
         return True
 
     def leftovers(self) -> list[str]:
-        selector = pafs.FileSelector(self._root, allow_not_found=True, recursive=True)
+        selector = pafs.FileSelector(self._root, allow_not_found=True)
         return [
-            posixpath.relpath(i.path, self._root)
+            i.base_name
             for i in self._fs.get_file_info(selector)
             if i.type == pafs.FileType.File and i.base_name.startswith(PART_PREFIX)
         ]

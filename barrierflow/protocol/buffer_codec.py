@@ -57,7 +57,7 @@ class BufferEncoder:
                 if timestamps is None:
                     return self._untimed + self._encoder.encode(records)
                 return self._timed + self._encoder.encode((records, timestamps))
-            except (msgspec.EncodeError, TypeError, OverflowError):
+            except (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError):
                 pass
         return pickle.dumps(records if timestamps is None else (records, timestamps), protocol=5)
 

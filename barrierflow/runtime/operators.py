@@ -339,8 +339,11 @@ class TimestampsAndWatermarksOperator(Operator):
     its own generator, and the subtask's watermark is the minimum over its active splits (an
     idle split left out), as Flink's sources make it; a split that reached its end is released
     (``release_splits``) and no longer holds the watermark back. With no split left, the
-    watermark stays where the last ones took it until a new split brings records. Otherwise
-    one generator serves the subtask."""
+    watermark stays where the last ones took it until a new split brings records, and with
+    ``with_idleness`` the subtask goes idle once the idle timeout passed since the last one
+    ended (Flink's goes idle at once; waiting keeps the records of a file read next from being
+    late when the others' watermarks ran ahead in between). Otherwise one generator serves the
+    subtask."""
 
     assigns_timestamps = True
 
@@ -354,6 +357,7 @@ class TimestampsAndWatermarksOperator(Operator):
         self._split_generators: dict[str, WatermarkGenerator] = {}
         self._per_split = False  # once a batch came with its splits
         self._released_watermark = MIN_WATERMARK  # of splits ended since the last emit
+        self._released_at_ms = 0  # when the last split left ended
         self.split_runs: list[tuple[str, int]] | None = None  # of the batch about to come
         self._now_ms = 0
         self._idle_reported = False
@@ -410,6 +414,8 @@ class TimestampsAndWatermarksOperator(Operator):
             if generator is not None:
                 last = generator.on_periodic_emit(self._now_ms)
                 self._released_watermark = max(self._released_watermark, last)
+        if not self._split_generators:
+            self._released_at_ms = self._now_ms
 
     def periodic_watermark(self, now_ms: int) -> tuple[int | None, bool | None]:
         """(a watermark above the last one, or None; True/False when the subtask became idle
@@ -421,9 +427,13 @@ class TimestampsAndWatermarksOperator(Operator):
             marks = [(g.on_periodic_emit(now_ms), g.idle) for g in self._split_generators.values()]
             active = [watermark for watermark, idle in marks if not idle]
             watermark = min(active) if active else None
-            idle = not active if marks else self._idle_reported
-            if not marks:
+            idle = not active
+            if not marks:  # every split ended: idle once the idle timeout passed since
                 watermark = self._released_watermark
+                timeout = self._strategy.idle_timeout_ms
+                idle = self._idle_reported or (
+                    timeout is not None and now_ms - self._released_at_ms >= timeout
+                )
             self._released_watermark = MIN_WATERMARK
         else:
             watermark = self._generator.on_periodic_emit(now_ms)

@@ -9,7 +9,7 @@ The trigger decides on each record and on each timer whether the window fires (i
 called, the outputs carry the window's last moment as their timestamp) and whether it is
 purged. An event-time window is dropped once the watermark passes its end plus the allowed
 lateness (its cleanup timer); a record that only belongs to dropped windows is late and dropped
-(counted in ``late_records_dropped``).
+(counted in ``late_records_dropped``, served as ``numLateRecordsDropped`` at ``/metrics``).
 
 Processing-time windows fire on the wall clock; at the end of a bounded input the ones still
 open are not fired (as in Flink), event-time windows all fire (the end of input is the end of
@@ -129,6 +129,10 @@ class WindowOperator(KeyedOperator):
                 f"windows, which {type(spec.assigner).__name__} needs"
             )
         self._key_context = self.backend.key_context
+        if ctx.metrics is not None:  # as Flink's window operator names it
+            ctx.metrics.group(self.name).gauge(
+                "numLateRecordsDropped", lambda: self.late_records_dropped
+            )
         self._buffers = spec.buffers_elements
         self.contents = self.backend.get_state(CONTENTS)
         self.elements = self.backend.get_state(ELEMENTS)

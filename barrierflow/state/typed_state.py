@@ -3,8 +3,10 @@ stores is checked against the type as PyFlink's serializers check it, and refuse
 stored, naming the state, when it cannot be of the type. The value itself is stored as given:
 PyFlink's state cache hands a function back the very object it stored (a FLOAT state updated
 with 0.1 reads back 0.1 in PyFlink 2.3, not its 32-bit rounding), so converting it would print
-other values than PyFlink. RocksDB, which encodes every value, gives back the declared Python
-type (``value_codec.py``): a TUPLE as a tuple, a DOUBLE given as an int as a float.
+other values than PyFlink. RocksDB, which encodes every value, gives back what MessagePack
+decodes to the declared type (``value_codec.py``): a TUPLE given as a list comes back a tuple,
+a DOUBLE given as an int a float; a value MessagePack cannot hold is pickled and comes back as
+stored.
 
 A wrapper around the backend's state object: reads go straight to it; states without a type
 are not wrapped.

@@ -31,7 +31,8 @@ from barrierflow.typeinfo import Types
 TYPED_VALUE = 0x03
 DECODE_AGAIN = pickle.UnpicklingError  # ValueCodec.decode's: decode_value reads the row
 _PICKLE = 0x80  # protocol 2 and above
-_ENCODE_ERRORS = (msgspec.EncodeError, TypeError, OverflowError)
+# what MessagePack cannot hold (an int beyond 64 bits, a str with a lone surrogate): pickled
+_ENCODE_ERRORS = (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError)
 
 
 @functools.cache
@@ -57,7 +58,8 @@ _pickled = pickle.dumps
 
 class ValueCodec:
     """The encoding of one state's values (``encode``, ``decode``): typed by its signature, or
-    pickle. A value MessagePack cannot hold (an int beyond 64 bits) is pickled.
+    pickle. A value MessagePack cannot hold (an int beyond 64 bits) is pickled. ``state``: the
+    state's name, for errors.
 
     Without a type, ``decode`` is ``pickle.loads`` itself, so that a state without one pays
     nothing on its per-record path; it raises ``UnpicklingError`` on a row written while the
@@ -66,7 +68,7 @@ class ValueCodec:
 
     __slots__ = ("decode", "encode", "typed")
 
-    def __init__(self, sig: str | None) -> None:
+    def __init__(self, sig: str | None, state: str = "") -> None:
         self.typed = sig is not None
         if sig is None:
             self.encode: Callable[[Any], bytes] = _pickled
@@ -85,7 +87,10 @@ class ValueCodec:
 
         def decode(raw: bytes) -> Any:
             if raw[:start] == head:
-                return from_bytes(raw[start:])
+                try:
+                    return from_bytes(raw[start:])
+                except msgspec.ValidationError as e:
+                    raise ValueError(f"state {state!r}: a stored value is not a {sig}: {e}") from e
             return decode_value(raw)  # pickled, or written under another type
 
         self.encode, self.decode = encode, decode
@@ -101,4 +106,4 @@ def codec_for(descriptor: StateDescriptor) -> ValueCodec:
         type_info = type_info[1] if isinstance(type_info, tuple) else None
     elif descriptor.kind is StateKind.LIST and type_info is not None:
         type_info = Types.LIST(type_info)
-    return ValueCodec(signature(type_info))
+    return ValueCodec(signature(type_info), descriptor.name)

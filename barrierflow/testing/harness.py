@@ -27,6 +27,7 @@ from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.graph.execution_graph import OutputPlan, OutputTarget
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
+from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
@@ -405,6 +406,7 @@ class OperatorHarness:
             "job_name": job_name,
         }
         self.subtask = subtask
+        self.metrics = MetricRegistry()  # the operator's metrics: ``metrics.sample()``
         self.operator: Operator = create_operator(copy.deepcopy(spec))
         self.operator.open(
             OperatorContext(
@@ -420,6 +422,7 @@ class OperatorHarness:
                 job_id=job_name,
                 job_name=job_name,
                 local_dir=local_dir,
+                metrics=self.metrics,
             )
         )
         self.attempt = attempt

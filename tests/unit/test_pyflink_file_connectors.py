@@ -134,6 +134,8 @@ def test_a_file_named_twice_is_read_once_and_file_systems_are_not_mixed(tmp_path
         FileSource.for_record_stream_format(
             StreamFormat.text_line_format(), str(tmp_path), "s3://bucket/in"
         ).build()
+    with pytest.raises(ValueError, match=r"hdfs://nn1.*hdfs://nn2"):
+        FileSource(["hdfs://nn1/in", "hdfs://nn2/in"])
 
 
 def test_file_source_arguments_are_checked():
@@ -251,7 +253,7 @@ def test_date_time_buckets_are_javas_patterns_in_a_time_zone():
         BucketAssigner.date_time_bucket_assigner(timezone_id="Mars/Olympus")
 
 
-def test_each_bucket_commits_its_own_part_files_and_recovery_cleans_every_bucket(tmp_path):
+def test_each_bucket_commits_its_own_part_files(tmp_path):
     sink = (
         FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
         .with_bucket_assigner(Buckets("2026-11-25--10", "2026-11-25--11", "2026-11-25--10"))
@@ -262,21 +264,41 @@ def test_each_bucket_commits_its_own_part_files_and_recovery_cleans_every_bucket
     w.write(["b"])
     w.write(["c"])  # back to the first bucket's open part
     w.commit(w.prepare_commit(1))
-    assert sorted(
-        (b, (tmp_path / b / f).read_text())
-        for b in os.listdir(tmp_path)
-        for f in visible(tmp_path / b)
-    ) == [("2026-11-25--10", "a\nc\n"), ("2026-11-25--11", "b\n")]
-    crashed = sink_writer(
-        FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
-        .with_bucket_assigner(Buckets("2026-11-25--12"))
-        .build()
+    committed = sorted(
+        (bucket, (tmp_path / bucket / name).read_text())
+        for bucket in os.listdir(tmp_path)
+        for name in visible(tmp_path / bucket)
     )
+    assert committed == [("2026-11-25--10", "a\nc\n"), ("2026-11-25--11", "b\n")]
+
+
+def test_recovery_cleans_the_buckets_the_checkpoint_names_and_only_part_files_of_its_own(
+    tmp_path,
+):
+    def sink(*buckets):
+        return (
+            FileSink.for_row_format(str(tmp_path), Encoder.simple_string_encoder())
+            .with_bucket_assigner(Buckets(*buckets))
+            .build()
+        )
+
+    crashed = sink_writer(sink("h11", "h11"))
+    crashed.write(["kept"])
+    checkpointed = crashed.prepare_commit(2)  # in checkpoint 2, not yet committed
     crashed.write(["lost"])
-    crashed.close()  # failed before its barrier
-    assert any(n.startswith(".part-") for n in os.listdir(tmp_path / "2026-11-25--12"))
-    sink_writer(sink).recover([], parallelism=1)
-    assert os.listdir(tmp_path / "2026-11-25--12") == []
+    crashed.close()  # failed before its next barrier
+    foreign = [
+        tmp_path / "h11" / ".part-00000.crc",
+        tmp_path / "other" / f".part-0-{'a' * 32}.pending",
+    ]
+    for path in foreign:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("not ours")
+    sink_writer(sink()).recover(checkpointed, parallelism=1)
+    (name,) = visible(tmp_path / "h11")
+    assert (tmp_path / "h11" / name).read_text() == "kept\n"
+    assert sorted(os.listdir(tmp_path / "h11")) == sorted([name, ".part-00000.crc"])
+    assert all(path.exists() for path in foreign)  # another sink's, under the base path
 
 
 def test_file_sink_arguments_are_checked():

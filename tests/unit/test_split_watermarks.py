@@ -119,3 +119,16 @@ def test_a_file_reader_says_a_file_ended_once_it_read_all_of_it(tmp_path):
             assert all(path.endswith(("a.txt", "b.txt")) for path in ended)
             read.append(("ended", [p.rsplit("/", 1)[-1] for p in ended]))
     assert read == ["1", "2", "3", ("ended", ["a.txt"]), "4", ("ended", ["b.txt"])]
+
+
+def test_with_every_split_ended_the_subtask_goes_idle_after_the_idle_timeout():
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_idleness(Duration.of_seconds(1))
+    h = assigner(strategy)
+    h.operator.periodic_watermark(0)
+    feed(h, [("file", 1)], [100])
+    assert h.operator.periodic_watermark(400) == (99, None)
+    h.operator.release_splits(["file"])  # at 400, as far as the operator knows the time
+    assert h.operator.periodic_watermark(1_300) == (None, None)  # not yet a second
+    assert h.operator.periodic_watermark(1_500) == (None, True)
+    feed(h, [("next-file", 1)], [2_000])
+    assert h.operator.periodic_watermark(1_700) == (1_999, False)

@@ -158,3 +158,16 @@ def test_broadcast_state_checks_what_is_stored_against_its_descriptors_types():
     assert not store.read_only(rules).contains("b")
     with pytest.raises(RuntimeError, match="read-only"):
         store.read_only(rules).put("b", 1.0)
+
+
+def test_what_a_typed_row_could_not_be_read_back_as_is_refused_or_pickled(store):
+    s = store()
+    numbers = s.get_state(ValueStateDescriptor("numbers", Types.LIST(Types.LONG())))
+    with pytest.raises(TypeError, match="state 'numbers'"):
+        numbers.update(bytearray(b"ab"))  # bytes, not a list of LONGs
+    small = s.get_state(ListStateDescriptor("small", Types.FLOAT()))
+    with pytest.raises(TypeError, match="state 'small'"):
+        small.add(1e300)  # beyond a 32-bit float, as update() refuses it
+    text = s.get_state(ValueStateDescriptor("text", Types.STRING()))
+    text.update("a\ud800")  # MessagePack cannot hold a lone surrogate: pickled
+    assert text.value() == "a\ud800"

@@ -189,6 +189,8 @@ def test_allowed_lateness_fires_a_window_again_and_then_drops_what_comes_too_lat
     assert h.watermark(14) == ([], [])  # the window's state is gone
     assert h.process_timed([("a", 4)], [3]) == ([], [])  # too late
     assert h.operator.late_records_dropped == 1
+    sampled = {name: value for _, name, value in h.metrics.sample()}
+    assert sampled["numLateRecordsDropped"] == 1
     assert h.watermark(MAX_WATERMARK) == ([], [])
 
 
