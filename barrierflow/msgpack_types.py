@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional
 
+import msgspec
+
 from barrierflow.typeinfo import TypeInformation
 
 _SCALARS = {
@@ -23,6 +25,9 @@ _SCALARS = {
 _LISTS = ("LIST", "BASIC_ARRAY", "PRIMITIVE_ARRAY", "OBJECT_ARRAY")
 _PYTHON = {"i": int, "s": str, "f": float, "b": bool}
 MAX_SIGNATURE = 200  # bytes: a longer one is refused as corrupt
+# What MessagePack cannot hold as declared (an int beyond 64 bits, a str with a lone
+# surrogate): such a buffer or value is pickled instead.
+ENCODE_ERRORS = (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError)
 
 
 def signature(type_info: TypeInformation | None) -> str | None:

@@ -178,13 +178,12 @@ class FileSinkWriter:
         buckets: BucketAssigner | None = None,
     ) -> None:
         self._dir = directory
-        self._parts = part_directory(directory)
         self._subtask = subtask
         self._format = file_format
         self._names = names or OutputFileConfig(part_suffix=file_format.suffix)
         self._rolling = rolling or RollingPolicy.on_checkpoint_rolling_policy()
         self._buckets = buckets or BucketAssigner.base_path_bucket_assigner()
-        self._part_dirs: dict[str, PartDirectory] = {directory: self._parts}  # by directory
+        self._part_dirs = {directory: part_directory(directory)}  # by directory, made once
         self._open: dict[str, _OpenPart] = {}  # by bucket
         self._sealed: list[tuple[str, str, str]] = []  # (dir, pending, id) rolled since the barrier
 

@@ -23,7 +23,13 @@ from typing import Any
 
 import msgspec
 
-from barrierflow.msgpack_types import header, msgspec_type, read_header, signature
+from barrierflow.msgpack_types import (
+    ENCODE_ERRORS,
+    header,
+    msgspec_type,
+    read_header,
+    signature,
+)
 from barrierflow.typeinfo import TypeInformation
 
 TYPED = 0x01  # a list of records
@@ -57,7 +63,7 @@ class BufferEncoder:
                 if timestamps is None:
                     return self._untimed + self._encoder.encode(records)
                 return self._timed + self._encoder.encode((records, timestamps))
-            except (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError):
+            except ENCODE_ERRORS:
                 pass
         return pickle.dumps(records if timestamps is None else (records, timestamps), protocol=5)
 

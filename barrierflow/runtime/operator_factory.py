@@ -22,6 +22,7 @@ from barrierflow.runtime.operators import (
 from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.runtime.window_operator import WindowOperator
 from barrierflow.type_conversion import batch_converter, value_converter
+from barrierflow.typeinfo import TypeInformation
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SOURCE: SourceOperator,
@@ -35,6 +36,14 @@ _OPERATORS: dict[TransformationKind, type[Operator]] = {
 }
 
 
+def converted_type(spec: OperatorSpec) -> TypeInformation | None:
+    """The declared type the operator's results are converted to (by ``TypedOutput``), or
+    None: a source's records are of its type already (from_collection converted them)."""
+    if spec.output_type is None or spec.kind is TransformationKind.SOURCE:
+        return None
+    return spec.output_type if value_converter(spec.output_type) is not None else None
+
+
 def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
     if spec.kind is TransformationKind.PROCESS and spec.key_selector is None:
         op = ProcessOperator(spec)  # a ProcessFunction on a stream that is not keyed
@@ -43,9 +52,7 @@ def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
         op = (KeyedBroadcastProcessOperator if keyed else BroadcastProcessOperator)(spec)
     else:
         op = _OPERATORS[spec.kind](spec)
-    if spec.output_type is None or spec.kind is TransformationKind.SOURCE:
-        return op  # a source's records are of its type (from_collection converted them)
-    convert = value_converter(spec.output_type)
-    if convert is None:
+    output_type = converted_type(spec)
+    if output_type is None:
         return op
-    return TypedOutput(op, convert, batch_converter(spec.output_type))
+    return TypedOutput(op, value_converter(output_type), batch_converter(output_type))

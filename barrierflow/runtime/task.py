@@ -63,7 +63,7 @@ from barrierflow.eventtime.watermark_valve import (
     ValveAction,
     WatermarkValve,
 )
-from barrierflow.graph.transformation import PartitionerSpec, TransformationKind
+from barrierflow.graph.transformation import PartitionerSpec
 from barrierflow.protocol import messages as msg
 from barrierflow.protocol.buffer_codec import BufferEncoder, decode_buffer
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
@@ -78,7 +78,7 @@ from barrierflow.protocol.frames import (
 )
 from barrierflow.runtime.network.input_gate import InputGate, PriorityBarrier
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
-from barrierflow.runtime.operator_factory import create_operator
+from barrierflow.runtime.operator_factory import converted_type, create_operator
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
@@ -111,13 +111,11 @@ def _keep(data: list[Any] | tuple[list[Any], list[int]], wanted: Callable[[Any],
     return [r for r, _ in kept], [t for _, t in kept]
 
 
-def _converted_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
+def _edge_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
     """The declared type the records of an edge were converted to (their buffers then go as
-    MessagePack), or None: a side output's records have their tag's type, and a source's are
-    what it reads (only an operator's results are converted, by ``TypedOutput``)."""
-    if partitioner.side_output is not None or last.kind is TransformationKind.SOURCE:
-        return None
-    return last.output_type
+    MessagePack), or None: a side output's records keep their values (their tag declares
+    their type)."""
+    return None if partitioner.side_output is not None else converted_type(last)
 
 
 class StreamTask:
@@ -227,7 +225,7 @@ class StreamTask:
                     d.config.max_parallelism,
                     d.chain[-1].name,
                     drop_side_outputs=side_edges,
-                    encoder=BufferEncoder(_converted_type(d.chain[-1], plan.partitioner)),
+                    encoder=BufferEncoder(_edge_type(d.chain[-1], plan.partitioner)),
                 )
             )
         for spec in d.chain:
@@ -426,16 +424,15 @@ class StreamTask:
             batch = source.poll(self.d.config.buffer_size)
             if batch is None:
                 self._end_of_input()
+            elif batch:
+                self.metrics.records_in += len(batch)
+                if self._split_assigner is not None:
+                    self._split_assigner.split_runs = source.reader.last_poll_splits()
+                self._process(batch)
             else:
-                if batch:
-                    self.metrics.records_in += len(batch)
-                    if self._split_assigner is not None:
-                        self._split_assigner.split_runs = source.reader.last_poll_splits()
-                    self._process(batch)
-                else:
-                    self._wait_for_input(10)
-                if self._finished_splits is not None:
-                    self._split_assigner.release_splits(self._finished_splits())
+                self._wait_for_input(10)
+            if batch is not None and self._finished_splits is not None:
+                self._split_assigner.release_splits(self._finished_splits())
         elif self._gate is not None and not self._gate.is_finished:
             item = self._gate.poll_next()
             if item is None:

@@ -1,7 +1,6 @@
 """What a keyed function's runtime context hands out: the backend's state objects, wrapped
 where the descriptor asks for more (a time to live, a declared type, a reducing or aggregating
-state). One
-object per state name, made at the first request.
+state). One object per state name, made at the first request.
 
 **Threading:** the task thread only.
 """

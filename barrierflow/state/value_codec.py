@@ -24,15 +24,19 @@ from typing import Any
 
 import msgspec
 
-from barrierflow.msgpack_types import header, msgspec_type, read_header, signature
+from barrierflow.msgpack_types import (
+    ENCODE_ERRORS,
+    header,
+    msgspec_type,
+    read_header,
+    signature,
+)
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.typeinfo import Types
 
 TYPED_VALUE = 0x03
 DECODE_AGAIN = pickle.UnpicklingError  # ValueCodec.decode's: decode_value reads the row
 _PICKLE = 0x80  # protocol 2 and above
-# what MessagePack cannot hold (an int beyond 64 bits, a str with a lone surrogate): pickled
-_ENCODE_ERRORS = (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError)
 
 
 @functools.cache
@@ -82,7 +86,7 @@ class ValueCodec:
         def encode(value: Any) -> bytes:
             try:
                 return head + to_bytes(value)
-            except _ENCODE_ERRORS:
+            except ENCODE_ERRORS:
                 return _pickled(value)
 
         def decode(raw: bytes) -> Any:
