@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier
-from barrierflow.protocol.messages import DeclineReason
+from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier, DeclineReason
 
 
 @dataclass(frozen=True, slots=True)

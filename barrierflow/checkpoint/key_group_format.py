@@ -18,11 +18,13 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
 from barrierflow.errors import CorruptCheckpointError
-from barrierflow.state.key_groups import KeyGroupRange
+
+if TYPE_CHECKING:  # the format reads and writes any range; key groups are the state's concept
+    from barrierflow.state.key_groups import KeyGroupRange
 
 KEY_GROUP_FORMAT_VERSION = 1
 _PROTOCOL = 5

@@ -32,8 +32,8 @@ from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, confi
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.exception_history import read_exceptions
 from barrierflow.cluster.job_status import JobException
+from barrierflow.control import messages as msg
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 
 CheckpointDirOption = Annotated[

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from barrierflow.protocol.messages import CollectedRecords
+from barrierflow.control.messages import CollectedRecords
 
 
 class Collector:

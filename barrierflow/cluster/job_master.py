@@ -62,6 +62,7 @@ from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.rest_api import RestApi
 from barrierflow.cluster.rest.server import RestServer, is_loopback
 from barrierflow.cluster.storage_io_thread import StorageIoThread
+from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
@@ -71,7 +72,6 @@ from barrierflow.coordination.checkpoint_coordinator import (
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.state_assignment import assign_state
 from barrierflow.coordination.state_mapping import OperatorFate, map_state
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointBarrier,
     CheckpointKind,

@@ -13,7 +13,7 @@ import zmq
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.protocol import messages as msg
+from barrierflow.control import messages as msg
 
 
 def read_address(storage: CheckpointStorage) -> dict | None:

@@ -36,9 +36,9 @@ from barrierflow.cluster.job_status import (
     VertexInput,
     VertexStatus,
 )
+from barrierflow.control.messages import SubtaskMetrics
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
-from barrierflow.protocol.messages import SubtaskMetrics
 
 RATE_WINDOW_MS = 2000.0  # rates are over about this much of a subtask's running time
 MAX_EXCEPTIONS = 16  # Flink keeps a bounded exception history too

@@ -45,6 +45,7 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
     OperatorSubtaskState,
 )
+from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_failure_manager import (
     CheckpointFailureManager,
     CheckpointFailureReason,
@@ -73,7 +74,6 @@ from barrierflow.coordination.storage_io import InlineStorageIo, StorageIo
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.human_units import human_bytes
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
     CheckpointBarrier,

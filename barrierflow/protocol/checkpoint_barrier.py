@@ -113,3 +113,9 @@ class CheckpointBarrier(msgspec.Struct, frozen=True):
         if options.alignment is not Alignment.ALIGNED_WITH_TIMEOUT:
             return None
         return (self.timestamp_ms + options.aligned_timeout_ms) * 1_000_000
+
+
+class DeclineReason(enum.Enum):
+    SUBSUMED = "a newer checkpoint barrier arrived before this checkpoint was aligned"
+    CANCELED = "the checkpoint was canceled upstream"
+    SNAPSHOT_FAILED = "the snapshot failed"

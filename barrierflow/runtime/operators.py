@@ -22,6 +22,7 @@ from typing import Any
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.connectors.source import SourceReader, SourceReaderContext
+from barrierflow.control import messages as msg
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_strategy import WatermarkGenerator, WatermarkStrategy
 from barrierflow.eventtime.watermark_valve import MIN_WATERMARK
@@ -34,7 +35,6 @@ from barrierflow.functions import (
 )
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.metrics import MetricRegistry
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.side_outputs import OutputTag, SideOutput
@@ -245,7 +245,6 @@ class FlatMapOperator(Operator):
         except Exception as e:
             raise self.failure(record, e) from e
         return out
-
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
         fn = _method(self.spec.function, "flat_map")

@@ -52,10 +52,9 @@ from barrierflow.checkpoint.metadata import (
 )
 from barrierflow.checkpoint.state_streams import CheckpointAbortedError, CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.protocol import messages as msg
-from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier
+from barrierflow.control import messages as msg
+from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier, DeclineReason
 from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, encode_barrier
-from barrierflow.protocol.messages import DeclineReason
 from barrierflow.runtime.operators import Operator, OperatorSnapshot
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 

@@ -55,6 +55,7 @@ from barrierflow.checkpoint.channel_state import decode_channel_state
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.control import messages as msg
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import (
     MAX_WATERMARK,
@@ -64,7 +65,6 @@ from barrierflow.eventtime.watermark_valve import (
     WatermarkValve,
 )
 from barrierflow.graph.transformation import PartitionerSpec
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.buffer_codec import BufferEncoder, decode_buffer
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import (
@@ -523,7 +523,8 @@ class StreamTask:
             if gate.has_priority():
                 rest = records[at:]
                 self._unprocessed = (
-                    channel, rest if timestamps is None else (rest, timestamps[at:])
+                    channel,
+                    rest if timestamps is None else (rest, timestamps[at:]),
                 )
                 while gate.has_priority():
                     self._on_input(*gate.poll_next())
@@ -685,9 +686,7 @@ class StreamTask:
             self._on_valve(self._valve.on_watermark(channel, WATERMARK.unpack(payload)[0]))
         elif kind == Kind.WATERMARK_STATUS:
             valve = self._valve
-            self._on_valve(
-                valve.on_idle(channel) if payload == IDLE else valve.on_active(channel)
-            )
+            self._on_valve(valve.on_idle(channel) if payload == IDLE else valve.on_active(channel))
         elif kind == Kind.END_OF_DATA:
             if payload == FINAL_SNAPSHOT_FOLLOWS:
                 self._await_final = True

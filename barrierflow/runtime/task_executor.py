@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import zmq
 
 from barrierflow.checkpoint import file_systems
-from barrierflow.protocol import messages as msg
+from barrierflow.control import messages as msg
 from barrierflow.runtime.network.input_gate import InputGate, bind_gate_socket
 from barrierflow.runtime.task import StreamTask
 from barrierflow.runtime.task_descriptor import TaskDescriptor

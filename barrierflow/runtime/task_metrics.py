@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 
+from barrierflow.control.messages import SubtaskMetrics
 from barrierflow.metrics import MetricRegistry
-from barrierflow.protocol.messages import SubtaskMetrics
 
 _NS_PER_MS = 1_000_000
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
+from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     ClaimedSnapshot,
@@ -22,7 +23,6 @@ from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.pending_checkpoint import TaskKey
 from barrierflow.coordination.storage_io import Done, StorageIo
 from barrierflow.graph.execution_graph import ExecutionGraph
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointBarrier,
     CheckpointKind,

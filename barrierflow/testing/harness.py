@@ -25,10 +25,10 @@ from typing import Any
 from barrierflow.checkpoint.metadata import KeyedStateHandle, OperatorSubtaskState
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
+from barrierflow.control import messages as msg
 from barrierflow.graph.execution_graph import OutputPlan, OutputTarget
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
 from barrierflow.metrics import MetricRegistry
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
     Alignment,

@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import zmq
 
+from barrierflow.control import messages as msg
 from barrierflow.graph.execution_graph import SubtaskId
-from barrierflow.protocol import messages as msg
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
 from barrierflow.runtime.mailbox import Mailbox
 

@@ -19,34 +19,37 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "barrierflow"
 
-# Lowest first. A module may import modules of its own layer or of a lower one. The longest
-# matching prefix decides a module's layer.
+# Lowest layer first; within a layer, its packages (and top-level modules) in order, lowest
+# first. A module may import modules of a lower layer, of its own package, and of a package
+# listed before its own in its layer: so packages of one layer form no circle either. Every
+# package and top-level module is named here, and a module of one that is not fails the test.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "foundation",
         (
             "barrierflow.errors",
+            "barrierflow.human_units",
+            "barrierflow.typeinfo",
+            "barrierflow.row",
+            "barrierflow.type_conversion",
+            "barrierflow.java_strings",
+            "barrierflow.msgpack_types",
+            "barrierflow.metrics",
+            "barrierflow.side_outputs",
             "barrierflow.eventtime",
             "barrierflow.functions",
-            "barrierflow.graph",
-            "barrierflow.human_units",
-            "barrierflow.java_strings",
-            "barrierflow.metrics",
-            "barrierflow.msgpack_types",
-            "barrierflow.row",
-            "barrierflow.side_outputs",
             "barrierflow.two_input_functions",
-            "barrierflow.type_conversion",
-            "barrierflow.typeinfo",
+            "barrierflow.graph",
+            "barrierflow.protocol",
         ),
     ),
     (
-        "state, checkpoint formats and storage, protocol, windows",
+        "checkpoint formats and storage, state, windows, control messages",
         (
-            "barrierflow.state",
             "barrierflow.checkpoint",
-            "barrierflow.protocol",
+            "barrierflow.state",
             "barrierflow.windowing",
+            "barrierflow.control",
         ),
     ),
     ("connectors", ("barrierflow.connectors",)),
@@ -57,12 +60,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cluster", ("barrierflow.cluster",)),
     (
         "user surface",
-        ("barrierflow.api", "barrierflow.state_backend", "barrierflow.testing"),
+        (
+            "barrierflow.state_backend",
+            "barrierflow.api",
+            "barrierflow.testing",
+            "barrierflow.common",
+            "barrierflow.datastream",
+        ),
     ),
     ("entry points", ("barrierflow.cli", "barrierflow")),
 )
 
-# Packages of one layer that must not import each other.
+# Packages of one layer that must not import each other, whatever their order.
 SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
 
 # Modules that perform no I/O: they take events and facts and return decisions. They import
@@ -182,19 +191,45 @@ def _matches(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-def layer_of(module: str) -> int:
-    best = max(
-        (len(prefix), index)
-        for index, (_, prefixes) in enumerate(LAYERS)
-        for prefix in prefixes
-        if _matches(module, prefix)
+def place_of(module: str) -> tuple[int, int]:
+    """(layer, position in the layer) of the package or top-level module ``module`` is in. The
+    root package ``barrierflow`` matches only itself: no catch-all."""
+    for index, (_, packages) in enumerate(LAYERS):
+        for position, package in enumerate(packages):
+            if module == package or (package != "barrierflow" and _matches(module, package)):
+                return index, position
+    raise LookupError(
+        f"{module} is in no package that tests/unit/test_layers.py knows: add its package to "
+        "LAYERS, in its layer and in order"
     )
-    return best[1]
+
+
+def layer_of(module: str) -> int:
+    return place_of(module)[0]
+
+
+def _package_name(module: str) -> str:
+    index, position = place_of(module)
+    return LAYERS[index][1][position]
 
 
 def test_every_module_of_the_package_has_a_layer():
+    unknown = []
     for path in PACKAGE.rglob("*.py"):
-        layer_of(module_name(path))  # raises for a module no prefix matches
+        try:
+            place_of(module_name(path))
+        except LookupError as e:
+            unknown.append(str(e))
+    assert not unknown, "\n".join(unknown)
+
+
+def test_a_package_nobody_listed_is_refused():
+    with pytest.raises(LookupError, match=r"barrierflow\.newcomer\.module is in no package"):
+        place_of("barrierflow.newcomer.module")
+
+
+def test_every_listed_package_exists():
+    assert all(is_module(p) for _, packages in LAYERS for p in packages)
 
 
 def test_imports_point_down_only():
@@ -205,6 +240,25 @@ def test_imports_point_down_only():
         if layer_of(i.target) > layer_of(i.source)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def test_packages_of_a_layer_import_only_those_before_them():
+    wrong = [
+        f"{i.where()}: {i.source} imports {i.target}, but {_package_name(i.target)} comes "
+        f"after {_package_name(i.source)} in their layer"
+        for i in INTERNAL
+        if layer_of(i.target) == layer_of(i.source)
+        and place_of(i.target)[1] > place_of(i.source)[1]
+        and not _separate(i.source, i.target)  # reported by the test of separate packages
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _separate(a: str, b: str) -> bool:
+    return any(
+        (_matches(a, x) and _matches(b, y)) or (_matches(a, y) and _matches(b, x))
+        for x, y in SEPARATE
+    )
 
 
 def test_runtime_and_coordination_do_not_import_each_other():

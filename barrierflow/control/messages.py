@@ -1,0 +1,239 @@
+"""The control protocol between the JobMaster (driver) and the slots and tasks (executors).
+
+MessagePack through msgspec, decoded only into these types. Every message carries the attempt
+number; the JobMaster drops messages of other attempts, which fences off the subtasks of a
+failed attempt that have not stopped yet. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
+from barrierflow.protocol.checkpoint_barrier import (
+    CHECKPOINT,
+    CheckpointOptions,
+    DeclineReason,
+    SnapshotFormat,
+)
+
+
+class Message(msgspec.Struct, frozen=True, tag=True):
+    attempt: int
+
+
+# --- slot / task -> JobMaster ----------------------------------------------------------------
+
+
+class SlotRegistered(Message, frozen=True):
+    slot: int
+    host: str
+    pid: int
+
+
+class SubtaskMetrics(msgspec.Struct, frozen=True):
+    """What one subtask did since it started, cumulative: the JobMaster turns two samples into
+    rates (Flink's ``numRecordsInPerSecond``, ``busyTimeMsPerSecond``...). Records in are the
+    records the subtask took in (from the network, or read by its source); records out, those
+    its chain emitted downstream. Its time is split three ways: waiting for input (idle),
+    waiting for output credit (back-pressured), and the rest (busy)."""
+
+    vertex: str
+    subtask: int
+    records_in: int
+    records_out: int
+    busy_ms: float
+    backpressured_ms: float
+    idle_ms: float
+    # the program's metrics (get_metrics_group()): (operator, name, value)
+    user: tuple[tuple[str, str, float], ...] = ()
+
+
+class SlotHeartbeat(Message, frozen=True):
+    slot: int
+    # The metrics of the slot's subtasks; absent from slots that predate them.
+    tasks: list[SubtaskMetrics] = []
+
+
+class SlotStopped(Message, frozen=True):
+    slot: int
+
+
+class TaskRunning(Message, frozen=True):
+    """The task restored its state and processes input."""
+
+    vertex: str
+    subtask: int
+    restore_bytes_read: int = 0  # from checkpoint storage (none when restored from local state)
+    restore_ms: float = 0.0
+
+
+class AcknowledgeCheckpoint(Message, frozen=True):
+    vertex: str
+    subtask: int
+    checkpoint_id: int
+    operator_states: dict[str, OperatorSubtaskState]
+    stats: SubtaskCheckpointStats
+
+
+class DeclineCheckpoint(Message, frozen=True):
+    vertex: str
+    subtask: int
+    checkpoint_id: int
+    reason: DeclineReason
+    detail: str = ""
+
+
+class CollectedRecords(Message, frozen=True):
+    """Records a sink sends to the driver (``print()``, ``execute_and_collect``); ``delivery``
+    names them, so that the driver takes a batch sent again after a recovery only once."""
+
+    token: int  # the attempt's data token: the driver unpickles only what its own tasks sent
+    collector: str
+    delivery: str
+    subtask: int
+    parallelism: int
+    records: bytes  # a pickled list
+
+
+class EndOfInput(Message, frozen=True):
+    """A source subtask read all of its input (a bounded source)."""
+
+    vertex: str
+    subtask: int
+
+
+class TaskFinished(Message, frozen=True):
+    vertex: str
+    subtask: int
+
+
+class TaskFailed(Message, frozen=True):
+    vertex: str
+    subtask: int
+    error: str
+    traceback: str
+
+
+# --- JobMaster -> slot / task ----------------------------------------------------------------
+
+
+class TriggerCheckpoint(Message, frozen=True):
+    """To every source subtask: inject the barrier of ``checkpoint_id``."""
+
+    checkpoint_id: int
+    timestamp_ms: int
+    options: CheckpointOptions = CHECKPOINT
+
+
+class NotifyCheckpointComplete(Message, frozen=True):
+    checkpoint_id: int
+
+
+class NotifyCheckpointAborted(Message, frozen=True):
+    checkpoint_id: int
+    # It referenced shared files that were already released: the task missed a notification,
+    # and must not reuse the files it believes confirmed.
+    references_released: bool = False
+
+
+class EndInput(Message, frozen=True):
+    """To every source subtask (stop --drain): end the input now, as if it were exhausted;
+    a final snapshot follows, which every task waits for before it ends."""
+
+
+class Heartbeat(Message, frozen=True):
+    pass
+
+
+class CancelAttempt(Message, frozen=True):
+    reason: str
+    # The job ends with this attempt (canceled, or failed with no restart left): the slots
+    # remove what their subtasks kept on local disk for a restart.
+    job_ended: bool = False
+
+
+# --- command line -> JobMaster (attempt 0: not bound to an attempt) -------------------------------
+
+
+class CancelJob(Message, frozen=True):
+    job_id: str
+    secret: str  # from the JobMaster's address file: only who can read it may cancel
+
+
+class CancelJobReply(Message, frozen=True):
+    accepted: bool
+    reason: str = ""
+
+
+class TriggerSavepoint(Message, frozen=True):
+    """A savepoint of ``job_id`` into a new directory under ``target_dir`` (empty: the job's
+    configured savepoint directory); ``stop`` ends the job with it, ``drain`` first ends the
+    input. Answered by ``SavepointReply`` once the savepoint completed or failed."""
+
+    job_id: str
+    secret: str
+    target_dir: str
+    snapshot_format: SnapshotFormat
+    stop: bool = False
+    drain: bool = False
+
+
+class SavepointReply(Message, frozen=True):
+    path: str | None = None
+    error: str | None = None
+
+
+class PingJob(Message, frozen=True):
+    """Is the JobMaster of ``job_id`` alive? (Asked before another one takes the job over.)"""
+
+    job_id: str
+
+
+class PingJobReply(Message, frozen=True):
+    job_id: str
+
+
+AnyMessage = (
+    SlotRegistered
+    | SlotHeartbeat
+    | SlotStopped
+    | TaskRunning
+    | AcknowledgeCheckpoint
+    | DeclineCheckpoint
+    | CollectedRecords
+    | EndOfInput
+    | TaskFinished
+    | TaskFailed
+    | TriggerCheckpoint
+    | NotifyCheckpointComplete
+    | NotifyCheckpointAborted
+    | EndInput
+    | Heartbeat
+    | CancelAttempt
+    | CancelJob
+    | CancelJobReply
+    | TriggerSavepoint
+    | SavepointReply
+    | PingJob
+    | PingJobReply
+)
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(AnyMessage)
+
+
+def encode(message: Message) -> bytes:
+    return _encoder.encode(message)
+
+
+def decode(data: bytes) -> AnyMessage:
+    return _decoder.decode(data)
+
+
+def slot_identity(attempt: int, slot: int) -> bytes:
+    return f"s/{attempt}/{slot}".encode()
+
+
+def task_identity(attempt: int, vertex: str, subtask: int) -> bytes:
+    return f"t/{attempt}/{vertex}/{subtask}".encode()

@@ -1,0 +1,233 @@
+"""PyFlink's partitioning, chaining controls, connect and broadcast state, without Spark: the
+graphs the API builds, where each partitioner sends records, the broadcast state's snapshot and
+its restore at any parallelism, and the errors a wrong program gets."""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+
+import pytest
+
+from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.common import Types
+from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream.functions import (
+    BroadcastProcessFunction,
+    CoMapFunction,
+    KeyedCoProcessFunction,
+    Partitioner,
+)
+from barrierflow.datastream.state import MapStateDescriptor
+from barrierflow.graph.execution_graph import build_execution_graph, rescale_producers
+from barrierflow.graph.job_graph import build_job_graph
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.runtime.network.output import RecordRoutingError, ResultPartition
+from barrierflow.state.broadcast_state import BroadcastStateStore
+from tests.unit.graph.test_graph import chains, stream_graph
+
+
+class Sent:
+    backlogged = False
+
+    def __init__(self):
+        self.records = []
+
+    def send_buffer(self, payload):
+        self.records += pickle.loads(payload)
+
+
+def routed(spec: PartitionerSpec, records: list, channels: int = 3) -> list[list]:
+    sent = [Sent() for _ in range(channels)]
+    partition = ResultPartition(spec, sent, 1024, 128, "the next operator")
+    partition.emit(records)
+    partition.flush()
+    return [s.records for s in sent]
+
+
+# --- where records go --------------------------------------------------------------------------
+
+
+def test_broadcast_sends_every_record_to_every_channel():
+    assert routed(PartitionerSpec(Partitioning.BROADCAST), [1, 2, 3]) == [[1, 2, 3]] * 3
+
+
+def test_shuffle_loses_and_repeats_nothing_and_uses_every_channel():
+    out = routed(PartitionerSpec(Partitioning.SHUFFLE), list(range(3000)))
+    assert sorted(r for channel in out for r in channel) == list(range(3000))
+    assert all(len(channel) > 800 for channel in out)  # 1000 expected each
+
+
+class ByParity(Partitioner):
+    def partition(self, key, num_partitions):
+        return key % 2
+
+
+def test_a_custom_partitioner_picks_the_channel_of_each_key():
+    spec = PartitionerSpec(Partitioning.CUSTOM, lambda r: r[0], partition=ByParity().partition)
+    assert routed(spec, [(1, "a"), (2, "b"), (3, "c")]) == [[(2, "b")], [(1, "a"), (3, "c")], []]
+
+
+def test_a_custom_partitioner_out_of_range_names_the_record_and_the_key():
+    spec = PartitionerSpec(Partitioning.CUSTOM, lambda r: r, partition=lambda key, n: n)
+    with pytest.raises(RecordRoutingError, match=r"record 7.*returned 3 for key 7.*0 to 2"):
+        routed(spec, [7])
+
+
+@pytest.mark.parametrize(("producers", "consumers"), [(2, 4), (4, 2), (3, 5), (5, 3), (2, 2)])
+def test_rescale_connects_each_consumer_to_a_local_share_and_every_producer_somewhere(
+    producers, consumers
+):
+    fed = [rescale_producers(producers, consumers, c) for c in range(consumers)]
+    assert all(fed), "every consumer has a producer"
+    assert sorted({p for ps in fed for p in ps}) == list(range(producers))
+    assert sum(len(ps) for ps in fed) == max(producers, consumers)  # no all-to-all
+
+
+def test_rescale_in_the_execution_graph_gives_each_consumer_its_share_only():
+    env = StreamExecutionEnvironment().set_parallelism(4)
+    env.from_source(SequenceSource(1, 10), "s").set_parallelism(2).rescale().map(
+        lambda v: v
+    ).sink_to(DiscardingSink())
+    graph = build_execution_graph(build_job_graph(stream_graph(env)))
+    maps = [p for p in graph.subtasks if p.vertex.chain[0].name == "Map"]
+    assert [[producer for _, producer in p.input_channels] for p in maps] == [[0], [0], [1], [1]]
+
+
+# --- chaining and forward ---------------------------------------------------------------------
+
+
+def program(configure) -> list[list[str]]:
+    env = StreamExecutionEnvironment()
+    stream = env.from_source(SequenceSource(1, 10), "s").map(lambda v: v).name("a")
+    configure(stream.map(lambda v: v).name("b")).map(lambda v: v).name("c").sink_to(
+        DiscardingSink()
+    ).name("sink")
+    return chains(build_job_graph(stream_graph(env)))
+
+
+def test_start_new_chain_and_disable_chaining_cut_the_chains_where_flink_does():
+    assert program(lambda s: s) == [["s", "a", "b", "c", "sink"]]
+    assert program(lambda s: s.start_new_chain()) == [["s", "a"], ["b", "c", "sink"]]
+    assert program(lambda s: s.disable_chaining()) == [["s", "a"], ["b"], ["c", "sink"]]
+    assert program(lambda s: s.slot_sharing_group("other")) == [["s", "a", "b", "c", "sink"]]
+
+
+def test_forward_to_another_parallelism_is_refused_naming_both_operators():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.from_collection([1]).map(lambda v: v).name("m").forward().map(lambda v: v).name(
+        "n"
+    ).set_parallelism(3).sink_to(DiscardingSink())
+    with pytest.raises(ConfigurationError, match=r"forward\(\) between 'm' .* and 'n'"):
+        stream_graph(env)
+
+
+def test_a_keyed_stream_cannot_be_partitioned_again():
+    keyed = StreamExecutionEnvironment().from_collection([1]).key_by(lambda v: v)
+    for method in ("shuffle", "rebalance", "rescale", "forward", "broadcast"):
+        with pytest.raises(ConfigurationError, match="partitioned by key"):
+            getattr(keyed, method)()
+
+
+# --- connect ----------------------------------------------------------------------------------
+
+
+class Both(CoMapFunction):
+    def map1(self, value):
+        return value
+
+    def map2(self, value):
+        return value
+
+
+def test_connect_tags_each_input_and_keys_each_by_its_own_selector():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    a = env.from_collection([1, 2])
+    b = env.from_collection(["x"])
+    joined = a.key_by(lambda v: v).connect(b.key_by(len)).process(Pair())
+    joined.sink_to(DiscardingSink())
+    graph = stream_graph(env)
+    (node,) = [n for n in graph.nodes if n.name == "Pair"]
+    assert [e.partitioner.kind for e in node.in_edges] == [Partitioning.KEY_GROUPS] * 2
+    assert [e.source.name for e in node.in_edges] == ["Connect(input 1)", "Connect(input 2)"]
+    select = node.key_selector
+    assert select((0, 7)) == 7 and select((1, "abc")) == 3
+    tags = [e.source.function for e in node.in_edges]
+    assert [tag("r") for tag in tags] == [(0, "r"), (1, "r")]
+
+
+class Pair(KeyedCoProcessFunction):
+    def process_element1(self, value, ctx):
+        yield value
+
+    def process_element2(self, value, ctx):
+        yield value
+
+
+def test_connect_refuses_functions_without_a_method_per_input():
+    env = StreamExecutionEnvironment()
+    connected = env.from_collection([1]).connect(env.from_collection([2]))
+    with pytest.raises(ConfigurationError, match=r"CoMapFunction.*no map2"):
+        connected.map(type("OnlyOne", (), {"map1": lambda self, v: v})())
+    with pytest.raises(ConfigurationError, match="same environment"):
+        env.from_collection([1]).connect(StreamExecutionEnvironment().from_collection([2]))
+    connected.map(Both(), output_type=Types.INT())  # the right one is taken
+
+
+class Rules(BroadcastProcessFunction):
+    def process_element(self, value, ctx):
+        yield value
+
+    def process_broadcast_element(self, value, ctx):
+        pass
+
+
+def test_broadcast_needs_map_state_descriptors_with_distinct_names():
+    env = StreamExecutionEnvironment()
+    stream = env.from_collection([1])
+    with pytest.raises(ConfigurationError, match="MapStateDescriptors"):
+        stream.broadcast("rules")
+    d = MapStateDescriptor("rules", Types.STRING(), Types.INT())
+    with pytest.raises(ConfigurationError, match="repeated"):
+        stream.broadcast(d, MapStateDescriptor("rules"))
+    out = env.from_collection([2]).connect(stream.broadcast(d)).process(Rules())
+    out.sink_to(DiscardingSink())
+    (node,) = [n for n in stream_graph(env).nodes if n.name == "Rules"]
+    kinds = Counter(e.partitioner.kind for e in node.in_edges)
+    assert kinds == Counter([Partitioning.FORWARD, Partitioning.BROADCAST])
+    assert node.function.state_names == ("rules",)
+
+
+# --- broadcast state --------------------------------------------------------------------------
+
+RULES = MapStateDescriptor("rules")
+
+
+def test_broadcast_state_is_read_only_where_the_subtasks_could_diverge():
+    store = BroadcastStateStore(["rules"])
+    store.state(RULES).put("a", 1)
+    view = store.read_only(RULES)
+    assert view.get("a") == 1 and view.contains("a") and list(view.items()) == [("a", 1)]
+    for change in (lambda: view.put("b", 2), view.clear, lambda: view.remove("a")):
+        with pytest.raises(RuntimeError, match="read-only in process_element"):
+            change()
+    with pytest.raises(KeyError, match=r"no broadcast state 'other'.*rules"):
+        store.state(MapStateDescriptor("other"))
+
+
+@pytest.mark.parametrize("new_parallelism", [1, 2, 3, 5])
+def test_a_snapshot_restores_the_same_state_into_every_subtask_at_any_parallelism(
+    new_parallelism,
+):
+    old = []
+    for _ in range(2):  # two subtasks, holding the same state
+        store = BroadcastStateStore(["rules"])
+        store.state(RULES).put_all({"a": 1, ("b", 2): [3]})
+        old.append(store.snapshot())
+    for subtask in range(new_parallelism):
+        restored = BroadcastStateStore(["rules"])
+        restored.restore(old, subtask, new_parallelism)
+        assert dict(restored.state(RULES).items()) == {"a": 1, ("b", 2): [3]}
+    missing = BroadcastStateStore(["rules"])
+    missing.restore([None, old[1]], 0, 1)  # a subtask without a snapshot: another's copy
+    assert missing.read_only(RULES).get("a") == 1
