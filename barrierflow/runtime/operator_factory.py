@@ -15,10 +15,10 @@ from barrierflow.runtime.operators import (
     Operator,
     OperatorSpec,
     ProcessOperator,
-    SinkOperator,
-    SourceOperator,
     TimestampsAndWatermarksOperator,
 )
+from barrierflow.runtime.sink_operator import SinkOperator
+from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.runtime.window_operator import WindowOperator
 from barrierflow.type_conversion import batch_converter, value_converter

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from barrierflow.checkpoint.restore import OperatorRestore
-from barrierflow.connectors.sink import SinkWriterContext
-from barrierflow.connectors.source import SourceReader, SourceReaderContext
 from barrierflow.control import messages as msg
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_strategy import WatermarkGenerator, WatermarkStrategy
@@ -107,7 +105,7 @@ class OperatorSnapshot:
     keyed: AsyncSnapshot | None
 
 
-def _restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> None:
+def restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> None:
     assert ctx.restore is not None
     read = ctx.restore_streams.read
     snapshots = [read(h) if h is not None else None for h in ctx.restore.operator_states]
@@ -593,154 +591,3 @@ class KeyedProcessOperator(KeyedOperator):
         if ctx._side:
             self._take_side_outputs(ctx, out, out_ts)
         return self._yielded_side_outputs(out, out_ts)
-
-
-class SourceOperator(Operator):
-    """Reads splits; its operator state is the position of each split (split state), or, for a
-    source that picks its own splits on restore (``assign_splits``), of every split (union)."""
-
-    SPLITS = "splits"
-
-    def open(self, ctx: OperatorContext) -> None:
-        self._where = f"source {self.uid!r} ({self.name}), subtask {ctx.subtask}"
-        self.state = OperatorStateStore()
-        source = self.spec.function
-        self._union = callable(getattr(source, "assign_splits", None))
-        if ctx.restore is not None:
-            _restore_operator_state(self.state, ctx)
-        if ctx.restore is None:
-            splits = source.initial_splits(ctx.subtask, ctx.parallelism)
-        elif self._union:
-            everyone = self.state.get_union_list_state(self.SPLITS).get()
-            splits = source.assign_splits(everyone, ctx.subtask, ctx.parallelism)
-        else:
-            splits = self.state.get_list_state(self.SPLITS).get()
-        self.reader: SourceReader = source.create_reader(
-            splits, SourceReaderContext(ctx.job_name, self.uid, ctx.subtask, ctx.parallelism)
-        )
-        notify = getattr(self.reader, "notify_checkpoint_complete", None)
-        self._notify = notify if callable(notify) else None
-        self._taken: dict[int, list[dict]] = {}  # checkpoint id -> positions, until complete
-
-    def poll(self, max_records: int) -> list[Any] | None:
-        try:
-            return self.reader.poll(max_records)
-        except Exception as e:
-            raise UserFunctionError(f"{self._where} failed to read: {type(e).__name__}: {e}") from e
-
-    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        splits = self.reader.snapshot()
-        if self._union:
-            self.state.get_union_list_state(self.SPLITS).update(splits)
-        else:
-            self.state.get_list_state(self.SPLITS).update(splits)
-        if self._notify is not None:
-            self._taken[checkpoint_id] = splits
-        return OperatorSnapshot(self.state.snapshot(), None)
-
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        """Tells a reader that wants to know (Kafka commits offsets to its group) which
-        positions a completed checkpoint holds; older pending ones are subsumed."""
-        done = [cid for cid in self._taken if cid <= checkpoint_id]
-        if done and self._notify is not None:
-            self._notify(checkpoint_id, self._taken[max(done)])
-        for cid in done:
-            del self._taken[cid]
-
-    def close(self) -> None:
-        self.reader.close()
-
-
-class SinkOperator(Operator):
-    """Writes through a two-phase-commit writer; its operator state is the uncommitted
-    committables of every checkpoint not yet known to be complete. Union state: on restore
-    every subtask's writer sees all of them, whatever the new parallelism, and commits them
-    (all, idempotently, or its share by a rule every subtask applies alike)."""
-
-    PENDING = "pending-committables"
-
-    def open(self, ctx: OperatorContext) -> None:
-        self._where = f"sink {self.uid!r} ({self.name}), subtask {ctx.subtask}"
-        self._checkpointing = ctx.checkpointing
-        self.state = OperatorStateStore()
-        self.writer = self.spec.function.create_writer(
-            SinkWriterContext(
-                ctx.job_id,
-                ctx.job_name,
-                self.uid,
-                ctx.subtask,
-                ctx.parallelism,
-                ctx.attempt,
-                len(ctx.restore.operator_states) if ctx.restore is not None else None,
-                ctx.checkpointing,
-                self._to_driver(ctx),
-            )
-        )
-        restored: list[dict] = []
-        if ctx.restore is not None:
-            _restore_operator_state(self.state, ctx)
-            restored = self.state.get_union_list_state(self.PENDING).get()
-        try:
-            self.writer.recover(
-                [c for entry in restored for c in entry["committables"]], ctx.parallelism
-            )
-        except BaseException:
-            self.writer.close()  # the task never lists an operator whose open failed
-            raise
-        self._pending: list[dict] = []  # {"checkpoint_id": n, "committables": [...]}
-
-    @staticmethod
-    def _to_driver(ctx: OperatorContext) -> Callable[[str, str, bytes], None] | None:
-        send = ctx.send_to_job_master
-        if send is None:
-            return None
-
-        def to_driver(collector: str, delivery: str, records: bytes) -> None:
-            send(
-                msg.CollectedRecords(
-                    ctx.attempt,
-                    ctx.token,
-                    collector,
-                    delivery,
-                    ctx.subtask,
-                    ctx.parallelism,
-                    records,
-                )
-            )
-
-        return to_driver
-
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        try:
-            self.writer.write(records)
-        except Exception as e:
-            raise UserFunctionError(
-                f"{self._where} failed to write: {type(e).__name__}: {e}"
-            ) from e
-        return []
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        return self.process_batch(records), []
-
-    def finish(self) -> list[Any]:
-        if not self._checkpointing:  # no checkpoint will commit: what savepoints left, and the rest
-            pending = [c for p in self._pending for c in p["committables"]]
-            self._pending = []
-            self.writer.commit(pending + self.writer.prepare_commit(0))
-        return []
-
-    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        committables = self.writer.prepare_commit(checkpoint_id)
-        if committables:
-            self._pending.append({"checkpoint_id": checkpoint_id, "committables": committables})
-        self.state.get_union_list_state(self.PENDING).update(self._pending)
-        return OperatorSnapshot(self.state.snapshot(), None)
-
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        done = [p for p in self._pending if p["checkpoint_id"] <= checkpoint_id]
-        if done:
-            self.writer.commit([c for p in done for c in p["committables"]])
-            self._pending = [p for p in self._pending if p["checkpoint_id"] > checkpoint_id]
-
-    def close(self) -> None:
-        self.writer.close()

@@ -83,8 +83,8 @@ from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
     OperatorSpec,
-    SourceOperator,
 )
+from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.subtask_checkpoint_coordinator import (
     OutputKey,
     SubtaskCheckpointCoordinator,

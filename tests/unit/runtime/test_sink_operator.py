@@ -9,7 +9,7 @@ import os
 
 from barrierflow.connectors import FileSink
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.runtime.operators import SinkOperator
+from barrierflow.runtime.sink_operator import SinkOperator
 from barrierflow.state.operator_state import OperatorStateStore
 from barrierflow.testing.harness import OperatorHarness, operator
 
