@@ -25,7 +25,7 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_LENGTH, CheckpointStatus
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
 from tests.jobs import web_ui_job
-from tests.unit.test_job_master_rest import request
+from tests.unit.cluster.test_job_master_rest import request
 
 pytestmark = pytest.mark.spark
 
