@@ -101,6 +101,7 @@ PURE = (
     "barrierflow.checkpoint.metadata",
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",
+    "barrierflow.control.operator_coordinator",
     "barrierflow.coordination.checkpoint_failure_manager",
     "barrierflow.coordination.checkpoint_request_decider",
     "barrierflow.coordination.completed_checkpoint_store",
@@ -109,6 +110,8 @@ PURE = (
     "barrierflow.coordination.shared_state_registry",
     "barrierflow.coordination.state_assignment",
     "barrierflow.coordination.state_mapping",
+    "barrierflow.coordination.operator_coordinator_checkpoints",
+    "barrierflow.cluster.attempt",
 )
 IMPURE_LIBRARIES = frozenset(
     {
