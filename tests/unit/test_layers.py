@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "barrierflow.errors",
             "barrierflow.human_units",
+            "barrierflow.config_option",
             "barrierflow.typeinfo",
             "barrierflow.row",
             "barrierflow.type_conversion",
@@ -78,6 +79,7 @@ SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
 # only each other and no library that reaches outside the process (or reads its clock).
 PURE = (
     "barrierflow.errors",
+    "barrierflow.config_option",
     "barrierflow.eventtime",
     "barrierflow.human_units",
     "barrierflow.java_strings",
