@@ -103,10 +103,6 @@ class OperatorCoordinatorHost:
                 if hosted.coordinator is not None:
                     self._hosted[node.uid] = hosted
 
-    @property
-    def uids(self) -> list[str]:
-        return list(self._hosted)
-
     def restore(self, metadata: CheckpointMetadata | None) -> None:
         """Before an attempt's tasks start: every coordinator restores from ``metadata`` (None:
         a fresh start) and, the first time, starts. Raises ``OperatorCoordinatorFailed``."""

@@ -17,7 +17,7 @@ imports and opens its backend when called.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.config_option import Option, parse_memory_bytes
@@ -58,7 +58,6 @@ class StateBackendKind:
     options: tuple[Option, ...] = ()  # keys under state.backend.<name>.
     keeps_local_state: bool = False  # a local directory per subtask (and local recovery copies)
     incremental_checkpoints: bool = False  # takes execution.checkpointing.incremental
-    description: str = field(default="", compare=False)
 
     def option(self, config: StateBackendConfig, key: str) -> Any:
         """The value of one of this kind's options in ``config`` (its default if not set)."""
@@ -156,14 +155,8 @@ _WRITE_BUFFER = "state.backend.rocksdb.writebuffer.size"
 _TARGET_FILE_SIZE = "state.backend.rocksdb.compaction.level.target-file-size-base"
 _LEVEL_BASE = "state.backend.rocksdb.compaction.level.max-size-level-base"
 
-HASHMAP = register(
-    StateBackendKind(
-        "hashmap",
-        "HashMapStateBackend",
-        _heap,
-        description="state as Python objects on the heap; full snapshots",
-    )
-)
+# state as Python objects on the heap; full snapshots
+HASHMAP = register(StateBackendKind("hashmap", "HashMapStateBackend", _heap))
 _ROCKSDB_OPTIONS = (
     Option(_BLOCK_CACHE, parse_memory_bytes, 64 * 1024**2, "RocksDB block cache per subtask",
            check=_positive, check_text="positive"),
@@ -176,6 +169,7 @@ _ROCKSDB_OPTIONS = (
            "RocksDB size of the first level below level 0", check=_positive,
            check_text="positive"),
 )  # fmt: skip
+# state in an embedded RocksDB per subtask, on local disk; full or incremental snapshots
 ROCKSDB = register(
     StateBackendKind(
         "rocksdb",
@@ -184,7 +178,5 @@ ROCKSDB = register(
         options=_ROCKSDB_OPTIONS,
         keeps_local_state=True,
         incremental_checkpoints=True,
-        description="state in an embedded RocksDB per subtask, on local disk; full or "
-        "incremental snapshots",
     )
 )
