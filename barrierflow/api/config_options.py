@@ -8,51 +8,13 @@ Performs no I/O.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
+from barrierflow.config_option import Option, parse_duration_ms, parse_memory_bytes
 from barrierflow.errors import ConfigurationError
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
-_DURATION_UNITS = {
-    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000, "m": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
-}  # fmt: skip
-_MEMORY = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$")
-_MEMORY_UNITS = {
-    "": 1, "b": 1, "bytes": 1, "k": 1024, "kb": 1024, "kib": 1024,
-    "m": 1024**2, "mb": 1024**2, "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3,
-}  # fmt: skip
-
-
-def parse_duration_ms(value: Any) -> int:
-    """Flink's duration syntax: ``500 ms``, ``10 s``, ``1 min``, ``2 h``; a bare number is ms."""
-    if isinstance(value, bool):
-        raise ValueError("a duration, not a boolean")
-    if isinstance(value, int | float):
-        return int(value)
-    m = _DURATION.match(str(value).lower())
-    if not m or m.group(2) not in _DURATION_UNITS:
-        raise ValueError("a duration such as '500 ms', '10 s', '1 min' or '2 h'")
-    return int(float(m.group(1)) * _DURATION_UNITS[m.group(2)])
-
-
-def parse_memory_bytes(value: Any) -> int:
-    """Flink's memory size syntax: ``20kb``, ``1 mb``; a bare number is bytes."""
-    if isinstance(value, bool):
-        raise ValueError("a memory size, not a boolean")
-    if isinstance(value, int):
-        return value
-    m = _MEMORY.match(str(value).lower())
-    if not m or m.group(2) not in _MEMORY_UNITS:
-        raise ValueError("a memory size such as '4096', '20 kb' or '1 mb'")
-    return int(m.group(1)) * _MEMORY_UNITS[m.group(2)]
+from barrierflow.state.backends import registry as state_backends
 
 
 def _parse_int(value: Any) -> int:
@@ -109,26 +71,6 @@ def _choice(*choices: str) -> Callable[[Any], str]:
         raise ValueError("one of " + ", ".join(choices))
 
     return parse
-
-
-@dataclass(frozen=True)
-class Option:
-    key: str
-    parse: Callable[[Any], Any]
-    default: Any
-    description: str
-    deprecated_keys: tuple[str, ...] = ()
-    check: Callable[[Any], bool] | None = None
-    check_text: str = ""
-
-    def value_of(self, raw: Any, given_as: str) -> Any:
-        try:
-            value = self.parse(raw)
-        except ValueError as e:
-            raise ConfigurationError(f"{given_as}: {raw!r} is not valid; expected {e}") from None
-        if self.check is not None and not self.check(value):
-            raise ConfigurationError(f"{given_as}: {raw!r} is not valid; {self.check_text}")
-        return value
 
 
 _CP = "execution.checkpointing."
@@ -193,20 +135,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("execution.state-recovery.from-local", _parse_bool, False,
            "restore from the task's local copy when possible",
            deprecated_keys=("state.backend.local-recovery",)),
-    Option("state.backend.type", _choice("hashmap", "rocksdb"), "hashmap", "keyed state backend"),
+    Option("state.backend.type", state_backends.parse_kind_name, state_backends.HASHMAP.name,
+           "keyed state backend (a kind registered in state/backends/registry.py)"),
     Option("taskmanager.state.local.root-dirs", _parse_str, None,
            "where RocksDB keeps its working files; unset: the system temporary directory"),
-    Option("state.backend.rocksdb.block.cache-size", parse_memory_bytes, 64 * 1024**2,
-           "RocksDB block cache per subtask", check=lambda v: v > 0, check_text="positive"),
-    Option("state.backend.rocksdb.writebuffer.size", parse_memory_bytes, 64 * 1024**2,
-           "RocksDB memtable size per subtask", check=lambda v: v > 0, check_text="positive"),
-    Option("state.backend.rocksdb.compaction.level.target-file-size-base", parse_memory_bytes,
-           64 * 1024**2, "RocksDB SST file size that compactions aim at (smaller: incremental "
-           "checkpoints upload less after a compaction)", check=lambda v: v > 0,
-           check_text="positive"),
-    Option("state.backend.rocksdb.compaction.level.max-size-level-base", parse_memory_bytes,
-           256 * 1024**2, "RocksDB size of the first level below level 0",
-           check=lambda v: v > 0, check_text="positive"),
+    # each backend's own options (state.backend.<kind>.*) come with its kind, below
     Option(_RS + "type",
            _choice("disable", "none", "off", "fixed-delay", "fixeddelay", "exponential-delay",
                    "exponentialdelay", "failure-rate", "failurerate"),
@@ -258,6 +191,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("execution.runtime-mode", _choice("STREAMING", "BATCH", "AUTOMATIC"), "STREAMING",
            "BATCH: bounded inputs, final results only, no checkpoints; AUTOMATIC: BATCH when "
            "every source is bounded"),
+    *(o for kind in state_backends.registered() for o in kind.options),
 )  # fmt: skip
 
 _BY_KEY = {o.key: o for o in OPTIONS}
@@ -265,11 +199,15 @@ _BY_DEPRECATED = {d: o for o in OPTIONS for d in o.deprecated_keys}
 
 
 def lookup(key: str) -> tuple[Option, bool]:
-    """The option of ``key`` and whether ``key`` is a deprecated alias."""
+    """The option of ``key`` and whether ``key`` is a deprecated alias. A state backend
+    registered after this module was imported brings its options too."""
     if key in _BY_KEY:
         return _BY_KEY[key], False
     if key in _BY_DEPRECATED:
         return _BY_DEPRECATED[key], True
-    close = difflib.get_close_matches(key, [*_BY_KEY, *_BY_DEPRECATED], n=3)
+    if (option := state_backends.option(key)) is not None:
+        return option, False
+    backend_keys = [o.key for kind in state_backends.registered() for o in kind.options]
+    close = difflib.get_close_matches(key, [*_BY_KEY, *_BY_DEPRECATED, *backend_keys], n=3)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     raise ConfigurationError(f"unknown configuration key {key!r}{hint}")

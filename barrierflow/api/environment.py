@@ -53,9 +53,11 @@ from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
 from barrierflow.state_backend import (
-    EmbeddedRocksDBStateBackend,
     HashMapStateBackend,
     StateBackend,
+    incremental_checkpointing,
+    kind_of,
+    state_backend_named,
 )
 from barrierflow.type_conversion import value_converter
 from barrierflow.typeinfo import checked_type
@@ -247,11 +249,7 @@ class StreamExecutionEnvironment:
 
     def set_state_backend(self, backend: StateBackend) -> StreamExecutionEnvironment:
         """``HashMapStateBackend()`` (the default) or ``EmbeddedRocksDBStateBackend()``."""
-        if not isinstance(backend, HashMapStateBackend | EmbeddedRocksDBStateBackend):
-            raise ConfigurationError(
-                "set_state_backend() takes HashMapStateBackend() or EmbeddedRocksDBStateBackend() "
-                f"from barrierflow.state_backend, got {backend!r}"
-            )
+        kind_of(backend)  # refuses anything else, saying what it takes
         self._state_backend = backend
         return self
 
@@ -259,18 +257,29 @@ class StreamExecutionEnvironment:
         return self._state_backend
 
     def _set_state_backend_type(self, kind: str) -> None:
-        if kind == "hashmap":
-            self.set_state_backend(HashMapStateBackend())
-        elif not isinstance(self._state_backend, EmbeddedRocksDBStateBackend):
-            self.set_state_backend(EmbeddedRocksDBStateBackend())  # keeps one set in code
+        if self._state_backend.name != kind:  # one of that kind set in code keeps its settings
+            self.set_state_backend(state_backend_named(kind))
 
     def _incremental_checkpoints(self) -> bool:
         backend = self._state_backend
-        if not isinstance(backend, EmbeddedRocksDBStateBackend):
-            return False  # the hashmap backend always takes full snapshots, as in Flink
-        if backend.enable_incremental_checkpointing is not None:
-            return backend.enable_incremental_checkpointing
+        if not kind_of(backend).incremental_checkpoints:
+            return False  # a kind that always takes full snapshots (hashmap, as in Flink)
+        explicit = incremental_checkpointing(backend)
+        if explicit is not None:
+            return explicit
         return self._configuration.get("execution.checkpointing.incremental")
+
+    def _state_backend_config(self) -> StateBackendConfig:
+        """What every subtask's backend is: its kind, and the kind's options, parsed here."""
+        kind = kind_of(self._state_backend)
+        conf = self._configuration
+        return StateBackendConfig(
+            kind=kind.name,
+            local_root=conf.get("taskmanager.state.local.root-dirs"),
+            incremental=self._incremental_checkpoints(),
+            local_recovery=conf.get("execution.state-recovery.from-local"),
+            options=tuple((o.key, conf.get(o.key)) for o in kind.options),
+        )
 
     def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:
         if not isinstance(timeout_ms, int) or timeout_ms < 1:
@@ -453,22 +462,7 @@ class StreamExecutionEnvironment:
             inline_threshold=cc.data_inline_threshold_bytes,
             write_buffer_size=cc.write_buffer_size,
             max_parallelism=self._max_parallelism,
-            state_backend=StateBackendConfig(
-                kind=self._state_backend.name,
-                local_root=self._configuration.get("taskmanager.state.local.root-dirs"),
-                block_cache_bytes=self._configuration.get("state.backend.rocksdb.block.cache-size"),
-                write_buffer_bytes=self._configuration.get(
-                    "state.backend.rocksdb.writebuffer.size"
-                ),
-                target_file_size_bytes=self._configuration.get(
-                    "state.backend.rocksdb.compaction.level.target-file-size-base"
-                ),
-                level_base_bytes=self._configuration.get(
-                    "state.backend.rocksdb.compaction.level.max-size-level-base"
-                ),
-                incremental=self._incremental_checkpoints(),
-                local_recovery=self._configuration.get("execution.state-recovery.from-local"),
-            ),
+            state_backend=self._state_backend_config(),
             unaligned_checkpoints=checkpointing and cc.unaligned,
             aligned_checkpoint_timeout_ms=cc.aligned_checkpoint_timeout_ms,
             # BATCH: the watermark jumps to the end of time once the input ended, so that no

@@ -21,7 +21,9 @@ from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 
 MAGIC = b"BFLWMETA"
-FORMAT_VERSION = 2  # 2: keyed state handles are tagged (full "key-groups" or "incremental")
+# 2: keyed state handles are tagged (full "key-groups" or "incremental");
+# 3: operators may carry their coordinator's state (``OperatorCoordinatorState``)
+FORMAT_VERSION = 3
 _OLDEST_READABLE_VERSION = 1
 _HEADER = struct.Struct(">8sHQ16s")
 
@@ -137,12 +139,26 @@ class OperatorSubtaskState(msgspec.Struct, frozen=True):
         ]
 
 
+class OperatorCoordinatorState(msgspec.Struct, frozen=True):
+    """What an operator's coordinator on the JobMaster (``control/operator_coordinator.py``)
+    snapshotted: bytes of the coordinator's own encoding, inline (no file to relocate), covered
+    by the metadata's checksum. ``format_version`` is this section's layout, for readers to
+    refuse one it does not know (``decode_metadata`` does)."""
+
+    data: bytes
+    format_version: int = 1
+
+
+COORDINATOR_STATE_VERSION = 1
+
+
 class OperatorState(msgspec.Struct, frozen=True):
     uid: str
     name: str
     parallelism: int
     max_parallelism: int
     subtasks: list[OperatorSubtaskState]
+    coordinator: OperatorCoordinatorState | None = None  # absent before format version 3
 
 
 # --- figures ---------------------------------------------------------------------------------
@@ -296,9 +312,18 @@ def decode_metadata(data: bytes, path: str) -> CheckpointMetadata:
     try:
         if version == 1:
             return _v1_decoder.decode(body).upgrade()
-        return _decoder.decode(body)
+        metadata = _decoder.decode(body)
     except msgspec.DecodeError as e:
         raise CorruptCheckpointError(path, f"undecodable body: {e}") from e
+    for op in metadata.operators:
+        if op.coordinator is not None and op.coordinator.format_version > COORDINATOR_STATE_VERSION:
+            raise CorruptCheckpointError(
+                path,
+                f"the coordinator state of operator {op.uid!r} has layout version "
+                f"{op.coordinator.format_version}, newer than this barrierflow reads "
+                f"({COORDINATOR_STATE_VERSION}); upgrade barrierflow",
+            )
+    return metadata
 
 
 def content_checksum(data: bytes | memoryview) -> str:

@@ -299,6 +299,8 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
         in_flight = [s.channel_state for s in op.subtasks if s.channel_state is not None]
         if in_flight:
             files += f", {human_bytes(sum(stream_size(h) for h in in_flight))} in flight"
+        if op.coordinator is not None:
+            files += f", coordinator state {human_bytes(len(op.coordinator.data))}"
         console.print(
             f"  operator {op.uid} ({op.name}), parallelism {op.parallelism}: {total}{files}"
         )

@@ -204,7 +204,7 @@ class CheckpointSettings:
     unaligned: bool
     aligned_timeout_ms: int
     retain_on_cancel: bool
-    state_backend: str  # hashmap, rocksdb
+    state_backend: str  # a registered kind's name (state/backends/registry.py)
     incremental: bool
     storage_uri: str | None
     savepoint_dir: str | None

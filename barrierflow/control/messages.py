@@ -115,6 +115,16 @@ class TaskFailed(Message, frozen=True):
     traceback: str
 
 
+class OperatorEventToCoordinator(Message, frozen=True):
+    """From a subtask of operator ``operator_uid`` to that operator's coordinator on the
+    JobMaster (``control/operator_coordinator.py``); ``payload`` is the connector's own."""
+
+    vertex: str
+    subtask: int
+    operator_uid: str
+    payload: bytes
+
+
 # --- JobMaster -> slot / task ----------------------------------------------------------------
 
 
@@ -135,6 +145,15 @@ class NotifyCheckpointAborted(Message, frozen=True):
     # It referenced shared files that were already released: the task missed a notification,
     # and must not reuse the files it believes confirmed.
     references_released: bool = False
+
+
+class OperatorEventToTask(Message, frozen=True):
+    """From the coordinator of operator ``operator_uid`` to one of its subtasks."""
+
+    vertex: str
+    subtask: int
+    operator_uid: str
+    payload: bytes
 
 
 class EndInput(Message, frozen=True):
@@ -205,9 +224,11 @@ AnyMessage = (
     | EndOfInput
     | TaskFinished
     | TaskFailed
+    | OperatorEventToCoordinator
     | TriggerCheckpoint
     | NotifyCheckpointComplete
     | NotifyCheckpointAborted
+    | OperatorEventToTask
     | EndInput
     | Heartbeat
     | CancelAttempt

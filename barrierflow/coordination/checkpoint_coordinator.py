@@ -15,6 +15,10 @@ Completing checkpoint N, in order:
      subsumed and the shared files no retained checkpoint references any more;
   4. abort the older pending checkpoints, which can no longer complete usefully;
   5. notify every task that N is complete (2PC sinks commit now).
+Triggering N takes the state of every operator coordinator (split enumerators, global
+committers) in the same step as the triggers are sent; it goes into N's metadata, and the
+operator coordinators hear of N's completion or abort when the tasks do
+(``operator_coordinator_checkpoints.py``).
 Aborting N deletes its directory and the shared files its acknowledgements listed, and tells
 every task. When an attempt has ended (every one of its tasks stopped), files no retained
 checkpoint references are swept: uploads of tasks that died or were stopped before
@@ -42,6 +46,7 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
+    OperatorCoordinatorState,
     OperatorState,
     OperatorSubtaskState,
 )
@@ -62,6 +67,10 @@ from barrierflow.coordination.checkpoint_stats_listener import CheckpointStatsLi
 from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage, SavepointStorage
+from barrierflow.coordination.operator_coordinator_checkpoints import (
+    NoOperatorCoordinators,
+    OperatorCoordinatorCheckpoints,
+)
 from barrierflow.coordination.pending_checkpoint import (
     AckResult,
     PendingCheckpoint,
@@ -150,10 +159,13 @@ class CheckpointCoordinator:
         claimed: ClaimedSnapshot | None = None,
         stats_listener: CheckpointStatsListener | None = None,
         storage_io: StorageIo | None = None,
+        operator_coordinators: OperatorCoordinatorCheckpoints | None = None,
     ) -> None:
         """``stats_listener``: told of every checkpoint's progress (the REST API's statistics).
-        ``storage_io``: where writes and deletes run (default: at once, on this thread)."""
+        ``storage_io``: where writes and deletes run (default: at once, on this thread).
+        ``operator_coordinators``: the job's, snapshotted with every trigger (default: none)."""
         self._job_id = job_id
+        self._operator_coordinators = operator_coordinators or NoOperatorCoordinators()
         self._io = storage_io or InlineStorageIo()
         self._stats = stats_listener
         self._graph = job_graph
@@ -327,12 +339,22 @@ class CheckpointCoordinator:
         return now + IDLE_TICK_S
 
     def _trigger(self, request: CheckpointRequest, now: float) -> None:
+        """Snapshots the operator coordinators, then sends the triggers, in one step on this
+        thread: what a coordinator sent a source before its snapshot reaches that source
+        before the trigger (docs/adr/0013-operator-coordinators.md). A coordinator that raises
+        (``OperatorCoordinatorFailed``, raised on) leaves nothing pending or triggered."""
         cid = self._next_id
-        self._next_id += 1
+        self._next_id += 1  # even when a coordinator fails: no coordinator sees an id twice
+        coordinator_states = self._operator_coordinators.snapshot(cid)
         barrier = CheckpointBarrier(cid, self._clock.wall_ms(), request.options)
-        self._pending.add(
-            PendingCheckpoint(cid, barrier.timestamp_ms, self._tasks, request.options), now
+        pending = PendingCheckpoint(
+            cid,
+            barrier.timestamp_ms,
+            self._tasks,
+            request.options,
+            coordinator_states=coordinator_states,
         )
+        self._pending.add(pending, now)
         if request.options.is_savepoint:
             self._savepoint_done[cid] = self._requesters.pop(request)
         else:
@@ -473,6 +495,7 @@ class CheckpointCoordinator:
     def _notify_complete(self, checkpoint_id: int) -> None:
         for task in self._tasks:
             self._gateway.notify_checkpoint_complete(task, checkpoint_id)
+        self._operator_coordinators.checkpoint_complete(checkpoint_id)
 
     def _complete_savepoint(self, pending: PendingCheckpoint) -> None:
         """Writes its metadata into its directory; tells the tasks only if it ends the job."""
@@ -577,6 +600,7 @@ class CheckpointCoordinator:
 
     def _build_metadata(self, pending: PendingCheckpoint) -> CheckpointMetadata:
         operators = []
+        coordinator_states = pending.coordinator_states
         for vertex in self._graph.vertices:
             for node in vertex.chain:
                 subtasks: list[OperatorSubtaskState] = []
@@ -585,6 +609,7 @@ class CheckpointCoordinator:
                     state = ack.operator_states.get(node.uid)
                     if state is not None:
                         subtasks.append(state)
+                coordinator = coordinator_states.get(node.uid)
                 operators.append(
                     OperatorState(
                         node.uid,
@@ -592,6 +617,7 @@ class CheckpointCoordinator:
                         vertex.parallelism,
                         self._graph.max_parallelism,
                         subtasks,
+                        None if coordinator is None else OperatorCoordinatorState(coordinator),
                     )
                 )
         return CheckpointMetadata(
@@ -642,6 +668,7 @@ class CheckpointCoordinator:
         self._add_to_history(self._record(pending, CheckpointStatus.FAILED, elapsed_ms, detail))
         for task in self._tasks:
             self._gateway.notify_checkpoint_aborted(task, cid, references_released)
+        self._operator_coordinators.checkpoint_aborted(cid)
         what = "Savepoint" if options.is_savepoint else "Checkpoint"
         log.warning("%s %d aborted: %s", what, cid, detail)
         if options.is_savepoint:

@@ -39,6 +39,8 @@ class PendingCheckpoint:
     acknowledged: dict[TaskKey, TaskAcknowledgement] = field(default_factory=dict)
     discarded: bool = False
     finalizing: bool = False  # fully acknowledged; its completion marker is being written
+    # operator uid -> its coordinator's state, taken when the checkpoint was triggered
+    coordinator_states: dict[str, bytes] = field(default_factory=dict)
 
     def acknowledge(self, ack: TaskAcknowledgement) -> AckResult:
         if self.discarded:

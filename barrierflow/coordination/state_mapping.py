@@ -1,10 +1,11 @@
 """How the state of a checkpoint or savepoint maps onto the operators of a job, by ``uid``.
 
-Each operator of the job is *restored* (the snapshot has state for its uid) or *new* (it starts
-empty); each uid of the snapshot the job lacks is *left behind*, which is an error unless the
-user allows it (``-n``, ``execution.state-recovery.ignore-unclaimed-state``). Keyed state
-restores at any parallelism, but only with the max parallelism it was written with (the number
-of key groups). The restore (``state_assignment.assign_state``) and ``barrierflow run --dry-run``
+Each operator of the job is *restored* (the snapshot has state for its uid: of its subtasks,
+or of its coordinator on the JobMaster) or *new* (it starts empty); each uid of the snapshot
+the job lacks is *left behind*, which is an error unless the user allows it (``-n``,
+``execution.state-recovery.ignore-unclaimed-state``). Keyed state restores at any
+parallelism, but only with the max parallelism it was written with (the number of key
+groups). The restore (``state_assignment.assign_state``) and ``barrierflow run --dry-run``
 both go by this mapping. Performs no I/O.
 """
 
@@ -34,7 +35,8 @@ class OperatorMapping:
     keyed_states: dict[str, str]  # state name -> kind, as far as the snapshot records them
     key_groups: tuple[int, int] | None  # the key groups its keyed state covers
     has_operator_state: bool
-    size_bytes: int
+    size_bytes: int  # of its subtasks' state
+    coordinator_bytes: int | None = None  # its coordinator's state; None: none in the snapshot
 
     def describe(self) -> str:
         head = f"{self.uid} ({self.name}): {self.fate.value}"
@@ -48,6 +50,8 @@ class OperatorMapping:
             parts.append(f"key groups {self.key_groups[0]}-{self.key_groups[1]}")
         if self.has_operator_state:
             parts.append("operator state")
+        if self.coordinator_bytes is not None:
+            parts.append(f"coordinator state {human_bytes(self.coordinator_bytes)}")
         parts.append(human_bytes(self.size_bytes))
         if self.fate is OperatorFate.RESTORED:
             parts.append(f"parallelism {self.snapshot_parallelism} -> {self.job_parallelism}")
@@ -89,7 +93,7 @@ class StateMapping:
 
 
 def map_state(metadata: CheckpointMetadata, job_graph: JobGraph) -> StateMapping:
-    by_uid = {op.uid: op for op in metadata.operators if op.subtasks}
+    by_uid = {op.uid: op for op in metadata.operators if op.subtasks or op.coordinator is not None}
     operators: list[OperatorMapping] = []
     job_uids = set()
     for vertex in job_graph.vertices:
@@ -143,4 +147,5 @@ def _mapping(
         key_groups=key_groups,
         has_operator_state=any(s.operator_state is not None for s in op.subtasks),
         size_bytes=sum(s.state_size() for s in op.subtasks),
+        coordinator_bytes=None if op.coordinator is None else len(op.coordinator.data),
     )

@@ -356,7 +356,7 @@ class StreamTask:
         d = self.d
         backend = d.config.state_backend
         name = local_state_name(uid, d.subtask)
-        rocksdb = backend.kind == "rocksdb"
+        rocksdb = backend.keeps_local_state  # its kind works in local directories (RocksDB)
         return OperatorContext(
             subtask=d.subtask,
             parallelism=d.parallelism,

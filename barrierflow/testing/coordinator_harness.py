@@ -20,6 +20,9 @@ from barrierflow.coordination.checkpoint_coordinator import (
 )
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
+from barrierflow.coordination.operator_coordinator_checkpoints import (
+    OperatorCoordinatorCheckpoints,
+)
 from barrierflow.coordination.pending_checkpoint import TaskKey
 from barrierflow.coordination.storage_io import Done, StorageIo
 from barrierflow.graph.execution_graph import ExecutionGraph
@@ -109,6 +112,7 @@ class CoordinatorHarness:
         job_id: str = "job-id",
         claimed: ClaimedSnapshot | None = None,
         storage_io: StorageIo | None = None,
+        operator_coordinators: OperatorCoordinatorCheckpoints | None = None,
     ) -> None:
         self.graph = graph
         self.clock = ManualClock()
@@ -129,6 +133,7 @@ class CoordinatorHarness:
             clock=self.clock,
             claimed=claimed,
             storage_io=storage_io,
+            operator_coordinators=operator_coordinators,
         )
         self.start_attempt()
 

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "barrierflow.errors",
             "barrierflow.human_units",
+            "barrierflow.config_option",
             "barrierflow.typeinfo",
             "barrierflow.row",
             "barrierflow.type_conversion",
@@ -78,6 +79,7 @@ SEPARATE = (("barrierflow.runtime", "barrierflow.coordination"),)
 # only each other and no library that reaches outside the process (or reads its clock).
 PURE = (
     "barrierflow.errors",
+    "barrierflow.config_option",
     "barrierflow.eventtime",
     "barrierflow.human_units",
     "barrierflow.java_strings",
@@ -101,6 +103,7 @@ PURE = (
     "barrierflow.checkpoint.metadata",
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",
+    "barrierflow.control.operator_coordinator",
     "barrierflow.coordination.checkpoint_failure_manager",
     "barrierflow.coordination.checkpoint_request_decider",
     "barrierflow.coordination.completed_checkpoint_store",
@@ -109,6 +112,8 @@ PURE = (
     "barrierflow.coordination.shared_state_registry",
     "barrierflow.coordination.state_assignment",
     "barrierflow.coordination.state_mapping",
+    "barrierflow.coordination.operator_coordinator_checkpoints",
+    "barrierflow.cluster.attempt",
 )
 IMPURE_LIBRARIES = frozenset(
     {

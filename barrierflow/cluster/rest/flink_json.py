@@ -28,6 +28,7 @@ from barrierflow.cluster.job_status import (
     is_savepoint,
 )
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind
+from barrierflow.state.backends.registry import backend_kind
 
 JSON = dict[str, Any]
 
@@ -474,7 +475,6 @@ def checkpoint_subtasks(job: JobStatusSnapshot, checkpoint_id: int, vertex_id: s
 
 def checkpoint_config(settings: CheckpointSettings) -> JSON:
     """``GET /jobs/:jobid/checkpoints/config``."""
-    rocksdb = settings.state_backend == "rocksdb"
     return {
         "mode": "exactly_once" if settings.exactly_once else "at_least_once",
         "interval": settings.interval_ms if settings.enabled else LONG_MAX,
@@ -485,7 +485,7 @@ def checkpoint_config(settings: CheckpointSettings) -> JSON:
             "enabled": settings.storage_uri is not None,
             "delete_on_cancellation": not settings.retain_on_cancel,
         },
-        "state_backend": "EmbeddedRocksDBStateBackend" if rocksdb else "HashMapStateBackend",
+        "state_backend": backend_kind(settings.state_backend).rest_class,
         "checkpoint_storage": "FileSystemCheckpointStorage"
         if settings.storage_uri
         else "JobManagerCheckpointStorage",

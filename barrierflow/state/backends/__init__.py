@@ -1,4 +1,5 @@
-"""Keyed state backends, and the factory that makes one per operator subtask."""
+"""Keyed state backends: the one an operator subtask gets (``create_keyed_state_backend``, by
+its kind in ``registry.py``), and where subtasks keep local state on their machine."""
 
 from __future__ import annotations
 
@@ -6,22 +7,20 @@ import contextlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 
 from barrierflow.state.backend import KeyedStateBackend
+from barrierflow.state.backends.registry import StateBackendConfig, backend_kind
 from barrierflow.state.key_groups import KeyGroupRange
 
-
-@dataclass(frozen=True)
-class StateBackendConfig:
-    kind: str = "hashmap"  # "hashmap" or "rocksdb"
-    local_root: str | None = None  # taskmanager.state.local.root-dirs
-    block_cache_bytes: int = 64 * 1024**2
-    write_buffer_bytes: int = 64 * 1024**2
-    target_file_size_bytes: int = 64 * 1024**2
-    level_base_bytes: int = 256 * 1024**2
-    incremental: bool = False  # execution.checkpointing.incremental (rocksdb only)
-    local_recovery: bool = False  # execution.state-recovery.from-local
+__all__ = [
+    "StateBackendConfig",
+    "create_keyed_state_backend",
+    "local_job_dir",
+    "local_recovery_dir",
+    "local_state_name",
+    "local_subtask_dir",
+    "remove_local_state",
+]
 
 
 def local_state_name(operator_uid: str, subtask: int) -> str:
@@ -77,22 +76,8 @@ def create_keyed_state_backend(
     local_dir: str,
     recovery_dir: str | None = None,
 ) -> KeyedStateBackend:
-    """``local_dir``: this subtask's own directory (``local_subtask_dir``), used by RocksDB;
-    ``recovery_dir``: its ``local_recovery_dir``, given when local recovery is on."""
-    if config.kind == "hashmap":
-        from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-
-        return HeapKeyedStateBackend(max_parallelism, key_group_range)
-    from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-
-    return RocksDBKeyedStateBackend(
-        max_parallelism,
-        key_group_range,
-        local_dir,
-        block_cache_bytes=config.block_cache_bytes,
-        write_buffer_bytes=config.write_buffer_bytes,
-        target_file_size_bytes=config.target_file_size_bytes,
-        level_base_bytes=config.level_base_bytes,
-        incremental=config.incremental,
-        local_recovery_dir=recovery_dir,
-    )
+    """``local_dir``: this subtask's own directory (``local_subtask_dir``), for a kind that
+    keeps local state; ``recovery_dir``: its ``local_recovery_dir``, given when local recovery
+    is on."""
+    factory = backend_kind(config.kind).factory
+    return factory(config, max_parallelism, key_group_range, local_dir, recovery_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import struct
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -20,6 +21,7 @@ from barrierflow.checkpoint.metadata import (
     IncrementalKeyedHandle,
     InlineHandle,
     KeyGroupsHandle,
+    OperatorCoordinatorState,
     OperatorState,
     OperatorSubtaskState,
     SharedFileHandle,
@@ -242,3 +244,40 @@ def test_channel_state_and_unaligned_stats_round_trip_and_count_in_the_state_siz
     assert decoded.state_size() == 700
     (stats,) = decoded.stats
     assert (stats.unaligned, stats.persisted_data, stats.start_delay_ms) == (True, 690, 4.5)
+
+
+GOLDEN_V2 = Path(__file__).parent / "golden" / "metadata_v2.bin"
+
+
+def test_format_version_2_as_written_before_coordinator_state_still_decodes():
+    """``golden/metadata_v2.bin``: ``sample_metadata()`` as barrierflow wrote it in version 2."""
+    data = GOLDEN_V2.read_bytes()
+    assert HEADER.unpack_from(data)[1] == 2
+    decoded = decode_metadata(data, PATH)
+    assert decoded == sample_metadata()
+    assert all(op.coordinator is None for op in decoded.operators)
+
+
+def test_coordinator_state_round_trips_in_its_operators_section():
+    metadata = msgspec.structs.replace(
+        sample_metadata(),
+        operators=[
+            msgspec.structs.replace(op, coordinator=OperatorCoordinatorState(b"\x00splits"))
+            if op.uid == "source-0"
+            else op
+            for op in sample_metadata().operators
+        ],
+    )
+    decoded = decode_metadata(encode_metadata(metadata), PATH)
+    assert decoded.operator("source-0").coordinator == OperatorCoordinatorState(b"\x00splits", 1)
+    assert decoded.operator("sum").coordinator is None
+
+
+def test_a_coordinator_section_of_a_newer_layout_is_refused_naming_the_operator():
+    metadata = sample_metadata()
+    op = msgspec.structs.replace(
+        metadata.operators[0], coordinator=OperatorCoordinatorState(b"x", format_version=2)
+    )
+    newer = msgspec.structs.replace(metadata, operators=[op])
+    error = assert_corrupt(encode_metadata(newer), "layout version 2")
+    assert "'source-0'" in error.reason and "upgrade barrierflow" in error.reason

@@ -8,6 +8,7 @@ from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     InlineHandle,
     KeyGroupsHandle,
+    OperatorCoordinatorState,
     OperatorState,
     OperatorSubtaskState,
 )
@@ -84,3 +85,18 @@ def test_the_report_says_per_uid_what_happens():
     )
     assert lines[2] == "fresh (Map): new, no state in the snapshot: starts empty"
     assert lines[4] == "gone (Count): left behind, keyed state count (value), key groups 0-127, 3 B"
+
+
+def test_coordinator_state_alone_restores_an_operator_and_is_reported_with_its_size():
+    coordinated = OperatorState(
+        "numbers", "Source", 2, 128, [], OperatorCoordinatorState(b"x" * 10)
+    )
+    gone = OperatorState("gone", "Source", 2, 128, [], OperatorCoordinatorState(b"y"))
+    mapping = map_state(savepoint(coordinated, gone), job([]))
+    assert mapping.of_fate(OperatorFate.RESTORED) == ["numbers"]
+    assert mapping.of_fate(OperatorFate.LEFT_BEHIND) == ["gone"]
+    lines = mapping.describe()
+    assert (
+        lines[0] == "numbers (numbers): restored, coordinator state 10 B, 0 B, parallelism 2 -> 3"
+    )
+    assert lines[-1] == "gone (Source): left behind, coordinator state 1 B, 0 B"

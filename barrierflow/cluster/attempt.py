@@ -1,0 +1,83 @@
+"""One attempt of a job, as the JobMaster sees it: which of its slots and tasks registered,
+run, finished or fell silent, and why it failed. Bookkeeping only: the JobMaster's
+``AttemptSupervisor`` feeds it and acts on what it says. Holds no clock (calls take ``now``).
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TaskKey = tuple[str, int]  # (vertex id, subtask index)
+
+
+@dataclass(frozen=True)
+class AttemptFailure:
+    error: str
+    traceback: str = ""
+    recoverable: bool = True  # False: a restart would fail the same way (no restart is tried)
+
+
+@dataclass
+class Attempt:
+    number: int
+    token: int  # the data token of its tasks: what they send the driver is checked against it
+    tasks: frozenset[TaskKey]
+    slots: dict[int, tuple[str, int]] = field(default_factory=dict)  # slot -> (host, pid)
+    slot_last_seen: dict[int, float] = field(default_factory=dict)
+    stopped_slots: set[int] = field(default_factory=set)
+    running_tasks: set[TaskKey] = field(default_factory=set)
+    finished_tasks: set[TaskKey] = field(default_factory=set)
+    ended_inputs: set[TaskKey] = field(default_factory=set)
+    restored_checkpoint: int | None = None
+    restore_bytes_read: int = 0
+    max_restore_ms: float = 0.0
+    all_running_at: float | None = None
+    all_finished_at: float | None = None
+    spark_done: bool = False
+    failure: AttemptFailure | None = None
+
+    def fail(self, error: str, traceback: str = "", recoverable: bool = True) -> None:
+        """Records why the attempt failed; the first reason stays (later ones follow from it)."""
+        if self.failure is None:
+            self.failure = AttemptFailure(error, traceback, recoverable)
+
+    @property
+    def all_running(self) -> bool:
+        return self.running_tasks == self.tasks
+
+    @property
+    def all_finished(self) -> bool:
+        return self.finished_tasks == self.tasks
+
+    def task_running(
+        self, task: TaskKey, restore_bytes_read: int, restore_ms: float, now: float
+    ) -> bool:
+        """Returns whether it was the last of the attempt's tasks to run."""
+        self.running_tasks.add(task)
+        self.restore_bytes_read += restore_bytes_read
+        self.max_restore_ms = max(self.max_restore_ms, restore_ms)
+        if self.all_running:
+            self.all_running_at = now
+        return self.all_running
+
+    def task_finished(self, task: TaskKey, now: float) -> None:
+        self.finished_tasks.add(task)
+        if self.all_finished:
+            self.all_finished_at = now
+
+    def silent_slots(self, now: float, timeout_s: float) -> list[int]:
+        """The slots that beat once and then fell silent for longer than ``timeout_s``, and
+        did not say they stopped. (Silence counts from the first heartbeat: before it, a slot
+        may wait in Spark's allGather for slower slots to start.)"""
+        return [
+            slot
+            for slot, seen in self.slot_last_seen.items()
+            if now - seen > timeout_s and slot not in self.stopped_slots
+        ]
+
+    def processing_ms(self) -> int:
+        """From the moment every task ran to the moment every task finished."""
+        if self.all_running_at and self.all_finished_at:
+            return int((self.all_finished_at - self.all_running_at) * 1000)
+        return 0
