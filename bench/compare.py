@@ -171,12 +171,20 @@ def run_once(run: Run, timeout_s: float, log_dir: Path) -> dict:
             os.killpg(process.pid, signal.SIGKILL)  # the leader still runs: the group is ours
             process.communicate()
             return {"error": f"still running after {timeout_s:.0f} s (log: {log})"}
-    lines = [json.loads(x) for x in stdout.decode().splitlines() if x.startswith("{")]
-    figures = [x for x in lines if "events_per_s" in x]
+    figures = [x for x in map(_json, stdout.decode().splitlines()) if "events_per_s" in x]
     if process.returncode or not figures:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
         return {"error": f"exit code {process.returncode}: {tail[0][:300]} (log: {log})"}
     return figures[-1]
+
+
+def _json(line: str) -> dict:
+    """A line of figures, or nothing for any other line a benchmark prints."""
+    try:
+        value = json.loads(line) if line.startswith("{") else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 @contextlib.contextmanager
