@@ -101,14 +101,20 @@ def count_in_rocksdict(share: Share, ready: Any, directory: str) -> dict:
     from rocksdict import Rdict, WriteOptions
 
     from barrierflow.state.backends import StateBackendConfig
+    from barrierflow.state.backends.registry import ROCKSDB
     from barrierflow.state.backends.rocksdb.database import db_options
 
-    defaults = StateBackendConfig(kind="rocksdb")
+    job = StateBackendConfig(kind="rocksdb")  # a job that sets no state.backend.rocksdb.* key
     options = db_options(
-        defaults.block_cache_bytes,
-        defaults.write_buffer_bytes,
-        defaults.target_file_size_bytes,
-        defaults.level_base_bytes,
+        *(
+            ROCKSDB.option(job, f"state.backend.rocksdb.{key}")
+            for key in (
+                "block.cache-size",
+                "writebuffer.size",
+                "compaction.level.target-file-size-base",
+                "compaction.level.max-size-level-base",
+            )
+        )
     )
     write_options = WriteOptions()
     write_options.disable_wal = True  # as our backend: checkpoints make state durable
