@@ -11,9 +11,13 @@ second. Per guarantee (EXACTLY_ONCE, AT_LEAST_ONCE, NONE), two runs:
   ``read_committed`` consumer takes, for each output, the time from its event's produce to its
   committed read (p50, p99).
 
+Every line also gives the peak RSS of the process tree during the run (driver, Spark JVM,
+Python workers; the broker not counted; ``peak_rss.py``).
+
     python bench/kafka_roundtrip.py
     python bench/kafka_roundtrip.py --events 200000 --rate 20000 --repeat 3
     python bench/kafka_roundtrip.py --bootstrap localhost:9092   # an existing cluster
+    python bench/kafka_roundtrip.py --guarantees EXACTLY_ONCE --no-latency   # one run
 
 Without ``--bootstrap`` it starts the ``noida-db`` test broker (``pip install noida-db``).
 """
@@ -24,6 +28,7 @@ import argparse
 import contextlib
 import glob
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -31,6 +36,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+from peak_rss import PeakRss, child_pids
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors.kafka import (
@@ -103,7 +110,11 @@ def consume_latencies(broker: KafkaBroker, topic: str, expected: int, out: list[
 
 
 def run(
-    broker: KafkaBroker, guarantee: DeliveryGuarantee, events: int, keys: int, rate: float | None
+    broker: KafkaBroker,
+    guarantee: DeliveryGuarantee,
+    events: int,
+    keys: int,
+    rate: float | None,
 ) -> dict:
     name = uuid.uuid4().hex[:8]
     source_topic = broker.create_topic(f"bench-in-{name}", PARTITIONS)
@@ -153,7 +164,11 @@ def run(
         producer.start()
     result = client.get_job_execution_result()
     consumer.join(120)
-    figures = {"guarantee": guarantee.name, "events": events, "outputs_read": len(latencies)}
+    figures = {
+        "guarantee": guarantee.name,
+        "events": events,
+        "outputs_read": len(latencies),
+    }
     if rate is None:
         figures["events_per_s"] = round(events / (result.processing_ms / 1000))
     else:
@@ -170,29 +185,42 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10_000, help="events/s of latency runs")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--bootstrap", help="an existing Kafka cluster; default: start one")
+    parser.add_argument(
+        "--guarantees",
+        default="EXACTLY_ONCE,AT_LEAST_ONCE,NONE",
+        help="comma-separated delivery guarantees to run",
+    )
+    parser.add_argument("--no-latency", action="store_true", help="throughput runs only")
     args = parser.parse_args()
-    guarantees = [
-        DeliveryGuarantee.EXACTLY_ONCE,
-        DeliveryGuarantee.AT_LEAST_ONCE,
-        DeliveryGuarantee.NONE,
-    ]
+    try:
+        guarantees = [DeliveryGuarantee[g.strip()] for g in args.guarantees.split(",")]
+    except KeyError as e:
+        raise SystemExit(
+            f"--guarantees: no delivery guarantee {e}; choose from "
+            f"{', '.join(g.name for g in DeliveryGuarantee)}"
+        ) from None
+    rates = [None] if args.no_latency else [None, args.rate]
     with contextlib.ExitStack() as stack:
         broker = (
             KafkaBroker(args.bootstrap) if args.bootstrap else stack.enter_context(kafka_broker())
         )
+        servers = child_pids(os.getpid())  # the broker this script started: not measured
         results: dict[str, list[dict]] = {}
         for _ in range(args.repeat):
             for g in guarantees:
-                for rate in (None, args.rate):
+                for rate in rates:
                     events = args.events if rate is None else args.latency_events
-                    figures = run(broker, g, events, args.keys, rate)
+                    with PeakRss(exclude=servers) as rss:
+                        figures = run(broker, g, events, args.keys, rate)
+                    figures["peak_rss_mib"] = rss.peak_mib
                     print(json.dumps(figures), flush=True)
                     results.setdefault(g.name, []).append(figures)
         summary = {}
         for g, runs in results.items():
             summary[g] = {
                 k: statistics.median(r[k] for r in runs if k in r)
-                for k in ("events_per_s", "latency_ms_p50", "latency_ms_p99")
+                for k in ("events_per_s", "latency_ms_p50", "latency_ms_p99", "peak_rss_mib")
+                if any(k in r for r in runs)
             }
         print(json.dumps({"medians": summary}))
 

@@ -2,7 +2,8 @@
 ValueState emitting ``(key, count)`` per event, a discarding sink.
 
 Prints one JSON line: events/s (over the processing time, from all tasks running to all
-finished), completed checkpoints, checkpoint duration median/max, checkpointed size.
+finished), completed checkpoints, checkpoint duration median/max, checkpointed size, and the
+peak RSS of the whole process tree (driver, Spark JVM, Python workers; ``peak_rss.py``).
 
     python bench/keyed_count.py --events 2000000 --keys 100000 --parallelism 2 --interval-ms 1000
     python bench/keyed_count.py --events 2000000 --keys 100000 --no-checkpointing
@@ -27,6 +28,8 @@ import json
 import statistics
 import tempfile
 import time
+
+from peak_rss import PeakRss
 
 from barrierflow import CheckpointingMode, StreamExecutionEnvironment
 from barrierflow.common import Types, WatermarkStrategy
@@ -126,7 +129,8 @@ def main() -> None:
         .sink_to(DiscardingSink())
     )
     started = time.monotonic()
-    result = env.execute("keyed-count")
+    with PeakRss() as rss:
+        result = env.execute("keyed-count")
     wall_s = time.monotonic() - started
     completed = [c for c in result.checkpoint_history if c.status.value == "COMPLETED"]
     durations = [c.duration_ms for c in completed]
@@ -160,6 +164,7 @@ def main() -> None:
                 )
                 if completed
                 else 0,
+                "peak_rss_mib": rss.peak_mib,
             }
         )
     )

@@ -5,7 +5,7 @@ per millisecond, 1 s windows) each window holds about 10 events per key, so ever
 opens a window and registers its timer.
 
 Prints one JSON line: events/s (over the processing time), windows fired, completed checkpoints,
-checkpoint duration median/max, checkpointed size.
+checkpoint duration median/max, checkpointed size, peak RSS of the process tree (``peak_rss.py``).
 
     python bench/windows.py --events 2000000 --keys 100000 --parallelism 2 --interval-ms 1000
     python bench/windows.py --events 2000000 --keys 100000 --state-backend rocksdb --incremental
@@ -18,6 +18,8 @@ import json
 import statistics
 import tempfile
 import time
+
+from peak_rss import PeakRss
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
@@ -64,7 +66,8 @@ def main() -> None:
         .sink_to(DiscardingSink())
     )
     started = time.monotonic()
-    result = env.execute("windows")
+    with PeakRss() as rss:
+        result = env.execute("windows")
     wall_s = time.monotonic() - started
     completed = [c for c in result.checkpoint_history if c.status.value == "COMPLETED"]
     durations = [c.duration_ms for c in completed]
@@ -94,6 +97,7 @@ def main() -> None:
                 if completed
                 else 0,
                 "state_bytes_last": completed[-1].state_size if completed else 0,
+                "peak_rss_mib": rss.peak_mib,
             }
         )
     )
