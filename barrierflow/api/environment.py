@@ -93,7 +93,10 @@ def _ensure_progress_visible() -> None:
 
 class StreamExecutionEnvironment:
     def __init__(self) -> None:
+        # Everything the program declared, in order; a job is the sinks declared since the
+        # previous execute() and what they read from (``_job``).
         self._transformations: list[Transformation] = []
+        self._executed_sinks: set[int] = set()  # ids of sinks an earlier execute() ran
         self._parallelism = 1
         self._max_parallelism = DEFAULT_MAX_PARALLELISM
         self._checkpoint_config = CheckpointConfig()
@@ -188,7 +191,7 @@ class StreamExecutionEnvironment:
         mode = self._configuration.get("execution.runtime-mode")
         if mode == "STREAMING":
             return False
-        sources = [t for t in self._transformations if t.kind is TransformationKind.SOURCE]
+        sources = [t for t in self._job_reach() if t.kind is TransformationKind.SOURCE]
         unbounded = [
             t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()
         ]
@@ -379,6 +382,30 @@ class StreamExecutionEnvironment:
     def _add(self, t: Transformation) -> None:
         self._transformations.append(t)
 
+    def _job(self) -> list[Transformation]:
+        """What the next ``execute()`` translates: the program's transformations in the order
+        declared, without the sinks an earlier ``execute()`` ran. As in PyFlink, a program may
+        build a stream, execute it, then add operators to the same stream and execute again:
+        the new job reads from the streams declared before. Positions in this list name the
+        operators without a uid, so they stay those of the program."""
+        return [
+            t
+            for t in self._transformations
+            if t.kind is not TransformationKind.SINK or t.id not in self._executed_sinks
+        ]
+
+    def _job_reach(self) -> list[Transformation]:
+        """The transformations the next job's sinks read from, directly or not."""
+        job = self._job()
+        reached: set[int] = set()
+        pending = [t for t in job if t.kind is TransformationKind.SINK]
+        while pending:
+            t = pending.pop()
+            if t.id not in reached:
+                reached.add(t.id)
+                pending.extend(t.inputs)
+        return [t for t in job if t.id in reached]
+
     # --- execution --------------------------------------------------------------------------
 
     def _apply_cli_overrides(self) -> None:
@@ -402,7 +429,7 @@ class StreamExecutionEnvironment:
             raise ConfigurationError(f"execute() needs a job name, got {job_name!r}")
         batch = self._is_batch()
         stream_graph = build_stream_graph(
-            job_name, self._transformations, self._parallelism, self._max_parallelism, batch
+            job_name, self._job(), self._parallelism, self._max_parallelism, batch
         )
         graph = build_execution_graph(build_job_graph(stream_graph))
         job_id = self._resume_job_id or uuid.uuid4().hex
@@ -517,7 +544,7 @@ class StreamExecutionEnvironment:
             timeout_ms=cc.timeout_ms,
             max_concurrent=cc.max_concurrent,
         )
-        for t in self._transformations:
+        for t in self._job_reach():
             check = getattr(t.function, "check", None)
             if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK) and callable(check):
                 check(job)
@@ -559,8 +586,14 @@ class StreamExecutionEnvironment:
 
     def _submitted(self, job_name: str) -> JobMaster:
         job_master = self._job_master(job_name)
-        self._transformations = []  # the next execute() runs what is declared from now on
+        self._end_job()
         return job_master
+
+    def _end_job(self) -> None:
+        """The sinks declared so far ran: the next ``execute()`` runs those declared after."""
+        self._executed_sinks.update(
+            t.id for t in self._transformations if t.kind is TransformationKind.SINK
+        )
 
 
 class DryRunFinished(Exception):
