@@ -16,6 +16,7 @@ from barrierflow.api.connected_streams import (
     ConnectedStreams,
 )
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
+from barrierflow.api.slot_sharing_group import SlotSharingGroup, resources_not_applied
 from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
@@ -304,16 +305,19 @@ class DataStream:
         self._operator("disable_chaining").chaining = ChainingStrategy.NEVER
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStream:
         """Recorded, for PyFlink programs: every subtask of a barrierflow job shares the
-        job's task slots (a job needs as many slots as its largest parallelism)."""
-        name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
-        if not isinstance(name, str) or not name:
+        job's task slots (a job needs as many slots as its largest parallelism); resources a
+        ``SlotSharingGroup`` asks for are not applied, and the job logs so."""
+        if isinstance(slot_sharing_group, SlotSharingGroup):
+            resources_not_applied(slot_sharing_group)
+            slot_sharing_group = slot_sharing_group.get_name()
+        if not isinstance(slot_sharing_group, str) or not slot_sharing_group:
             raise ConfigurationError(
                 f"slot_sharing_group() needs a name or a SlotSharingGroup, got "
                 f"{slot_sharing_group!r}"
             )
-        self._operator("slot_sharing_group").slot_sharing_group = name
+        self._operator("slot_sharing_group").slot_sharing_group = slot_sharing_group
         return self
 
 
