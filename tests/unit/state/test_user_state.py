@@ -26,6 +26,7 @@ from barrierflow.state import (
 from barrierflow.state.broadcast_state import BroadcastStateStore
 from tests.unit.state.test_state_ttl import at, factory, store  # noqa: F401
 
+
 def _map_descriptor(kind: str) -> MapStateDescriptor:
     descriptor = MapStateDescriptor("m", Types.STRING(), Types.INT()) if kind == "typed" else (
         MapStateDescriptor("m")
