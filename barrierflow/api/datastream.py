@@ -15,6 +15,7 @@ from barrierflow.api.connected_streams import (
     BroadcastStream,
     ConnectedStreams,
 )
+from barrierflow.api.keyed_functions import KeyedFilter, KeyedFlatMap, KeyedMap, opens
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
 from barrierflow.api.slot_sharing_group import SlotSharingGroup, resources_not_applied
 from barrierflow.api.windowed_stream import WindowedStream
@@ -330,6 +331,43 @@ class KeyedStream(DataStream):
         raise ConfigurationError(
             f"{name.lower()}() on a KeyedStream: its records are partitioned by key; call "
             f"{name.lower()}() on the stream before key_by()"
+        )
+
+    # --- one record at a time, with the key's state ---------------------------------------
+
+    def map(self, func: Callable[[Any], Any] | MapFunction, output_type: Any = None) -> DataStream:
+        """As ``DataStream.map``; a function that opens may declare the key's state there."""
+        if not opens(func):
+            return super().map(func, output_type)
+        _check_callable(func, "map", "map()")
+        return self._keyed_call(KeyedMap(func), "Map", checked_type(output_type, "map()"))
+
+    def flat_map(
+        self, func: Callable[[Any], Any] | FlatMapFunction, output_type: Any = None
+    ) -> DataStream:
+        """As ``DataStream.flat_map``; a function that opens may declare the key's state."""
+        if not opens(func):
+            return super().flat_map(func, output_type)
+        _check_callable(func, "flat_map", "flat_map()")
+        output_type = checked_type(output_type, "flat_map()")
+        return self._keyed_call(KeyedFlatMap(func), "FlatMap", output_type)
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        """As ``DataStream.filter``; a function that opens may declare the key's state."""
+        if not opens(func):
+            return super().filter(func)
+        _check_callable(func, "filter", "filter()")
+        return self._keyed_call(KeyedFilter(func), "Filter", self.get_type())
+
+    def _keyed_call(
+        self, fn: KeyedProcessFunction, name: str, output_type: TypeInformation | None
+    ) -> DataStream:
+        return self._then(
+            TransformationKind.PROCESS,
+            name,
+            fn,
+            key_selector=self._key_selector,
+            output_type=output_type,
         )
 
     def process(self, func: KeyedProcessFunction, output_type: Any = None) -> DataStream:
