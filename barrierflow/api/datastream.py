@@ -15,7 +15,13 @@ from barrierflow.api.connected_streams import (
     BroadcastStream,
     ConnectedStreams,
 )
-from barrierflow.api.keyed_functions import KeyedFilter, KeyedFlatMap, KeyedMap, opens
+from barrierflow.api.function_adapters import (
+    KeyedFilter,
+    KeyedFlatMap,
+    KeyedMap,
+    Projection,
+    opens,
+)
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
 from barrierflow.api.slot_sharing_group import SlotSharingGroup, resources_not_applied
 from barrierflow.api.windowed_stream import WindowedStream
@@ -40,7 +46,7 @@ from barrierflow.graph.transformation import (
 )
 from barrierflow.java_strings import printer
 from barrierflow.side_outputs import OutputTag
-from barrierflow.typeinfo import TypeInformation, checked_type
+from barrierflow.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -111,6 +117,31 @@ class DataStream:
     def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
         fn = _check_callable(func, "filter", "filter()")
         return self._then(TransformationKind.FILTER, "Filter", fn)
+
+    def project(self, *field_indexes: int) -> DataStream:
+        """A stream of tuples of the given fields of each record, as PyFlink's: the stream's
+        declared type must be a ``Types.TUPLE``, and the result's is the tuple of those
+        fields' types."""
+        declared = self.get_type()
+        if declared is None or declared.name != "TUPLE":
+            raise ConfigurationError(
+                f"project() applies to a stream of declared type Types.TUPLE([...]), this one "
+                f"is {declared or 'undeclared'}: declare output_type= on the operator before, "
+                "or use map()"
+            )
+        arity = len(declared.fields)
+        if not field_indexes or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < arity
+            for i in field_indexes
+        ):
+            raise ConfigurationError(
+                f"project() takes field positions of the tuple (0 to {arity - 1}), got "
+                f"{field_indexes!r}"
+            )
+        output_type = Types.TUPLE([declared.fields[i] for i in field_indexes])
+        return self._then(
+            TransformationKind.MAP, "Projection", Projection(field_indexes), output_type=output_type
+        )
 
     def process(self, func: ProcessFunction, output_type: Any = None) -> DataStream:
         """A ProcessFunction on each record (no key: no state, no timers)."""
@@ -279,6 +310,10 @@ class DataStream:
                 "map/process/sink_to"
             )
         return t
+
+    def get_name(self) -> str:
+        """The name of this stream's operator (``name()`` sets it)."""
+        return self._transformation.name
 
     def uid(self, uid: str) -> DataStream:
         if not isinstance(uid, str) or not uid:

@@ -23,6 +23,7 @@ from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
 from barrierflow.api.execution_config import ExecutionConfig
 from barrierflow.api.execution_mode import RuntimeExecutionMode
+from barrierflow.api.execution_plan import execution_plan
 from barrierflow.api.job_client import JobClient
 from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.checkpoint import file_systems
@@ -57,7 +58,7 @@ from barrierflow.state_backend import (
     kind_of,
     state_backend_named,
 )
-from barrierflow.type_conversion import value_converter
+from barrierflow.type_conversion import IntegerOverflow, value_converter
 from barrierflow.typeinfo import checked_type
 
 log = logging.getLogger("barrierflow")
@@ -365,7 +366,9 @@ class StreamExecutionEnvironment:
         PyFlink's); with ``type_info``, converted to it here, as PyFlink converts them (tuples
         to ``Row`` for ``Types.ROW``...)."""
         type_info = checked_type(type_info, "from_collection()")
-        convert = value_converter(type_info) if type_info is not None else None
+        # PyFlink hands the values to Java as they are: a BYTE, SHORT or INT out of range
+        # wraps as Java's cast does
+        convert = None if type_info is None else value_converter(type_info, IntegerOverflow.WRAP)
         try:
             if convert is not None:
                 collection = [convert(value) for value in collection]
@@ -587,6 +590,14 @@ class StreamExecutionEnvironment:
         job_master = self._job_master(job_name)
         self._end_job()
         return job_master
+
+    def get_execution_plan(self) -> str:
+        """The job the next ``execute()`` would run, as Flink's plan JSON (operators,
+        parallelism, partitioners); nothing runs."""
+        graph = build_stream_graph(
+            "plan", self._job(), self._parallelism, self._max_parallelism, self._is_batch()
+        )
+        return execution_plan(graph)
 
     def _end_job(self) -> None:
         """The sinks declared so far ran: the next ``execute()`` runs those declared after."""

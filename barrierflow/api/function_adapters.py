@@ -1,7 +1,7 @@
-"""``map``, ``flat_map`` and ``filter`` on a KeyedStream, for functions that declare keyed
-state in ``open`` (as PyFlink allows): each runs as a keyed process function, so its runtime
-context has the key's state. Functions that do not open run as plain operators, at their
-speed.
+"""Functions the API builds around a program's own: ``map``, ``flat_map`` and ``filter`` on a
+KeyedStream for functions that declare keyed state in ``open`` (as PyFlink allows), which run
+as keyed process functions so that their runtime context has the key's state (functions that
+do not open run as plain operators, at their speed); and ``project``'s projection.
 
 Unpickled on the executors: imports only the function interfaces.
 """
@@ -57,3 +57,13 @@ class KeyedFilter(_KeyedCall):
 
     def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
         return (value,) if self._call(value) else ()
+
+
+class Projection:
+    """``project(*field_indexes)``: the tuple of those fields of a record."""
+
+    def __init__(self, field_indexes: tuple[int, ...]) -> None:
+        self.field_indexes = field_indexes
+
+    def __call__(self, record: Any) -> tuple[Any, ...]:
+        return tuple(record[i] for i in self.field_indexes)
