@@ -162,6 +162,15 @@ class StreamExecutionEnvironment:
                 appliers[key](conf.get(key))
         return self
 
+    def add_jars(self, *jars_path: str) -> None:
+        """PyFlink's jars are for its Java connectors; barrierflow's connectors are Python, so
+        they are kept as ``pipeline.jars``, with the warning that they do nothing here."""
+        self.configure({"pipeline.jars": ";".join(jars_path)})
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        """As ``add_jars``: kept as ``pipeline.classpaths``, with a warning."""
+        self.configure({"pipeline.classpaths": ";".join(classpaths)})
+
     def get_configuration(self) -> Configuration:
         return self._configuration
 
