@@ -398,7 +398,8 @@ class StreamExecutionEnvironment:
         declared, without the sinks an earlier ``execute()`` ran. As in PyFlink, a program may
         build a stream, execute it, then add operators to the same stream and execute again:
         the new job reads from the streams declared before. Positions in this list name the
-        operators without a uid, so they stay those of the program."""
+        operators without a uid: the same in every run of the program (and, for a program
+        that executes once, its positions, as before)."""
         return [
             t
             for t in self._transformations
