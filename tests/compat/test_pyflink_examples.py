@@ -116,7 +116,7 @@ def on_barrierflow(program: Path, cwd: Path, capfd, monkeypatch) -> str:
 @pytest.mark.spark
 @pytest.mark.parametrize("example", examples())
 def test_example_prints_on_barrierflow_what_it_prints_on_pyflink(
-    example, spark, tmp_path, capfd, monkeypatch, request
+    example, tmp_path, capfd, monkeypatch, request
 ):
     root = examples_root()
     if root is None:
@@ -125,6 +125,7 @@ def test_example_prints_on_barrierflow_what_it_prints_on_pyflink(
         pytest.skip(listed(NOT_COMPARED)[example])
     if example in listed(TO_COME):  # run: once it passes, the document must say so
         request.applymarker(pytest.mark.xfail(reason=listed(TO_COME)[example], strict=True))
+    request.getfixturevalue("spark")  # the session's, started only for an example that runs
     program = root / example
     expected = printed_lines(on_pyflink(program, tmp_path))
     assert expected, f"{example} printed nothing on PyFlink: nothing to compare"
