@@ -56,6 +56,7 @@ class Trigger(Generic[T, W]):
 
     TriggerContext = TriggerContext
     OnMergeContext = OnMergeContext
+
     def on_element(
         self, element: Any, timestamp: int, window: Any, ctx: TriggerContext
     ) -> TriggerResult:
