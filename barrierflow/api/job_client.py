@@ -35,9 +35,6 @@ class JobID(str):
 
     __slots__ = ()
 
-    def to_hex_string(self) -> str:
-        return str(self)
-
 
 class JobClient:
     def __init__(self, job_master: JobMaster) -> None:
