@@ -16,13 +16,13 @@ _EXPORTS = {
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
     "ConfigurationError": "barrierflow.errors",
     "JobCanceledError": "barrierflow.cluster.job_outcome",
-    "JobClient": "barrierflow.api.environment",
+    "JobClient": "barrierflow.api.job_client",
     "JobExecutionError": "barrierflow.cluster.job_outcome",
     "JobExecutionResult": "barrierflow.cluster.job_outcome",
     "JobStatus": "barrierflow.cluster.job_outcome",
-    "RestartStrategies": "barrierflow.cluster.restart_strategy",
+    "RestartStrategies": "barrierflow.api.restart_strategies",
     "SavepointError": "barrierflow.cluster.job_outcome",
-    "SavepointFormatType": "barrierflow.api.environment",
+    "SavepointFormatType": "barrierflow.api.job_client",
     "StreamExecutionEnvironment": "barrierflow.api.environment",
 }
 
@@ -57,11 +57,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from barrierflow.api.checkpoint_config import CheckpointConfig, CheckpointingMode
-    from barrierflow.api.environment import (
-        JobClient,
-        SavepointFormatType,
-        StreamExecutionEnvironment,
-    )
+    from barrierflow.api.environment import StreamExecutionEnvironment
+    from barrierflow.api.job_client import JobClient, SavepointFormatType
+    from barrierflow.api.restart_strategies import RestartStrategies
     from barrierflow.cluster.job_outcome import (
         JobCanceledError,
         JobExecutionError,
@@ -69,5 +67,4 @@ if TYPE_CHECKING:
         JobStatus,
         SavepointError,
     )
-    from barrierflow.cluster.restart_strategy import RestartStrategies
     from barrierflow.errors import ConfigurationError

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.metrics import MetricGroup, MetricRegistry
 from barrierflow.side_outputs import OutputTag, SideOutput
+
+# Type parameters, as PyFlink's classes take them (``WindowFunction[tuple, tuple, str,
+# TimeWindow]``): they document a function's types and change nothing at run time.
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
+W2 = TypeVar("W2")
 
 
 class TimeDomain(enum.Enum):
@@ -241,12 +249,12 @@ class AggregateFunction(Function):
         raise NotImplementedError
 
 
-class ProcessWindowFunction(Function):
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """Called once per firing of a window with all its elements (or the one result of a
     ``reduce``/``aggregate`` given it)."""
 
-    class Context(Protocol):
-        def window(self) -> Any: ...
+    class Context(Protocol[W2]):
+        def window(self) -> W2: ...
         def current_processing_time(self) -> int: ...
         def current_watermark(self) -> int: ...
 
@@ -257,7 +265,7 @@ class ProcessWindowFunction(Function):
         pass
 
 
-class WindowFunction(Function):
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
     """The older form of ``ProcessWindowFunction``: the window instead of a context."""
 
     def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
@@ -271,14 +279,19 @@ class KeySelector(Function):
         raise NotImplementedError
 
 
-class ProcessAllWindowFunction(Function):
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     """``ProcessWindowFunction`` for ``window_all``: no key."""
+
+    class Context(Protocol[W2]):
+        def window(self) -> W2: ...
+        def current_processing_time(self) -> int: ...
+        def current_watermark(self) -> int: ...
 
     def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
 
 
-class AllWindowFunction(Function):
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
     """``WindowFunction`` for ``window_all``: no key."""
 
     def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:

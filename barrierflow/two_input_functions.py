@@ -10,9 +10,12 @@ order they arrive; there is no order between the inputs.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from barrierflow.functions import Function, KeyedProcessFunction, ProcessFunction
+from barrierflow.functions import KEY, OUT, Function, KeyedProcessFunction, ProcessFunction
+
+IN1 = TypeVar("IN1")
+IN2 = TypeVar("IN2")
 
 
 class Delegating(KeyedProcessFunction):
@@ -76,11 +79,10 @@ class KeyedCoProcessFunction(Function):
         pass
 
 
-class BroadcastProcessFunction(Function):
-    """``process_element`` sees each record of the (not keyed) stream with the broadcast
-    state read-only (``ctx.get_broadcast_state(descriptor)``); ``process_broadcast_element``
-    sees each record of the broadcast stream, in every subtask, and may change it. Every
-    subtask must change it alike, so that all hold the same state, as in Flink."""
+class BaseBroadcastProcessFunction(Function):
+    """What both broadcast process functions are: ``process_element`` on the stream's records
+    with the broadcast state read-only, ``process_broadcast_element`` on the broadcast
+    stream's, which may change it."""
 
     def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
         raise NotImplementedError
@@ -89,7 +91,14 @@ class BroadcastProcessFunction(Function):
         raise NotImplementedError
 
 
-class KeyedBroadcastProcessFunction(BroadcastProcessFunction):
+class BroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[IN1, IN2, OUT]):
+    """``process_element`` sees each record of the (not keyed) stream with the broadcast
+    state read-only (``ctx.get_broadcast_state(descriptor)``); ``process_broadcast_element``
+    sees each record of the broadcast stream, in every subtask, and may change it. Every
+    subtask must change it alike, so that all hold the same state, as in Flink."""
+
+
+class KeyedBroadcastProcessFunction(BroadcastProcessFunction, Generic[KEY, IN1, IN2, OUT]):
     """A BroadcastProcessFunction on a keyed stream: ``process_element`` also has the key's
     state and timers, ``on_timer`` fires them."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import array
 import datetime
 import decimal
+import enum
 import functools
 import struct
 from collections.abc import Callable
@@ -30,6 +31,16 @@ _FLOAT32_MAX = 3.4028234663852886e38
 _INT_BITS = {"BYTE": 8, "SHORT": 16, "INT": 32, "LONG": 64}
 
 
+class IntegerOverflow(enum.Enum):
+    """What an int beyond a BYTE, SHORT or INT becomes. REFUSE: an error naming it, as
+    PyFlink's serializer refuses a function's result. WRAP: Java's narrowing cast (40000 as a
+    SHORT is -25536), as PyFlink's ``from_collection`` hands its values to Java; a LONG beyond
+    64 bits is refused either way."""
+
+    REFUSE = "refuse"
+    WRAP = "wrap"
+
+
 def _refuse(value: Any, type_info: TypeInformation) -> TypeError:
     return TypeError(f"{value!r:.100} ({type(value).__name__}) is not a {type_info!r}")
 
@@ -40,23 +51,25 @@ def float32(value: float) -> float:
 
 
 @functools.cache
-def value_converter(type_info: TypeInformation) -> Converter | None:
+def value_converter(
+    type_info: TypeInformation, overflow: IntegerOverflow = IntegerOverflow.REFUSE
+) -> Converter | None:
     """The conversion ``type_info`` applies, or None when values stay as they are."""
     name = type_info.name
     if name == "PICKLED_BYTE_ARRAY":
         return None
     if name in _INT_BITS:
-        return _integer(type_info, _INT_BITS[name])
+        return _integer(type_info, _INT_BITS[name], overflow)
     if name in _SCALARS:
         return _scalar(type_info, *_SCALARS[name])
     if name in ("ROW", "ROW_NAMED"):
-        return _row(type_info)
+        return _row(type_info, overflow)
     if name == "TUPLE":
-        return _tuple(type_info)
+        return _tuple(type_info, overflow)
     if name in ("LIST", "BASIC_ARRAY", "PRIMITIVE_ARRAY", "OBJECT_ARRAY"):
-        return _list(type_info)
+        return _list(type_info, overflow)
     if name == "MAP":
-        return _map(type_info)
+        return _map(type_info, overflow)
     raise TypeError(f"no conversion for {type_info!r}")
 
 
@@ -64,12 +77,17 @@ def _nullable(convert: Converter) -> Converter:
     return lambda v: None if v is None else convert(v)
 
 
-def _integer(type_info: TypeInformation, bits: int) -> Converter:
+def _integer(type_info: TypeInformation, bits: int, overflow: IntegerOverflow) -> Converter:
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    wrap = overflow is IntegerOverflow.WRAP and bits < 64
 
     def convert(value: Any) -> int:
-        if type(value) is not int or not low <= value <= high:
+        if type(value) is not int:
             raise _refuse(value, type_info)
+        if not low <= value <= high:
+            if not wrap:
+                raise _refuse(value, type_info)
+            return (value - low) % (1 << bits) + low
         return value
 
     return _nullable(convert)
@@ -115,13 +133,13 @@ def _scalar(
     return _nullable(convert)
 
 
-def _fields_of(type_info: TypeInformation) -> list[Converter]:
-    return [value_converter(t) or (lambda v: v) for t in type_info.fields]
+def _fields_of(type_info: TypeInformation, overflow: IntegerOverflow) -> list[Converter]:
+    return [value_converter(t, overflow) or (lambda v: v) for t in type_info.fields]
 
 
-def _row(type_info: TypeInformation) -> Converter:
+def _row(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
     names = list(type_info.field_names or (f"f{i}" for i in range(len(type_info.fields))))
-    fields = _fields_of(type_info)
+    fields = _fields_of(type_info, overflow)
     arity = len(fields)
 
     def convert(value: Any) -> Row:
@@ -145,8 +163,8 @@ def _row(type_info: TypeInformation) -> Converter:
     return _nullable(convert)
 
 
-def _tuple(type_info: TypeInformation) -> Converter:
-    fields = _fields_of(type_info)
+def _tuple(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
+    fields = _fields_of(type_info, overflow)
 
     def convert(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, (tuple, list, Row)) or len(value) != len(fields):
@@ -156,8 +174,8 @@ def _tuple(type_info: TypeInformation) -> Converter:
     return _nullable(convert)
 
 
-def _list(type_info: TypeInformation) -> Converter:
-    element = value_converter(type_info.fields[0])
+def _list(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
+    element = value_converter(type_info.fields[0], overflow)
 
     def convert(value: Any) -> list[Any]:
         if isinstance(value, (str, bytes, bytearray, memoryview, dict)) or not hasattr(
@@ -169,9 +187,9 @@ def _list(type_info: TypeInformation) -> Converter:
     return _nullable(convert)
 
 
-def _map(type_info: TypeInformation) -> Converter:
-    key = value_converter(type_info.fields[0]) or (lambda v: v)
-    val = value_converter(type_info.fields[1]) or (lambda v: v)
+def _map(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
+    key = value_converter(type_info.fields[0], overflow) or (lambda v: v)
+    val = value_converter(type_info.fields[1], overflow) or (lambda v: v)
 
     def convert(value: Any) -> dict[Any, Any]:
         if not isinstance(value, dict):

@@ -162,7 +162,7 @@ def run(
         while not glob.glob(f"{checkpoints}/*/chk-*/_metadata"):
             time.sleep(0.05)
         producer.start()
-    result = client.get_job_execution_result()
+    result = client.get_job_execution_result().result()
     consumer.join(120)
     figures = {
         "guarantee": guarantee.name,

@@ -233,7 +233,7 @@ def run_savepoints(args: argparse.Namespace) -> list[dict]:
     snapshots = {}
     for format_type in (SavepointFormatType.CANONICAL, SavepointFormatType.NATIVE):
         started = time.monotonic()
-        path = client.trigger_savepoint(os.path.join(work, "savepoints"), format_type)
+        path = client.trigger_savepoint(os.path.join(work, "savepoints"), format_type).result()
         snapshots[f"savepoint-{format_type.value}"] = path
         lines.append(
             {
@@ -245,7 +245,7 @@ def run_savepoints(args: argparse.Namespace) -> list[dict]:
     time.sleep(2 * args.interval_ms / 1000)
     client.cancel()
     with contextlib.suppress(JobCanceledError):
-        client.get_job_execution_result()
+        client.get_job_execution_result().result()
     history = _read_json(glob.glob(os.path.join(ckpt, "*", "_history.json"))[0])
     done = [r for r in history["records"] if r["status"] == "COMPLETED"]
     for line, record in zip(lines, [r for r in done if r.get("external_path")], strict=True):

@@ -6,6 +6,11 @@ import datetime
 import enum
 from dataclasses import dataclass
 
+from barrierflow.api.checkpoint_storage import (
+    CheckpointStorage,
+    FileSystemCheckpointStorage,
+    JobManagerCheckpointStorage,
+)
 from barrierflow.errors import ConfigurationError
 
 
@@ -55,19 +60,36 @@ class CheckpointConfig:
     def is_checkpointing_enabled(self) -> bool:
         return self.interval_ms > 0
 
-    def set_checkpoint_storage(self, uri: str) -> CheckpointConfig:
+    def set_checkpoint_storage(self, storage: str | CheckpointStorage) -> CheckpointConfig:
+        """A path or URI, or PyFlink's ``FileSystemCheckpointStorage(path, ...)`` (its
+        thresholds too) or ``JobManagerCheckpointStorage()``."""
+        if isinstance(storage, FileSystemCheckpointStorage):
+            if storage.get_min_file_size_threshold() >= 0:
+                self.set_data_inline_threshold(storage.get_min_file_size_threshold())
+            if storage.write_buffer_size >= 0:
+                self.write_buffer_size = storage.write_buffer_size
+        if isinstance(storage, CheckpointStorage):
+            self.storage = storage.get_checkpoint_path()
+            return self
         _require(
-            isinstance(uri, str) and bool(uri.strip()),
-            f"checkpoint storage must be a non-empty path or URI, got {uri!r}",
+            isinstance(storage, str) and bool(storage.strip()),
+            "checkpoint storage must be a non-empty path or URI, or a FileSystemCheckpointStorage"
+            f", got {storage!r}",
         )
-        self.storage = uri
+        self.storage = storage
         return self
 
-    def set_checkpoint_storage_dir(self, uri: str) -> CheckpointConfig:
-        return self.set_checkpoint_storage(uri)
+    def set_checkpoint_storage_dir(self, checkpoint_path: str) -> CheckpointConfig:
+        return self.set_checkpoint_storage(checkpoint_path)
 
-    def get_checkpoint_storage(self) -> str | None:
-        return self.storage
+    def get_checkpoint_storage(self) -> CheckpointStorage:
+        """As PyFlink: the storage as an object (a path set is a FileSystemCheckpointStorage;
+        none set is the JobManagerCheckpointStorage, which barrierflow keeps on local disk)."""
+        if self.storage is None:
+            return JobManagerCheckpointStorage()
+        return FileSystemCheckpointStorage(
+            self.storage, self.data_inline_threshold_bytes, self.write_buffer_size
+        )
 
     def set_checkpoint_interval(self, interval_ms: int) -> CheckpointConfig:
         _require(

@@ -18,7 +18,7 @@ from barrierflow.cluster.collected_records import QueueCollector
 from barrierflow.cluster.job_outcome import JobCanceledError
 
 if TYPE_CHECKING:
-    from barrierflow.api.environment import JobClient
+    from barrierflow.api.job_client import JobClient
 
 
 class CloseableIterator(Iterator[Any]):
@@ -43,7 +43,7 @@ class CloseableIterator(Iterator[Any]):
             except queue.Empty:
                 self._closed = True
                 collected_records.unregister(self._collector.id)
-                self._client.get_job_execution_result()  # the job's error, if it failed
+                self._client.get_job_execution_result().result()  # the job's error, if any
         raise StopIteration
 
     def close(self) -> None:
@@ -55,7 +55,7 @@ class CloseableIterator(Iterator[Any]):
         if not self._client.done():
             self._client.cancel()
             with contextlib.suppress(JobCanceledError):
-                self._client.get_job_execution_result()
+                self._client.get_job_execution_result().result()
 
     def __enter__(self) -> CloseableIterator:
         return self

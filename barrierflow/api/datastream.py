@@ -15,7 +15,15 @@ from barrierflow.api.connected_streams import (
     BroadcastStream,
     ConnectedStreams,
 )
+from barrierflow.api.function_adapters import (
+    KeyedFilter,
+    KeyedFlatMap,
+    KeyedMap,
+    Projection,
+    opens,
+)
 from barrierflow.api.keyed_reductions import FieldAggregation, RollingReduce
+from barrierflow.api.slot_sharing_group import SlotSharingGroup, resources_not_applied
 from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
@@ -38,7 +46,7 @@ from barrierflow.graph.transformation import (
 )
 from barrierflow.java_strings import printer
 from barrierflow.side_outputs import OutputTag
-from barrierflow.typeinfo import TypeInformation, checked_type
+from barrierflow.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -109,6 +117,31 @@ class DataStream:
     def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
         fn = _check_callable(func, "filter", "filter()")
         return self._then(TransformationKind.FILTER, "Filter", fn)
+
+    def project(self, *field_indexes: int) -> DataStream:
+        """A stream of tuples of the given fields of each record, as PyFlink's: the stream's
+        declared type must be a ``Types.TUPLE``, and the result's is the tuple of those
+        fields' types."""
+        declared = self.get_type()
+        if declared is None or declared.name != "TUPLE":
+            raise ConfigurationError(
+                f"project() applies to a stream of declared type Types.TUPLE([...]), this one "
+                f"is {declared or 'undeclared'}: declare output_type= on the operator before, "
+                "or use map()"
+            )
+        arity = len(declared.fields)
+        if not field_indexes or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < arity
+            for i in field_indexes
+        ):
+            raise ConfigurationError(
+                f"project() takes field positions of the tuple (0 to {arity - 1}), got "
+                f"{field_indexes!r}"
+            )
+        output_type = Types.TUPLE([declared.fields[i] for i in field_indexes])
+        return self._then(
+            TransformationKind.MAP, "Projection", Projection(field_indexes), output_type=output_type
+        )
 
     def process(self, func: ProcessFunction, output_type: Any = None) -> DataStream:
         """A ProcessFunction on each record (no key: no state, no timers)."""
@@ -278,6 +311,10 @@ class DataStream:
             )
         return t
 
+    def get_name(self) -> str:
+        """The name of this stream's operator (``name()`` sets it)."""
+        return self._transformation.name
+
     def uid(self, uid: str) -> DataStream:
         if not isinstance(uid, str) or not uid:
             raise ConfigurationError(f"uid must be a non-empty string, got {uid!r}")
@@ -304,16 +341,19 @@ class DataStream:
         self._operator("disable_chaining").chaining = ChainingStrategy.NEVER
         return self
 
-    def slot_sharing_group(self, slot_sharing_group: Any) -> DataStream:
+    def slot_sharing_group(self, slot_sharing_group: str | SlotSharingGroup) -> DataStream:
         """Recorded, for PyFlink programs: every subtask of a barrierflow job shares the
-        job's task slots (a job needs as many slots as its largest parallelism)."""
-        name = getattr(slot_sharing_group, "get_name", lambda: slot_sharing_group)()
-        if not isinstance(name, str) or not name:
+        job's task slots (a job needs as many slots as its largest parallelism); resources a
+        ``SlotSharingGroup`` asks for are not applied, and the job logs so."""
+        if isinstance(slot_sharing_group, SlotSharingGroup):
+            resources_not_applied(slot_sharing_group)
+            slot_sharing_group = slot_sharing_group.get_name()
+        if not isinstance(slot_sharing_group, str) or not slot_sharing_group:
             raise ConfigurationError(
                 f"slot_sharing_group() needs a name or a SlotSharingGroup, got "
                 f"{slot_sharing_group!r}"
             )
-        self._operator("slot_sharing_group").slot_sharing_group = name
+        self._operator("slot_sharing_group").slot_sharing_group = slot_sharing_group
         return self
 
 
@@ -326,6 +366,43 @@ class KeyedStream(DataStream):
         raise ConfigurationError(
             f"{name.lower()}() on a KeyedStream: its records are partitioned by key; call "
             f"{name.lower()}() on the stream before key_by()"
+        )
+
+    # --- one record at a time, with the key's state ---------------------------------------
+
+    def map(self, func: Callable[[Any], Any] | MapFunction, output_type: Any = None) -> DataStream:
+        """As ``DataStream.map``; a function that opens may declare the key's state there."""
+        if not opens(func):
+            return super().map(func, output_type)
+        _check_callable(func, "map", "map()")
+        return self._keyed_call(KeyedMap(func), "Map", checked_type(output_type, "map()"))
+
+    def flat_map(
+        self, func: Callable[[Any], Any] | FlatMapFunction, output_type: Any = None
+    ) -> DataStream:
+        """As ``DataStream.flat_map``; a function that opens may declare the key's state."""
+        if not opens(func):
+            return super().flat_map(func, output_type)
+        _check_callable(func, "flat_map", "flat_map()")
+        output_type = checked_type(output_type, "flat_map()")
+        return self._keyed_call(KeyedFlatMap(func), "FlatMap", output_type)
+
+    def filter(self, func: Callable[[Any], bool] | FilterFunction) -> DataStream:
+        """As ``DataStream.filter``; a function that opens may declare the key's state."""
+        if not opens(func):
+            return super().filter(func)
+        _check_callable(func, "filter", "filter()")
+        return self._keyed_call(KeyedFilter(func), "Filter", self.get_type())
+
+    def _keyed_call(
+        self, fn: KeyedProcessFunction, name: str, output_type: TypeInformation | None
+    ) -> DataStream:
+        return self._then(
+            TransformationKind.PROCESS,
+            name,
+            fn,
+            key_selector=self._key_selector,
+            output_type=output_type,
         )
 
     def process(self, func: KeyedProcessFunction, output_type: Any = None) -> DataStream:

@@ -7,12 +7,10 @@ hands it to a JobMaster on this process, the Spark driver.
 
 from __future__ import annotations
 
-import enum
 import logging
 import os
 import sys
 import tempfile
-import threading
 import uuid
 from typing import Any
 
@@ -25,13 +23,15 @@ from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
 from barrierflow.api.execution_config import ExecutionConfig
 from barrierflow.api.execution_mode import RuntimeExecutionMode
+from barrierflow.api.execution_plan import execution_plan
+from barrierflow.api.job_client import JobClient
+from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.cluster.job_master import JobMaster
-from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
+from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
-from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.connectors.collection_source import CollectionSource
 from barrierflow.connectors.sink import JobSettings
@@ -47,7 +47,6 @@ from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
     Alignment,
     CheckpointOptions,
-    SnapshotFormat,
 )
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
@@ -59,18 +58,10 @@ from barrierflow.state_backend import (
     kind_of,
     state_backend_named,
 )
-from barrierflow.type_conversion import value_converter
+from barrierflow.type_conversion import IntegerOverflow, value_converter
 from barrierflow.typeinfo import checked_type
 
 log = logging.getLogger("barrierflow")
-
-
-class SavepointFormatType(enum.Enum):
-    """CANONICAL: the key-group format, restorable into either state backend. NATIVE: the
-    backend's own (RocksDB: its SST files), faster to take and restore for large state."""
-
-    CANONICAL = "canonical"
-    NATIVE = "native"
 
 
 # Set by the ``barrierflow run`` command before it runs a job file; applied to every
@@ -93,11 +84,14 @@ def _ensure_progress_visible() -> None:
 
 class StreamExecutionEnvironment:
     def __init__(self) -> None:
+        # Everything the program declared, in order; a job is the sinks declared since the
+        # previous execute() and what they read from (``_job``).
         self._transformations: list[Transformation] = []
+        self._executed_sinks: set[int] = set()  # ids of sinks an earlier execute() ran
         self._parallelism = 1
         self._max_parallelism = DEFAULT_MAX_PARALLELISM
         self._checkpoint_config = CheckpointConfig()
-        self._restart_strategy: RestartStrategy | None = None
+        self._restart_strategy: RestartStrategyConfiguration | None = None
         self._buffer_timeout_ms = 100
         self._buffer_size = 1024
         self._restore_path: str | None = None
@@ -168,6 +162,15 @@ class StreamExecutionEnvironment:
                 appliers[key](conf.get(key))
         return self
 
+    def add_jars(self, *jars_path: str) -> None:
+        """PyFlink's jars are for its Java connectors; barrierflow's connectors are Python, so
+        they are kept as ``pipeline.jars``, with the warning that they do nothing here."""
+        self.configure({"pipeline.jars": ";".join(jars_path)})
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        """As ``add_jars``: kept as ``pipeline.classpaths``, with a warning."""
+        self.configure({"pipeline.classpaths": ";".join(classpaths)})
+
     def get_configuration(self) -> Configuration:
         return self._configuration
 
@@ -188,7 +191,7 @@ class StreamExecutionEnvironment:
         mode = self._configuration.get("execution.runtime-mode")
         if mode == "STREAMING":
             return False
-        sources = [t for t in self._transformations if t.kind is TransformationKind.SOURCE]
+        sources = [t for t in self._job_reach() if t.kind is TransformationKind.SOURCE]
         unbounded = [
             t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()
         ]
@@ -239,13 +242,22 @@ class StreamExecutionEnvironment:
     def get_checkpoint_interval(self) -> int:
         return self._checkpoint_config.interval_ms
 
-    def set_restart_strategy(self, strategy: RestartStrategy) -> StreamExecutionEnvironment:
-        if not hasattr(strategy, "on_failure"):
+    def set_restart_strategy(
+        self, restart_strategy_configuration: RestartStrategyConfiguration
+    ) -> StreamExecutionEnvironment:
+        """``RestartStrategies.no_restart()``, ``fixed_delay_restart(...)``...; each job gets a
+        fresh strategy of it. ``fall_back_restart()`` leaves it to ``restart-strategy.*``."""
+        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
             raise ConfigurationError(
-                f"set_restart_strategy() takes a RestartStrategies.* strategy, got {strategy!r}"
+                "set_restart_strategy() takes a RestartStrategies.* configuration (from "
+                f"barrierflow.common), got {restart_strategy_configuration!r}"
             )
-        self._restart_strategy = strategy
+        self._restart_strategy = restart_strategy_configuration
         return self
+
+    def get_restart_strategy(self) -> RestartStrategyConfiguration:
+        """What ``set_restart_strategy`` set; ``fall_back_restart()`` if nothing was."""
+        return self._restart_strategy or RestartStrategies.fall_back_restart()
 
     def set_state_backend(self, backend: StateBackend) -> StreamExecutionEnvironment:
         """``HashMapStateBackend()`` (the default) or ``EmbeddedRocksDBStateBackend()``."""
@@ -363,7 +375,9 @@ class StreamExecutionEnvironment:
         PyFlink's); with ``type_info``, converted to it here, as PyFlink converts them (tuples
         to ``Row`` for ``Types.ROW``...)."""
         type_info = checked_type(type_info, "from_collection()")
-        convert = value_converter(type_info) if type_info is not None else None
+        # PyFlink hands the values to Java as they are: a BYTE, SHORT or INT out of range
+        # wraps as Java's cast does
+        convert = None if type_info is None else value_converter(type_info, IntegerOverflow.WRAP)
         try:
             if convert is not None:
                 collection = [convert(value) for value in collection]
@@ -378,6 +392,31 @@ class StreamExecutionEnvironment:
 
     def _add(self, t: Transformation) -> None:
         self._transformations.append(t)
+
+    def _job(self) -> list[Transformation]:
+        """What the next ``execute()`` translates: the program's transformations in the order
+        declared, without the sinks an earlier ``execute()`` ran. As in PyFlink, a program may
+        build a stream, execute it, then add operators to the same stream and execute again:
+        the new job reads from the streams declared before. Positions in this list name the
+        operators without a uid: the same in every run of the program (and, for a program
+        that executes once, its positions, as before)."""
+        return [
+            t
+            for t in self._transformations
+            if t.kind is not TransformationKind.SINK or t.id not in self._executed_sinks
+        ]
+
+    def _job_reach(self) -> list[Transformation]:
+        """The transformations the next job's sinks read from, directly or not."""
+        job = self._job()
+        reached: set[int] = set()
+        pending = [t for t in job if t.kind is TransformationKind.SINK]
+        while pending:
+            t = pending.pop()
+            if t.id not in reached:
+                reached.add(t.id)
+                pending.extend(t.inputs)
+        return [t for t in job if t.id in reached]
 
     # --- execution --------------------------------------------------------------------------
 
@@ -402,7 +441,7 @@ class StreamExecutionEnvironment:
             raise ConfigurationError(f"execute() needs a job name, got {job_name!r}")
         batch = self._is_batch()
         stream_graph = build_stream_graph(
-            job_name, self._transformations, self._parallelism, self._max_parallelism, batch
+            job_name, self._job(), self._parallelism, self._max_parallelism, batch
         )
         graph = build_execution_graph(build_job_graph(stream_graph))
         job_id = self._resume_job_id or uuid.uuid4().hex
@@ -448,7 +487,7 @@ class StreamExecutionEnvironment:
         restore_from = restore_root = None
         if self._restore_path:
             restore_from, restore_root = _read_restore_point(self._restore_path)
-        strategy = self._restart_strategy or restart_from_configuration(
+        strategy = self.get_restart_strategy().create() or restart_from_configuration(
             self._configuration, checkpointing
         )
         task_config = TaskConfig(
@@ -517,7 +556,7 @@ class StreamExecutionEnvironment:
             timeout_ms=cc.timeout_ms,
             max_concurrent=cc.max_concurrent,
         )
-        for t in self._transformations:
+        for t in self._job_reach():
             check = getattr(t.function, "check", None)
             if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK) and callable(check):
                 check(job)
@@ -559,8 +598,22 @@ class StreamExecutionEnvironment:
 
     def _submitted(self, job_name: str) -> JobMaster:
         job_master = self._job_master(job_name)
-        self._transformations = []  # the next execute() runs what is declared from now on
+        self._end_job()
         return job_master
+
+    def get_execution_plan(self) -> str:
+        """The job the next ``execute()`` would run, as Flink's plan JSON (operators,
+        parallelism, partitioners); nothing runs."""
+        graph = build_stream_graph(
+            "plan", self._job(), self._parallelism, self._max_parallelism, self._is_batch()
+        )
+        return execution_plan(graph)
+
+    def _end_job(self) -> None:
+        """The sinks declared so far ran: the next ``execute()`` runs those declared after."""
+        self._executed_sinks.update(
+            t.id for t in self._transformations if t.kind is TransformationKind.SINK
+        )
 
 
 class DryRunFinished(Exception):
@@ -610,68 +663,3 @@ def _read_restore_point(path: str):
         return metadata, root
     except (StorageConfigError, CorruptCheckpointError) as e:
         raise ConfigurationError(f"cannot restore from {path}: {e}") from e
-
-
-class JobClient:
-    """A running job: its id, its status, cancel, and its result."""
-
-    def __init__(self, job_master: JobMaster) -> None:
-        self._job_master = job_master
-        self._result: JobExecutionResult | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="jobmaster", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._result = self._job_master.run()
-        except BaseException as e:  # noqa: BLE001 - re-raised by get_job_execution_result
-            self._error = e
-
-    def get_job_id(self) -> str:
-        return self._job_master.plan.job_id
-
-    def get_job_status(self) -> JobStatus:
-        return self._job_master.status
-
-    def done(self) -> bool:
-        """Whether the job ended (finished, failed for good or cancelled)."""
-        return not self._thread.is_alive()
-
-    def cancel(self) -> None:
-        self._job_master.cancel()
-
-    def trigger_savepoint(
-        self,
-        path: str | None = None,
-        format_type: SavepointFormatType = SavepointFormatType.CANONICAL,
-    ) -> str:
-        """Takes a savepoint into a new directory under ``path`` (None:
-        ``execution.checkpointing.savepoint-dir``) while the job goes on; returns its path.
-        Raises ``SavepointError`` with the reason when it fails."""
-        snapshot_format = SnapshotFormat(format_type.value)
-        return self._job_master.trigger_savepoint(path, snapshot_format).result()
-
-    def stop_with_savepoint(
-        self,
-        path: str | None = None,
-        drain: bool = False,
-        format_type: SavepointFormatType = SavepointFormatType.CANONICAL,
-    ) -> str:
-        """Takes a savepoint, stops the sources at it and ends the job (FINISHED), its sinks
-        committing everything up to it; ``drain`` first ends the input, so that operators
-        flush what they buffer. Returns the savepoint's path once the job ended."""
-        snapshot_format = SnapshotFormat(format_type.value)
-        future = self._job_master.trigger_savepoint(path, snapshot_format, stop=True, drain=drain)
-        savepoint = future.result()
-        self._thread.join()
-        return savepoint
-
-    def get_job_execution_result(self, timeout_s: float | None = None) -> JobExecutionResult:
-        self._thread.join(timeout_s)
-        if self._thread.is_alive():
-            raise TimeoutError(f"job {self.get_job_id()} is still running")
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result

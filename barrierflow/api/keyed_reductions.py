@@ -10,10 +10,12 @@ one on ties).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.functions import KeyedProcessFunction
+from barrierflow.row import Row
 from barrierflow.state.descriptors import ValueStateDescriptor
 
 _STATE = ValueStateDescriptor("__reduced__")
@@ -75,6 +77,8 @@ class RollingReduce(_Rolling):
 def _get(record: Any, field: int | str) -> Any:
     if isinstance(record, int | float) and field == 0:
         return record
+    if isinstance(record, Row):
+        return record[field]
     if isinstance(field, str):
         if isinstance(record, dict):
             return record[field]
@@ -92,6 +96,10 @@ def _with(record: Any, field: int | str, value: Any) -> Any:
         return (*record[:field], value, *record[field + 1:])
     if isinstance(record, list) and isinstance(field, int):
         return [*record[:field], value, *record[field + 1 :]]
+    if isinstance(record, Row):  # by position or by name (ROW_NAMED); names and kind kept
+        copied = copy.copy(record)
+        copied[field] = value
+        return copied
     replace = getattr(record, "_replace", None)  # namedtuple
     if replace is not None and isinstance(field, str):
         return replace(**{field: value})

@@ -1,19 +1,53 @@
 """PyFlink's ``pyflink.common`` names, at the same path: a PyFlink program changes only its
-imports. Each name is defined once, in barrierflow's own modules, and re-exported here."""
+imports. Each name is defined once, in barrierflow's own modules, and re-exported here; those
+of the API and the connectors load when first asked for (module ``__getattr__``), so that an
+executor unpickling a function that uses ``Types`` or ``Row`` loads neither."""
 
-from typing import Any
+from __future__ import annotations
 
-from barrierflow.common.time import Duration, Time
+import importlib
+
+from barrierflow.common.time import Duration, Instant, Time
 from barrierflow.common.typeinfo import TypeInformation, Types
 from barrierflow.common.types import Row, RowKind
 from barrierflow.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 
+_LAZY = {
+    "ByteArraySchema": "barrierflow.common.serialization",
+    "CompletableFuture": "barrierflow.api.completable_future",
+    "Configuration": "barrierflow.api.configuration",
+    "DeserializationSchema": "barrierflow.common.serialization",
+    "Encoder": "barrierflow.connectors.file_format",
+    "ExecutionConfig": "barrierflow.api.execution_config",
+    "JobClient": "barrierflow.api.job_client",
+    "JobExecutionResult": "barrierflow.cluster.job_outcome",
+    "JobID": "barrierflow.api.job_client",
+    "JobStatus": "barrierflow.cluster.job_outcome",
+    "RestartStrategies": "barrierflow.api.restart_strategies",
+    "RestartStrategyConfiguration": "barrierflow.api.restart_strategies",
+    "SerializationSchema": "barrierflow.common.serialization",
+    "SimpleStringSchema": "barrierflow.connectors.serialization",
+}
+
 __all__ = [
+    "ByteArraySchema",
+    "CompletableFuture",
     "Configuration",
+    "DeserializationSchema",
     "Duration",
+    "Encoder",
     "ExecutionConfig",
+    "Instant",
+    "JobClient",
+    "JobExecutionResult",
+    "JobID",
+    "JobStatus",
+    "RestartStrategies",
+    "RestartStrategyConfiguration",
     "Row",
     "RowKind",
+    "SerializationSchema",
+    "SimpleStringSchema",
     "Time",
     "TimestampAssigner",
     "TypeInformation",
@@ -22,15 +56,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The environment's names load the API when first asked for: an executor unpickling a
-    function that uses ``Types`` or ``Row`` loads neither."""
-    if name == "Configuration":
-        from barrierflow.api.configuration import Configuration
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'barrierflow.common' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access does not come here
+    return value
 
-        return Configuration
-    if name == "ExecutionConfig":
-        from barrierflow.api.execution_config import ExecutionConfig
 
-        return ExecutionConfig
-    raise AttributeError(f"module 'barrierflow.common' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

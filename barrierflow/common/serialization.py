@@ -1,4 +1,15 @@
-"""PyFlink's ``pyflink.common.serialization``."""
+"""PyFlink's ``pyflink.common.serialization``: how records become the bytes of a message and
+back (Kafka's keys and values), and how a file sink writes a record.
+
+``SerializationSchema`` and ``DeserializationSchema`` are the interfaces: any object with
+``serialize(value) -> bytes`` (``deserialize(message) -> value``) is one, so the schemas of
+barrierflow's connectors and a program's own are alike. Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
 
 from barrierflow.connectors.file_format import Encoder
 from barrierflow.connectors.serialization import (
@@ -8,8 +19,92 @@ from barrierflow.connectors.serialization import (
 )
 
 __all__ = [
+    "ByteArraySchema",
+    "DeserializationSchema",
     "Encoder",
     "JsonRowDeserializationSchema",
     "JsonRowSerializationSchema",
+    "RowFieldExtractorSchema",
+    "SerializationSchema",
     "SimpleStringSchema",
 ]
+
+
+def _defines(cls: type, method: str) -> bool:
+    return any(method in vars(base) for base in cls.__mro__)
+
+
+class SerializationSchema(abc.ABC):
+    """Turns a record into the bytes of a message. A record that cannot be turned into bytes
+    raises ``TypeError`` or ``ValueError``; the sink names the record."""
+
+    @abc.abstractmethod
+    def serialize(self, value: Any) -> bytes: ...
+
+    @classmethod
+    def __subclasshook__(cls, candidate: type) -> bool:
+        if cls is SerializationSchema:
+            return _defines(candidate, "serialize")
+        return NotImplemented
+
+
+class DeserializationSchema(abc.ABC):
+    """Turns the bytes of a message into a record. A message it cannot read raises
+    ``ValueError``; the source names the message (topic, partition, offset)."""
+
+    @abc.abstractmethod
+    def deserialize(self, message: bytes) -> Any: ...
+
+    @classmethod
+    def __subclasshook__(cls, candidate: type) -> bool:
+        if cls is DeserializationSchema:
+            return _defines(candidate, "deserialize")
+        return NotImplemented
+
+
+class ByteArraySchema(SerializationSchema, DeserializationSchema):
+    """A record is the message's bytes, as they are."""
+
+    def serialize(self, value: Any) -> bytes:
+        if not isinstance(value, bytes | bytearray):
+            raise TypeError(
+                f"ByteArraySchema serializes bytes, got {type(value).__name__}: declare the "
+                "stream's type as Types.PRIMITIVE_ARRAY(Types.BYTE()) and give it bytes"
+            )
+        return bytes(value)
+
+    def deserialize(self, message: bytes) -> bytes:
+        return message
+
+    def __repr__(self) -> str:
+        return "ByteArraySchema()"
+
+
+class RowFieldExtractorSchema(SerializationSchema):
+    """The bytes of one field of a ``Row`` (or tuple), which must already be bytes: to send
+    one field as a Kafka key and another as its value. A null field is an empty message."""
+
+    def __init__(self, field_index: int) -> None:
+        if isinstance(field_index, bool) or not isinstance(field_index, int) or field_index < 0:
+            raise ValueError(f"Field index must be non-negative, got: {field_index!r}")
+        self.field_index = field_index
+
+    def serialize(self, value: Any) -> bytes:
+        try:
+            field = value[self.field_index]
+        except (IndexError, TypeError, KeyError):
+            raise ValueError(
+                f"RowFieldExtractorSchema({self.field_index}) needs a row with a field "
+                f"{self.field_index}, got {value!r:.100}"
+            ) from None
+        if field is None:
+            return b""
+        if not isinstance(field, bytes | bytearray):
+            raise TypeError(
+                f"field {self.field_index} must be bytes, got {type(field).__name__} "
+                f"{field!r:.50}: convert it to bytes before the sink"
+            )
+        return bytes(field)
+
+    def __repr__(self) -> str:
+        return f"RowFieldExtractorSchema({self.field_index})"

@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.common.time``."""
 
-from barrierflow.eventtime.durations import Duration, Time
+from barrierflow.eventtime.durations import Duration, Instant, Time
 
-__all__ = ["Duration", "Time"]
+__all__ = ["Duration", "Instant", "Time"]

@@ -19,8 +19,30 @@ _EXPORTS = {
     "CheckpointingMode": "barrierflow.api.checkpoint_config",
     "RuntimeExecutionMode": "barrierflow.api.execution_mode",
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
+    "ExternalizedCheckpointRetention": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.functions",
     "OutputTag": "barrierflow.side_outputs",
+    "MemorySize": "barrierflow.api.slot_sharing_group",
+    "SlotSharingGroup": "barrierflow.api.slot_sharing_group",
+    **{
+        name: "barrierflow.api.checkpoint_storage"
+        for name in (
+            "CheckpointStorage",
+            "FileSystemCheckpointStorage",
+            "JobManagerCheckpointStorage",
+        )
+    },
+    **{
+        name: "barrierflow.state_backend"
+        for name in ("EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend")
+    },
+    **{
+        name: "barrierflow.windowing.windows"
+        for name in ("CountWindow", "GlobalWindow", "TimeWindow", "Window")
+    },
+    "Trigger": "barrierflow.windowing.triggers",
+    "TriggerResult": "barrierflow.windowing.triggers",
+    "WindowAssigner": "barrierflow.windowing.assigners",
     **{
         name: "barrierflow.functions"
         for name in (

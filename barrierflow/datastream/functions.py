@@ -19,6 +19,7 @@ from barrierflow.functions import (
     WindowFunction,
 )
 from barrierflow.two_input_functions import (
+    BaseBroadcastProcessFunction,
     BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
@@ -30,6 +31,7 @@ from barrierflow.two_input_functions import (
 __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
+    "BaseBroadcastProcessFunction",
     "BroadcastProcessFunction",
     "CoFlatMapFunction",
     "CoMapFunction",

@@ -1,6 +1,8 @@
 """PyFlink's ``pyflink.datastream.window``, at the same path."""
 
 from barrierflow.windowing.assigners import (
+    DynamicEventTimeSessionWindows,
+    DynamicProcessingTimeSessionWindows,
     EventTimeSessionWindows,
     GlobalWindows,
     ProcessingTimeSessionWindows,
@@ -12,24 +14,32 @@ from barrierflow.windowing.assigners import (
     WindowAssigner,
 )
 from barrierflow.windowing.triggers import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
     CountEvictor,
     CountTrigger,
     EventTimeTrigger,
+    NeverTrigger,
     ProcessingTimeTrigger,
     PurgingTrigger,
     Trigger,
     TriggerResult,
 )
-from barrierflow.windowing.windows import CountWindow, GlobalWindow, TimeWindow
+from barrierflow.windowing.windows import CountWindow, GlobalWindow, TimeWindow, Window
 
 __all__ = [
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
     "CountEvictor",
     "CountTrigger",
     "CountWindow",
+    "DynamicEventTimeSessionWindows",
+    "DynamicProcessingTimeSessionWindows",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
     "GlobalWindow",
     "GlobalWindows",
+    "NeverTrigger",
     "ProcessingTimeSessionWindows",
     "ProcessingTimeTrigger",
     "PurgingTrigger",
@@ -41,5 +51,6 @@ __all__ = [
     "TriggerResult",
     "TumblingEventTimeWindows",
     "TumblingProcessingTimeWindows",
+    "Window",
     "WindowAssigner",
 ]

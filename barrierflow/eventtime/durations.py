@@ -1,5 +1,6 @@
 """``Duration`` and ``Time``, as PyFlink programs write them (``Duration.of_seconds(5)``,
-``Time.minutes(1)``); both are a whole number of milliseconds. Performs no I/O."""
+``Time.minutes(1)``), both a whole number of milliseconds, and ``Instant``, a point in time
+(PyFlink's ``pyflink.common.time``). Performs no I/O."""
 
 from __future__ import annotations
 
@@ -70,6 +71,26 @@ class Time:
 
     def to_milliseconds(self) -> int:
         return self.millis
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    """A point in time as Java's ``Instant``: seconds since the epoch and nanoseconds within
+    the second (0 to 999,999,999, also for instants before the epoch)."""
+
+    seconds: int
+    nanos: int
+
+    def to_epoch_milli(self) -> int:
+        return self.seconds * 1000 + self.nanos // 1_000_000
+
+    @staticmethod
+    def of_epoch_milli(epoch_milli: int) -> Instant:
+        seconds, millis = divmod(epoch_milli, 1000)
+        return Instant(seconds, millis * 1_000_000)
+
+    def __repr__(self) -> str:
+        return f"Instant<{self.seconds}, {self.nanos}>"
 
 
 def millis_of(value: Duration | Time | int, what: str) -> int:

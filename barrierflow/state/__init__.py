@@ -1,5 +1,7 @@
-"""Public state declarations (``from barrierflow.state import ValueStateDescriptor``)."""
+"""Public state declarations and the state objects functions get
+(``from barrierflow.state import ValueStateDescriptor``)."""
 
+from barrierflow.state.broadcast_state import BroadcastState, ReadOnlyBroadcastState
 from barrierflow.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -9,13 +11,29 @@ from barrierflow.state.descriptors import (
     ValueStateDescriptor,
 )
 from barrierflow.state.state_ttl_config import StateTtlConfig
+from barrierflow.state.user_state import (
+    AggregatingState,
+    ListState,
+    MapState,
+    ReducingState,
+    State,
+    ValueState,
+)
 
 __all__ = [
+    "AggregatingState",
     "AggregatingStateDescriptor",
+    "BroadcastState",
+    "ListState",
     "ListStateDescriptor",
+    "MapState",
     "MapStateDescriptor",
+    "ReadOnlyBroadcastState",
+    "ReducingState",
     "ReducingStateDescriptor",
+    "State",
     "StateDescriptor",
     "StateTtlConfig",
+    "ValueState",
     "ValueStateDescriptor",
 ]

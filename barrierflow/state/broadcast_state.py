@@ -50,6 +50,18 @@ class ReadOnlyBroadcastState:
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._entries))
 
+    def __getitem__(self, key: Any) -> Any:
+        return self.get(key)
+
+    def __contains__(self, key: Any) -> bool:
+        return self.contains(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.remove(key)
+
     def _read_only(self, what: str) -> RuntimeError:
         return RuntimeError(
             f"broadcast state {self._name!r} is read-only in process_element(); change it in "

@@ -1,6 +1,7 @@
 """What a keyed function's runtime context hands out: the backend's state objects, wrapped
 where the descriptor asks for more (a time to live, a declared type, a reducing or aggregating
-state). One object per state name, made at the first request.
+state), as PyFlink's state classes (``user_state.py``). One object per state name, made at the
+first request.
 
 **Threading:** the task thread only.
 """
@@ -27,9 +28,12 @@ from barrierflow.state.ttl_state import (
     check_ttl_unchanged,
 )
 from barrierflow.state.typed_state import typed
+from barrierflow.state.user_state import list_state, map_state, value_state
 
 _TTL_STATES = {StateKind.VALUE: TtlValueState, StateKind.LIST: TtlListState,
                StateKind.MAP: TtlMapState}  # fmt: skip
+_USER_STATES = {StateKind.VALUE: value_state, StateKind.LIST: list_state,
+                StateKind.MAP: map_state}  # fmt: skip
 
 
 def _wall_clock_ms() -> int:
@@ -56,7 +60,7 @@ class KeyedStateStore:
                 state = _TTL_STATES[descriptor.kind](
                     state, descriptor.name, descriptor.ttl, self._now_ms
                 )
-            state = typed(state, descriptor)
+            state = _USER_STATES[descriptor.kind](typed(state, descriptor))
             made = self._made[descriptor.name] = (state, descriptor.ttl)
         if made[1] != descriptor.ttl:
             raise ValueError(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.state import user_state
 
-class ReducingState:
+
+class ReducingState(user_state.ReducingState):
     def __init__(self, value_state: Any, reduce_function: Any) -> None:
         self._state = value_state
         self._reduce = getattr(reduce_function, "reduce", reduce_function)
@@ -25,7 +27,7 @@ class ReducingState:
         self._state.clear()
 
 
-class AggregatingState:
+class AggregatingState(user_state.AggregatingState):
     def __init__(self, value_state: Any, agg_function: Any) -> None:
         self._state = value_state
         self._agg = agg_function

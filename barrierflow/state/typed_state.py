@@ -16,10 +16,11 @@ are not wrapped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from barrierflow.state.descriptors import StateDescriptor, StateKind
+from barrierflow.state.user_state import MapState
 from barrierflow.type_conversion import Converter, plain_type, value_converter
 
 
@@ -95,7 +96,7 @@ class TypedListState:
         self._inner.update(values)
 
 
-class TypedMapState:
+class TypedMapState(MapState):
     __slots__ = (
         "_inner", "_key", "_value",
         "clear", "contains", "get", "is_empty", "items", "keys", "remove", "values",
@@ -121,9 +122,6 @@ class TypedMapState:
             self._key.full(key)
             self._value.full(value)
         self._inner.put_all(mapping)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.keys())
 
 
 def typed(state: Any, descriptor: StateDescriptor) -> Any:

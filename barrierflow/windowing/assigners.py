@@ -8,16 +8,18 @@ to assign timestamps (``assign_timestamps_and_watermarks``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from barrierflow.eventtime.durations import Duration, Time, millis_of
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.windowing.windows import GlobalWindow, TimeWindow
 
 Length = Time | Duration | int
+T = TypeVar("T")
+W = TypeVar("W")
 
 
-class WindowAssigner:
+class WindowAssigner(Generic[T, W]):
     """``assign_windows(element, timestamp, current_processing_time)`` -> the windows."""
 
     is_event_time = True
@@ -130,6 +132,15 @@ class SessionWindowTimeGapExtractor:
         raise NotImplementedError
 
 
+def _gap_extractor(extractor: Any, assigner: str) -> Any:
+    if not isinstance(extractor, SessionWindowTimeGapExtractor) and not callable(extractor):
+        raise TypeError(
+            f"{assigner}.with_dynamic_gap takes a SessionWindowTimeGapExtractor or a "
+            f"function of the record, not {type(extractor).__name__}"
+        )
+    return extractor
+
+
 class EventTimeSessionWindows(WindowAssigner):
     is_merging = True
 
@@ -140,14 +151,9 @@ class EventTimeSessionWindows(WindowAssigner):
     def with_gap(cls, gap: Length):
         return cls(_positive(gap, f"{cls.__name__}.with_gap: the gap"), None)
 
-    @classmethod
-    def with_dynamic_gap(cls, extractor: SessionWindowTimeGapExtractor):
-        if not isinstance(extractor, SessionWindowTimeGapExtractor) and not callable(extractor):
-            raise TypeError(
-                f"{cls.__name__}.with_dynamic_gap takes a SessionWindowTimeGapExtractor or a "
-                f"function of the record, not {type(extractor).__name__}"
-            )
-        return cls(None, extractor)
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> Any:
+        return DynamicEventTimeSessionWindows(_gap_extractor(extractor, "EventTimeSessionWindows"))
 
     def _gap_of(self, element: Any) -> int:
         if self.extractor is None:
@@ -166,13 +172,45 @@ class EventTimeSessionWindows(WindowAssigner):
         return [TimeWindow(timestamp, timestamp + self._gap_of(element))]
 
 
+class DynamicEventTimeSessionWindows(EventTimeSessionWindows):
+    """Event-time sessions whose gap each record gives (``with_dynamic_gap``)."""
+
+    def __init__(self, session_window_time_gap_extractor: SessionWindowTimeGapExtractor) -> None:
+        super().__init__(None, session_window_time_gap_extractor)
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> Any:
+        return DynamicEventTimeSessionWindows(
+            _gap_extractor(extractor, "DynamicEventTimeSessionWindows")
+        )
+
+
 class ProcessingTimeSessionWindows(EventTimeSessionWindows):
     is_event_time = False
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> Any:
+        return DynamicProcessingTimeSessionWindows(
+            _gap_extractor(extractor, "ProcessingTimeSessionWindows")
+        )
 
     def assign_windows(self, element, timestamp, current_processing_time):
         return [
             TimeWindow(current_processing_time, current_processing_time + self._gap_of(element))
         ]
+
+
+class DynamicProcessingTimeSessionWindows(ProcessingTimeSessionWindows):
+    """Processing-time sessions whose gap each record gives (``with_dynamic_gap``)."""
+
+    def __init__(self, session_window_time_gap_extractor: SessionWindowTimeGapExtractor) -> None:
+        super().__init__(None, session_window_time_gap_extractor)
+
+    @staticmethod
+    def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> Any:
+        return DynamicProcessingTimeSessionWindows(
+            _gap_extractor(extractor, "DynamicProcessingTimeSessionWindows")
+        )
 
 
 class GlobalWindows(WindowAssigner):

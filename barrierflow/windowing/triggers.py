@@ -12,10 +12,14 @@ no I/O.
 from __future__ import annotations
 
 import enum
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+from barrierflow.eventtime.durations import Time, millis_of
 from barrierflow.state.descriptors import ValueStateDescriptor
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
+
+T = TypeVar("T")
+W = TypeVar("W")
 
 
 class TriggerResult(enum.Enum):
@@ -41,7 +45,18 @@ class TriggerContext(Protocol):
     def get_partitioned_state(self, state_descriptor: ValueStateDescriptor) -> Any: ...
 
 
-class Trigger:
+class OnMergeContext(TriggerContext, Protocol):
+    def merge_partitioned_state(self, state_descriptor: ValueStateDescriptor) -> None: ...
+
+
+class Trigger(Generic[T, W]):
+    """Subclass it (``class MyTrigger(Trigger[tuple, TimeWindow])``) and pass it to
+    ``WindowedStream.trigger``. Its per-window state comes from ``ctx.get_partitioned_state``
+    with a ``ValueStateDescriptor``."""
+
+    TriggerContext = TriggerContext
+    OnMergeContext = OnMergeContext
+
     def on_element(
         self, element: Any, timestamp: int, window: Any, ctx: TriggerContext
     ) -> TriggerResult:
@@ -118,6 +133,111 @@ class NeverTrigger(Trigger):
 
     def on_element(self, element, timestamp, window, ctx):
         return TriggerResult.CONTINUE
+
+
+class _Continuous(Trigger):
+    """Fires every ``interval`` ms of its clock while a window is open, at multiples of the
+    interval (the first one after the window's first record), and at the window's end.
+
+    Its next firing time is per-window state. It does not merge windows (``can_merge`` is
+    False: the window operator has no merging of a trigger's state yet), so a session window
+    with it is refused when the job starts."""
+
+    def __init__(self, interval: int) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+            raise ValueError(f"{type(self).__name__} needs a positive interval, not {interval!r}")
+        self.interval = interval
+        self._descriptor = ValueStateDescriptor("fire-time")
+
+    def _now(self, timestamp: int, ctx: TriggerContext) -> int:
+        raise NotImplementedError
+
+    def _register(self, time: int, ctx: TriggerContext) -> None:
+        raise NotImplementedError
+
+    def _delete(self, time: int, ctx: TriggerContext) -> None:
+        raise NotImplementedError
+
+    def _schedule_after(self, time: int, window: Any, ctx: TriggerContext) -> None:
+        next_fire = min(time + self.interval, window.max_timestamp())
+        ctx.get_partitioned_state(self._descriptor).update(next_fire)
+        self._register(next_fire, ctx)
+
+    def _first_element(self, timestamp: int, window: Any, ctx: TriggerContext) -> None:
+        if ctx.get_partitioned_state(self._descriptor).value() is None:
+            now = self._now(timestamp, ctx)
+            self._schedule_after(now - now % self.interval, window, ctx)
+
+    def _on_timer(self, time: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        state = ctx.get_partitioned_state(self._descriptor)
+        if state.value() == time:
+            state.clear()
+            self._schedule_after(time, window, ctx)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def clear(self, window, ctx):
+        state = ctx.get_partitioned_state(self._descriptor)
+        fire_time = state.value()
+        if fire_time is not None:
+            self._delete(fire_time, ctx)
+            state.clear()
+
+
+class ContinuousEventTimeTrigger(_Continuous):
+    """Fires every ``interval`` of event time (as the watermark passes) and when the watermark
+    passes the window's end."""
+
+    @staticmethod
+    def of(interval: Time | int) -> ContinuousEventTimeTrigger:
+        return ContinuousEventTimeTrigger(millis_of(interval, "ContinuousEventTimeTrigger.of"))
+
+    def _now(self, timestamp: int, ctx: TriggerContext) -> int:
+        return timestamp
+
+    def _register(self, time: int, ctx: TriggerContext) -> None:
+        ctx.register_event_time_timer(time)
+
+    def _delete(self, time: int, ctx: TriggerContext) -> None:
+        ctx.delete_event_time_timer(time)
+
+    def on_element(self, element, timestamp, window, ctx):
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return TriggerResult.FIRE  # the window is complete already
+        ctx.register_event_time_timer(window.max_timestamp())
+        self._first_element(timestamp, window, ctx)
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time, window, ctx):
+        if time == window.max_timestamp():
+            return TriggerResult.FIRE
+        return self._on_timer(time, window, ctx)
+
+
+class ContinuousProcessingTimeTrigger(_Continuous):
+    """Fires every ``interval`` of the wall clock while the window is open."""
+
+    @staticmethod
+    def of(interval: Time | int) -> ContinuousProcessingTimeTrigger:
+        return ContinuousProcessingTimeTrigger(
+            millis_of(interval, "ContinuousProcessingTimeTrigger.of")
+        )
+
+    def _now(self, timestamp: int, ctx: TriggerContext) -> int:
+        return ctx.get_current_processing_time()
+
+    def _register(self, time: int, ctx: TriggerContext) -> None:
+        ctx.register_processing_time_timer(time)
+
+    def _delete(self, time: int, ctx: TriggerContext) -> None:
+        ctx.delete_processing_time_timer(time)
+
+    def on_element(self, element, timestamp, window, ctx):
+        self._first_element(timestamp, window, ctx)
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time, window, ctx):
+        return self._on_timer(time, window, ctx)
 
 
 class CountTrigger(Trigger):

@@ -6,8 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class Window:
+    """What a window assigner puts records into; ``max_timestamp`` is its last moment."""
+
+    __slots__ = ()
+
+    def max_timestamp(self) -> int:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, order=True, slots=True)
-class TimeWindow:
+class TimeWindow(Window):
     """``[start, end)`` in milliseconds; its last moment, ``max_timestamp``, is ``end - 1``
     (an event-time window fires when the watermark reaches it)."""
 
@@ -33,7 +42,7 @@ class TimeWindow:
 
 
 @dataclass(frozen=True, order=True, slots=True)
-class CountWindow:
+class CountWindow(Window):
     """The ``id``-th window of a count window assigner; it has no time of its own."""
 
     id: int
@@ -43,8 +52,12 @@ class CountWindow:
 
 
 @dataclass(frozen=True, slots=True)
-class GlobalWindow:
+class GlobalWindow(Window):
     """The one window of ``GlobalWindows``: it never ends by itself; a trigger fires it."""
+
+    @staticmethod
+    def get() -> GlobalWindow:
+        return GlobalWindow()
 
     def max_timestamp(self) -> int:
         return 2**63 - 1

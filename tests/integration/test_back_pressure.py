@@ -105,8 +105,8 @@ def test_a_savepoint_under_back_pressure_completes_aligned_and_reports_its_durat
     while int(Path(progress).read_text() or 0) < 3 * BUFFER:  # the pipeline is full
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    path = client.trigger_savepoint(str(tmp_path / "savepoints"))
-    result = client.get_job_execution_result(120)
+    path = client.trigger_savepoint(str(tmp_path / "savepoints")).result()
+    result = client.get_job_execution_result().result(120)
     (record,) = [r for r in result.checkpoint_history if r.kind is CheckpointKind.SAVEPOINT]
     assert record.external_path == path and record.status.value == "COMPLETED"
     assert record.duration_ms > 0 and {s.vertex for s in record.subtasks} == {"v0", "v1"}

@@ -115,7 +115,7 @@ def _cancel_keeping_a_checkpoint(tmp_path, n: int) -> str:
     client = _start_and_wait_for_a_checkpoint(first, tmp_path, "first")
     client.cancel()
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=30)
+        client.get_job_execution_result().result(30)
     (retained,) = glob.glob(str(tmp_path / "ckpt" / client.get_job_id() / "chk-*"))
     return retained
 
@@ -139,7 +139,7 @@ def test_checkpoints_are_deleted_on_cancel_by_default_but_the_history_stays(spar
     client = _start_and_wait_for_a_checkpoint(env, tmp_path, "deleted-on-cancel")
     client.cancel()
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=30)
+        client.get_job_execution_result().result(30)
 
     job_dir = tmp_path / "ckpt" / client.get_job_id()
     assert not glob.glob(str(job_dir / "chk-*"))
@@ -160,7 +160,7 @@ def test_the_command_line_cancels_a_running_job(spark, tmp_path):
     assert canceled.exit_code == 0, canceled.output
     assert "canceled" in canceled.output
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=30)
+        client.get_job_execution_result().result(30)
 
 
 @pytest.mark.parametrize("after_finish", [True, False])

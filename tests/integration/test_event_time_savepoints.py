@@ -27,7 +27,7 @@ def test_open_windows_and_pending_timers_resume_from_a_savepoint(
     event_time.build(first, kind, N, out, str(tmp_path / "ckpt"), None, first_backend, 0.0005)
     client = first.execute_async("first")
     wait_for_checkpoints(tmp_path / "ckpt")
-    savepoint = client.stop_with_savepoint(str(tmp_path / "savepoints"))
+    savepoint = client.stop_with_savepoint(False, str(tmp_path / "savepoints")).result()
     stopped_with = event_time.committed(out)
     assert 0 < sum(stopped_with.values()) < sum(event_time.expected(N).values())
 

@@ -189,11 +189,11 @@ def test_execute_async_reports_running_and_cancel_stops_the_job_within_seconds(s
     while not glob.glob(str(tmp_path / "ckpt" / "*" / "chk-*" / "_metadata")):
         assert time.monotonic() < deadline, "no checkpoint completed within 60 s"
         time.sleep(0.1)
-    assert client.get_job_status() is JobStatus.RUNNING
+    assert client.get_job_status().result() is JobStatus.RUNNING
 
     canceled_at = time.monotonic()
     client.cancel()
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=30)
-    assert client.get_job_status() is JobStatus.CANCELED
+        client.get_job_execution_result().result(30)
+    assert client.get_job_status().result() is JobStatus.CANCELED
     assert time.monotonic() - canceled_at < 15

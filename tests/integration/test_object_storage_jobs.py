@@ -78,7 +78,7 @@ def test_a_savepoint_on_s3_stops_a_job_reading_s3_and_a_job_restored_from_it_goe
     build(first, s3, bucket, delay_s=0.002)  # about 8 s unless stopped
     client = first.execute_async("s3-savepoint")
     wait_for_a_checkpoint(s3, bucket)
-    path = client.stop_with_savepoint(f"s3://{bucket}/savepoints")
+    path = client.stop_with_savepoint(False, f"s3://{bucket}/savepoints").result()
 
     assert path.startswith(f"s3://{bucket}/savepoints/savepoint-")
     assert any(k.endswith("/_metadata") for k in s3.keys(bucket, "savepoints/"))

@@ -72,7 +72,7 @@ def stopped_savepoint(spark, tmp_path_factory):
     """A canonical savepoint that stopped the odd/even job, and the job's output directory."""
     root = tmp_path_factory.mktemp("stopped")
     _, client = first_run(spark, root)
-    path = client.stop_with_savepoint(str(root / "savepoints"))
+    path = client.stop_with_savepoint(False, str(root / "savepoints")).result()
     return path, root / "out"
 
 
@@ -85,12 +85,14 @@ def test_a_stopped_job_restored_from_its_moved_savepoint_at_another_parallelism_
 ):
     incremental = {"execution.checkpointing.incremental": True}
     _, client = first_run(spark, tmp_path, state_backend="rocksdb", conf=incremental)
-    running = client.trigger_savepoint(str(tmp_path / "savepoints"), format_type)
+    running = client.trigger_savepoint(str(tmp_path / "savepoints"), format_type).result()
     wait_for_checkpoints(tmp_path / "ckpt", count=1)
     time.sleep(0.7)  # more checkpoints complete and are subsumed (num-retained 1)
-    stopped = client.stop_with_savepoint(str(tmp_path / "savepoints"), format_type=format_type)
-    assert client.get_job_status() is JobStatus.FINISHED
-    result = client.get_job_execution_result()
+    stopped = client.stop_with_savepoint(
+        False, str(tmp_path / "savepoints"), format_type=format_type
+    ).result()
+    assert client.get_job_status().result() is JobStatus.FINISHED
+    result = client.get_job_execution_result().result()
     kinds = [r.kind for r in result.checkpoint_history if r.external_path]
     assert kinds == [CheckpointKind.SAVEPOINT, CheckpointKind.SUSPEND]
 
@@ -173,7 +175,7 @@ def test_two_savepoints_asked_for_at_once_are_both_taken_and_cancel_takes_one_mo
     paths: list[str] = []
 
     def take(directory: str) -> None:
-        paths.append(client.trigger_savepoint(str(tmp_path / directory)))
+        paths.append(client.trigger_savepoint(str(tmp_path / directory)).result())
 
     threads = [threading.Thread(target=take, args=(d,)) for d in ("a", "b")]
     for t in threads:
@@ -194,7 +196,7 @@ def test_two_savepoints_asked_for_at_once_are_both_taken_and_cancel_takes_one_mo
     assert (
         locate_snapshot(last.removeprefix("Savepoint completed. Path: "))[1].checkpoint_id > ids[1]
     )
-    assert client.get_job_status() is JobStatus.CANCELED
+    assert client.get_job_status().result() is JobStatus.CANCELED
 
 
 def test_a_job_without_checkpointing_takes_savepoints_and_stops_with_one(spark, tmp_path):
@@ -202,9 +204,10 @@ def test_a_job_without_checkpointing_takes_savepoints_and_stops_with_one(spark, 
     build(env, N, str(tmp_path / "out"), None, delay_s=SLOW)
     client = env.execute_async("no-checkpointing")
     time.sleep(2.0)
-    running = client.trigger_savepoint(str(tmp_path / "savepoints"))
-    stopped = client.stop_with_savepoint(str(tmp_path / "savepoints"))
-    assert os.path.exists(f"{running}/_metadata") and client.get_job_status() is JobStatus.FINISHED
+    running = client.trigger_savepoint(str(tmp_path / "savepoints")).result()
+    stopped = client.stop_with_savepoint(False, str(tmp_path / "savepoints")).result()
+    assert os.path.exists(f"{running}/_metadata")
+    assert client.get_job_status().result() is JobStatus.FINISHED
     resumed = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     build(resumed, N, str(tmp_path / "out"), None)
     resumed.set_restore_path(stopped)
@@ -242,7 +245,7 @@ def test_the_command_line_takes_stops_shows_and_disposes_of_savepoints(spark, tm
     assert stopped.exit_code == 0, stopped.output
     stop_path = stopped.output.strip().splitlines()[-1].removeprefix("Savepoint completed. Path: ")
     assert locate_snapshot(stop_path)[1].kind is CheckpointKind.TERMINATE
-    assert client.get_job_status() is JobStatus.FINISHED
+    assert client.get_job_status().result() is JobStatus.FINISHED
 
     gone = runner.invoke(app, ["savepoint", job_id, "--checkpoint-dir", ckpt])
     assert gone.exit_code == 1 and f"No running job {job_id}" in gone.output

@@ -45,7 +45,7 @@ def _run_until_checkpoints(spark, tmp_path, conf: dict, completed: int = 3):
         latest = backpressured.latest_completed(str(tmp_path / "ckpt"))
     client.cancel()
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(60)
+        client.get_job_execution_result().result(60)
     storage = CheckpointStorage(str(tmp_path / "ckpt" / client.get_job_id()))
     done = [r for r in storage.read_history().records if r.status is CheckpointStatus.COMPLETED]
     return done[1:], backpressured.ProgressLogs(log_dir), storage

@@ -91,7 +91,7 @@ def job(spark, tmp_path_factory):
     assert request(cancel, "POST")[0] == 401  # not without the secret
     assert request(cancel, "POST", running.secret)[0] == 202
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(timeout_s=60)
+        client.get_job_execution_result().result(60)
 
 
 def test_rest_figures_equal_the_checkpoint_history_on_storage(job):

@@ -95,6 +95,7 @@ PURE = (
     "barrierflow.state.key_groups",
     "barrierflow.state.timer_queue",
     "barrierflow.state.typed_state",
+    "barrierflow.state.user_state",
     "barrierflow.state.value_codec",
     "barrierflow.windowing",
     "barrierflow.checkpoint.barrier_handler",

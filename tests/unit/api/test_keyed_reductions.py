@@ -50,3 +50,19 @@ def test_field_aggregations_by_name_on_dicts_and_objects_and_on_plain_numbers():
 def test_a_field_must_be_a_position_or_a_name():
     with pytest.raises(TypeError, match="field position or name"):
         FieldAggregation("sum", 1.5)
+
+
+def test_field_aggregations_on_rows_by_name_and_by_position_keep_names_and_kind():
+    from barrierflow.common import Row, RowKind
+
+    def named(k, n):
+        row = Row(k=k, n=n)
+        row.set_row_kind(RowKind.UPDATE_AFTER)
+        return row
+
+    out = rolling(FieldAggregation("sum", "n"), [named("a", 2), named("a", 5)])
+    assert out[-1] == named("a", 7) and out[-1].get_field_names() == ["k", "n"]
+    assert out[0] == named("a", 2), "the first record was changed in place"
+    positional = rolling(FieldAggregation("max", 1), [Row("a", 2), Row("a", 9), Row("a", 4)])
+    assert [r[1] for r in positional] == [2, 9, 9]
+    assert rolling(FieldAggregation("min_by", "n"), [named("a", 3), named("b", 1)])[-1].k == "b"

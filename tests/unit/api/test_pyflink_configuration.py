@@ -47,6 +47,18 @@ def test_pyflinks_own_keys_are_kept_with_a_warning_that_they_do_nothing(caplog):
     assert env.get_configuration().contains_key("pipeline.jars")
 
 
+def test_add_jars_keeps_the_jars_with_the_warning_that_they_do_nothing(caplog):
+    env = StreamExecutionEnvironment()
+    with caplog.at_level(logging.WARNING, logger="barrierflow.config"):
+        env.add_jars("file:///a.jar", "file:///b.jar")
+        env.add_classpaths("file:///classes")
+    assert "pipeline.jars is a setting of PyFlink's Java runtime" in caplog.text
+    assert "pipeline.classpaths is a setting" in caplog.text
+    assert env.get_configuration().get_string("pipeline.jars", "") == (
+        "file:///a.jar;file:///b.jar"
+    )
+
+
 def test_get_config_sets_the_watermark_interval_and_the_job_parameters():
     env = StreamExecutionEnvironment.get_execution_environment()
     env.get_config().set_auto_watermark_interval(50).set_global_job_parameters({"k": 1})

@@ -1,0 +1,9 @@
+"""PyFlink's ``pyflink.datastream.checkpoint_storage``."""
+
+from barrierflow.api.checkpoint_storage import (
+    CheckpointStorage,
+    FileSystemCheckpointStorage,
+    JobManagerCheckpointStorage,
+)
+
+__all__ = ["CheckpointStorage", "FileSystemCheckpointStorage", "JobManagerCheckpointStorage"]
