@@ -48,6 +48,7 @@ from barrierflow.protocol.frames import (
     encode_barrier,
     header,
 )
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
@@ -466,22 +467,32 @@ class OperatorHarness:
         """A source operator's next records; None at its end."""
         return self.operator.poll(max_records)
 
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        return self.operator.process_batch(batch)
+
     def process(self, records: list[Any]) -> list[Any]:
-        return self.operator.process_batch(records)
+        """The outputs of ``records`` (a batch without timestamps)."""
+        return self.operator.process_batch(RecordBatch(records)).values
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> tuple[list, list]:
-        return self.operator.process_timed(records, timestamps)
+        """The outputs of ``records`` with their ``timestamps``, and the outputs' timestamps."""
+        return _pair(self.operator.process_batch(RecordBatch(records, timestamps)))
 
     def watermark(self, watermark: int) -> tuple[list, list]:
         """What the operator emits when event time advances to ``watermark``."""
-        return self.operator.on_watermark(watermark) or ([], [])
+        return _pair(self.operator.on_watermark(watermark))
 
     def processing_time(self, now_ms: int) -> tuple[list, list]:
         """What the operator emits when the wall clock reads ``now_ms``."""
-        return self.operator.on_processing_time(now_ms) or ([], [])
+        return _pair(self.operator.on_processing_time(now_ms))
 
     def finish(self) -> list[Any]:
-        return self.operator.finish()
+        batch = self.operator.finish()
+        return [] if batch is None else batch.values
+
+    def operator_event(self, payload: bytes) -> None:
+        """An event from the operator's coordinator on the JobMaster."""
+        self.operator.handle_operator_event(payload)
 
     def snapshot(
         self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT
@@ -510,3 +521,10 @@ class OperatorHarness:
         return OperatorHarness(
             self.spec, restore=restore, attempt=self.attempt + 1, **self._settings
         )
+
+
+def _pair(batch: RecordBatch | None) -> tuple[list, list]:
+    """(outputs, their timestamps): a batch without timestamps gives none."""
+    if batch is None:
+        return [], []
+    return batch.values, batch.timestamps if batch.timestamps is not None else []
