@@ -132,6 +132,9 @@ def restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> N
     store.restore(snapshots, ctx.subtask, ctx.parallelism)
 
 
+_NONE = repeat(None)  # the timestamps of a batch without them, to zip with its records
+
+
 def _describe_record(record: Any) -> str:
     text = repr(record)
     return text if len(text) <= 200 else text[:197] + "..."
@@ -318,16 +321,15 @@ class ProcessOperator(Operator):
         ctx = self._ctx
         timestamps = batch.timestamps
         timed = timestamps is not None
-        stamps = iter(timestamps) if timed else None
         out: list[Any] = []
         extend = out.extend
         ends: list[int] = []
         mark = ends.append
         record = None
         try:
-            for record in batch.values:
-                if timed:
-                    ctx._timestamp = next(stamps)
+            # ctx.timestamp() is the record's, or None on a stream without event time
+            stamps = timestamps if timed else _NONE
+            for record, ctx._timestamp in zip(batch.values, stamps, strict=False):
                 result = process(record, ctx)
                 if result is not None:
                     extend(result)
@@ -542,27 +544,31 @@ class KeyedProcessOperator(KeyedOperator):
         key_context = self.backend.key_context
         ctx = self._ctx
         timestamps = batch.timestamps
-        timed = timestamps is not None
-        stamps = iter(timestamps) if timed else None
         out: list[Any] = []
         extend = out.extend
         ends: list[int] = []
-        mark = ends.append
         record = None
         try:
-            for record in batch.values:
-                key_context.key = select(record)
-                if timed:
-                    ctx._timestamp = next(stamps)
-                result = process(record, ctx)
-                if result is not None:
-                    extend(result)
-                if timed:
+            if timestamps is None:  # the hot loop of keyed jobs: nothing for the column
+                for record in batch.values:
+                    key_context.key = select(record)
+                    result = process(record, ctx)
+                    if result is not None:
+                        extend(result)
+            else:
+                mark = ends.append
+                for record, ctx._timestamp in zip(batch.values, timestamps, strict=True):
+                    key_context.key = select(record)
+                    result = process(record, ctx)
+                    if result is not None:
+                        extend(result)
                     mark(len(out))
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         if not self._tags and not ctx._side:
-            return RecordBatch(out, repeat_per_output(timestamps, ends) if timed else None)
+            if timestamps is None:
+                return RecordBatch(out)
+            return RecordBatch(out, repeat_per_output(timestamps, ends))
         return self._finished_batch(ctx, out, timestamps, ends)
 
     def on_watermark(self, watermark: int) -> RecordBatch | None:

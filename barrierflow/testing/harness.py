@@ -125,10 +125,12 @@ class StreamTaskHarness:
         storage_uri: str | None = None,
         unaligned: bool = False,
         aligned_timeout_ms: int = 0,
+        input_of_channel: tuple[int, ...] = (),
     ) -> None:
         """``storage_uri``: a job root for state files (None: all state inline).
         ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
-        barriers the test sends carry their own options)."""
+        barriers the test sends carry their own options). ``input_of_channel``: for a head
+        operator with two inputs, the input (0 or 1) of each input channel."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -164,6 +166,7 @@ class StreamTaskHarness:
             ),
             restore_uri=storage_uri if restore is not None else None,
             restore=restore,
+            input_of_channel=input_of_channel,
         )
         self.network = InMemoryTaskNetwork(output_credit)
         self.gate_socket: InMemorySocket | None = None
@@ -285,6 +288,11 @@ class StreamTaskHarness:
         assert self.network.control_socket is not None, "open() the harness first"
         self.network.control_socket.deliver([msg.encode(message)])
 
+    def operator_event(self, operator_uid: str, payload: bytes) -> None:
+        """The JobMaster sends an operator event to operator ``operator_uid`` of the task."""
+        d = self.descriptor
+        self.control(msg.OperatorEventToTask(d.attempt, d.vertex, d.subtask, operator_uid, payload))
+
     def trigger_checkpoint(self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT):
         attempt = self.descriptor.attempt
         self.control(msg.TriggerCheckpoint(attempt, checkpoint_id, 1_000, options))
@@ -378,6 +386,7 @@ class StreamTaskHarness:
             "storage_uri": d.config.storage_uri,
             "unaligned": d.config.unaligned_checkpoints,
             "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
+            "input_of_channel": d.input_of_channel,
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)
