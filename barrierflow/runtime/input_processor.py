@@ -120,9 +120,6 @@ class NetworkInput:
     def on_time(self, now_ns: int) -> None:
         self.gate.promote_overdue(now_ns)
 
-    def close(self) -> None:
-        self.gate.close()
-
     # --- what the subtask checkpoint coordinator asks of the input ------------------------------
 
     def block_channel(self, channel: int) -> None:

@@ -28,8 +28,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from barrierflow.checkpoint.state_streams import StorageRestoreStreams
+from barrierflow.control import messages as msg
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK, MIN_WATERMARK
 from barrierflow.graph.transformation import PartitionerSpec
+from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.frames import ACTIVE, IDLE, WATERMARK, Kind
@@ -50,6 +53,7 @@ from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_metrics import TaskIOMetrics
 from barrierflow.runtime.task_network import TaskNetwork
+from barrierflow.state.backends import local_recovery_dir, local_state_name, local_subtask_dir
 
 
 def _edge_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
@@ -57,6 +61,43 @@ def _edge_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
     MessagePack), or None: a side output's records keep their values (their tag declares
     their type)."""
     return None if partitioner.side_output is not None else converted_type(last)
+
+
+def _context(
+    d: TaskDescriptor,
+    uid: str,
+    restore_streams: StorageRestoreStreams,
+    send_to_job_master: Callable[[msg.Message], None],
+    user_metrics: MetricRegistry,
+) -> OperatorContext:
+    """What operator ``uid`` of this subtask opens with."""
+    backend = d.config.state_backend
+    name = local_state_name(uid, d.subtask)
+    rocksdb = backend.keeps_local_state  # its kind works in local directories (RocksDB)
+    return OperatorContext(
+        subtask=d.subtask,
+        parallelism=d.parallelism,
+        max_parallelism=d.config.max_parallelism,
+        attempt=d.attempt,
+        task_name=d.name,
+        checkpointing=d.config.checkpointing,
+        restore=d.restore.get(uid) if d.restore is not None else None,
+        restore_streams=restore_streams,
+        state_backend=backend,
+        job_id=d.job_id,
+        job_name=d.job_name,
+        local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt) if rocksdb else "",
+        recovery_dir=local_recovery_dir(backend, d.job_id, name)
+        if rocksdb and backend.local_recovery
+        else None,
+        send_to_job_master=send_to_job_master,
+        token=d.token,
+        job_parameters=d.config.job_parameters,
+        metrics=user_metrics,
+        operator_events=lambda payload: send_to_job_master(
+            msg.OperatorEventToCoordinator(d.attempt, d.vertex, d.subtask, uid, payload)
+        ),
+    )
 
 
 class OperatorChain:
@@ -72,9 +113,16 @@ class OperatorChain:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def open(self, network: TaskNetwork, context_of: Callable[[str], OperatorContext]) -> None:
-        """Connects the outputs, then opens the operators in order (each restores its state);
-        ``context_of(uid)``: what operator ``uid`` opens with."""
+    def open(
+        self,
+        network: TaskNetwork,
+        restore_streams: StorageRestoreStreams,
+        send_to_job_master: Callable[[msg.Message], None],
+        user_metrics: MetricRegistry,
+    ) -> None:
+        """Connects the outputs, then opens the operators in order (each restores its state
+        from ``restore_streams``); ``send_to_job_master``: the task's control channel, which
+        operators use for what they send the driver (collected records, operator events)."""
         d = self._d
         side_edges = any(plan.partitioner.side_output is not None for plan in d.outputs)
         for plan in d.outputs:
@@ -101,7 +149,7 @@ class OperatorChain:
             )
         for spec in d.chain:
             op = create_operator(spec)
-            op.open(context_of(spec.uid))
+            op.open(_context(d, spec.uid, restore_streams, send_to_job_master, user_metrics))
             self.operators.append(op)  # listed once open: close() closes what opened
         head = self.operators[0]
         self.source = head if isinstance(head, SourceOperator) else None

@@ -92,6 +92,3 @@ class SourceInput:
 
     def unprocessed_input(self) -> tuple[int, RecordBatch] | None:
         return None
-
-    def close(self) -> None:
-        pass  # the source operator is closed with the chain

@@ -56,13 +56,11 @@ from barrierflow.runtime.input_processor import (
 )
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_chain import OperatorChain
-from barrierflow.runtime.operators import OperatorContext
 from barrierflow.runtime.source_input import SourceInput
 from barrierflow.runtime.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_metrics import TaskIOMetrics
 from barrierflow.runtime.task_network import TaskNetwork
-from barrierflow.state.backends import local_recovery_dir, local_state_name, local_subtask_dir
 
 
 class TaskCancelled(Exception):
@@ -151,7 +149,7 @@ class StreamTask:
             shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
         )
         chain = self.chain
-        chain.open(self._network, lambda uid: self._operator_context(uid, restore_streams))
+        chain.open(self._network, restore_streams, self.send_to_job_master, self.metrics.user)
         self.checkpoints = SubtaskCheckpointCoordinator(d, self, chain, self._pool)
         self.input = self._make_input()
         self.checkpoints.attach_input(self.input)
@@ -197,8 +195,8 @@ class StreamTask:
             )
         if self._gate is None:
             raise ValueError(
-                f"{self.name} has neither a source nor input channels: the job graph gave a "
-                "vertex that does not start with a source no input edge"
+                f"{self.name} has neither a source nor input channels: the job graph gave this "
+                "vertex, which does not start with a source, no input edge"
             )
         settings = {
             "chain": chain,
@@ -211,38 +209,6 @@ class StreamTask:
         if chain.takes_two_inputs:
             return TwoInputNetworkInput(self._gate, d.input_of_channel, **settings)
         return NetworkInput(self._gate, **settings)
-
-    def _operator_context(
-        self, uid: str, restore_streams: StorageRestoreStreams
-    ) -> OperatorContext:
-        d = self.d
-        backend = d.config.state_backend
-        name = local_state_name(uid, d.subtask)
-        rocksdb = backend.keeps_local_state  # its kind works in local directories (RocksDB)
-        return OperatorContext(
-            subtask=d.subtask,
-            parallelism=d.parallelism,
-            max_parallelism=d.config.max_parallelism,
-            attempt=d.attempt,
-            task_name=self.name,
-            checkpointing=d.config.checkpointing,
-            restore=d.restore.get(uid) if d.restore is not None else None,
-            restore_streams=restore_streams,
-            state_backend=backend,
-            job_id=d.job_id,
-            job_name=d.job_name,
-            local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt) if rocksdb else "",
-            recovery_dir=local_recovery_dir(backend, d.job_id, name)
-            if rocksdb and backend.local_recovery
-            else None,
-            send_to_job_master=self.send_to_job_master,
-            token=d.token,
-            job_parameters=d.config.job_parameters,
-            metrics=self.metrics.user,
-            operator_events=lambda payload: self.send_to_job_master(
-                msg.OperatorEventToCoordinator(d.attempt, d.vertex, d.subtask, uid, payload)
-            ),
-        )
 
     def end(self) -> None:
         """After the last turn: waits until every queued buffer and event went out."""
