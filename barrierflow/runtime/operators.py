@@ -556,13 +556,13 @@ class KeyedProcessOperator(KeyedOperator):
                     if result is not None:
                         extend(result)
             else:
-                mark, size = ends.append, out.__len__
+                mark = ends.append
                 for record, ctx._timestamp in zip(batch.values, timestamps, strict=True):
                     key_context.key = select(record)
                     result = process(record, ctx)
                     if result is not None:
                         extend(result)
-                    mark(size())
+                    mark(len(out))
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         if not self._tags and not ctx._side:
