@@ -156,7 +156,8 @@ class NetworkInput:
             (cid,) = CHECKPOINT_ID.unpack(payload)
             self._checkpoints.on_cancel_marker(cid)
         elif kind == Kind.WATERMARK:
-            self._event_time = self._chain.watermarks_flow = True
+            self._event_time = True
+            self._chain.watermarks_arrived()
             self._on_watermark(channel, WATERMARK.unpack(payload)[0])
         elif kind == Kind.WATERMARK_STATUS:
             self._on_watermark_status(channel, payload == IDLE)
@@ -221,7 +222,7 @@ class NetworkInput:
             if isinstance(action, EmitWatermark):
                 self._chain.advance_watermark(action.timestamp)
             else:
-                self._chain.broadcast_watermark_status(action.idle)
+                self._chain.on_input_idleness(action.idle)
 
 
 class TwoInputNetworkInput(NetworkInput):

@@ -109,7 +109,8 @@ class OperatorChain:
         self.source: SourceOperator | None = None
         self._body: list[Operator] = []  # the operators batches run through
         self._watermark_out = MIN_WATERMARK  # the last watermark sent downstream
-        self.watermarks_flow = False  # this task sends watermarks (it makes or got some)
+        self._watermarks_flow = False  # this task sends watermarks (it makes or got some)
+        self.keeps_event_time = False  # set when opened, from the operators
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -164,7 +165,7 @@ class OperatorChain:
         # Whether this task keeps event time: at its end of input it advances its chain to the
         # end of time, firing every event-time timer.
         self.keeps_event_time = bool(self._assigner_at) or any(op.uses_event_time for op in body)
-        self.watermarks_flow = bool(self._assigner_at)
+        self._watermarks_flow = bool(self._assigner_at)
 
     @property
     def has_timers(self) -> bool:
@@ -245,15 +246,21 @@ class OperatorChain:
                 batch = batch.concat(fired)
         if batch.values:
             self.process(batch, end) if end < len(body) else self.emit(batch)
-        if self.watermarks_flow and end == len(body) and watermark > self._watermark_out:
+        if self._watermarks_flow and end == len(body) and watermark > self._watermark_out:
             self._watermark_out = watermark
             self.broadcast_event(Kind.WATERMARK, WATERMARK.pack(watermark))
 
-    def broadcast_watermark_status(self, idle: bool, from_input: bool = True) -> None:
-        """The task's input became idle or active; an assigner of the chain says itself whether
-        the task is idle (``from_input`` False), and hides what its input says."""
-        if from_input and self._assigner_at:
-            return
+    def watermarks_arrived(self) -> None:
+        """The input got a watermark: from now on this task sends its watermarks on."""
+        self._watermarks_flow = True
+
+    def on_input_idleness(self, idle: bool) -> None:
+        """The task's input became idle or active; a chain with a timestamp assigner says
+        itself whether the task is idle, whatever its input says."""
+        if not self._assigner_at:
+            self._broadcast_idleness(idle)
+
+    def _broadcast_idleness(self, idle: bool) -> None:
         self.broadcast_event(Kind.WATERMARK_STATUS, IDLE if idle else ACTIVE)
 
     def emit_periodic_watermarks(self, now_ms: int) -> None:
@@ -261,7 +268,7 @@ class OperatorChain:
         for i in self._assigner_at:
             watermark, idle = self._body[i].periodic_watermark(now_ms)
             if idle is not None and i == last:
-                self.broadcast_watermark_status(idle, from_input=False)
+                self._broadcast_idleness(idle)
             if watermark is not None:
                 self.advance_watermark(watermark, i + 1)
 
