@@ -54,6 +54,14 @@ def restore_channel_state(
         key_group = KeyGroupCache(d.config.max_parallelism).key_group
         select = head.key_selector
         inputs = [_own_key_groups(batch, lambda r: key_group(select(r)) in own) for batch in inputs]
+    if chain.takes_two_inputs and any(batch.values for batch in inputs):
+        # The old channels' input would have to be told apart again (the channel indexes of
+        # another parallelism name other edges); nothing builds such a head from the API yet.
+        raise RuntimeError(
+            f"{d.vertex_name} would restore data in flight into a two-input operator, which "
+            "this version cannot route to its inputs: restore from an aligned checkpoint or a "
+            "savepoint instead"
+        )
     for batch in inputs:
         if batch.values:
             chain.process(batch)
