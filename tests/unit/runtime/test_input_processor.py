@@ -122,6 +122,23 @@ def test_barriers_align_over_the_channels_of_both_inputs(two_inputs):
     assert h.output_records() == [("first", 7)]
 
 
+def test_data_in_flight_is_not_restored_into_a_two_input_head(monkeypatch):
+    monkeypatch.setattr(operator_chain, "create_operator", Sides)
+    head = operator(TransformationKind.MAP, None, uid="sides")
+    h = StreamTaskHarness(
+        [head], num_input_channels=2, input_of_channel=(0, 1), unaligned=True
+    ).open()
+    h.records(0, [1])
+    h.priority_barrier(0, 1)  # overtook [1]: channel state
+    h.priority_barrier(1, 1)
+    h.run_until_idle()
+    (ack,) = h.acknowledgements()
+    assert ack.operator_states["sides"].channel_state is not None
+    with pytest.raises(RuntimeError, match="two-input operator"):
+        h.restored(ack).open()
+    h.close()
+
+
 def test_a_two_input_head_needs_both_inputs_assigned(monkeypatch):
     monkeypatch.setattr(operator_chain, "create_operator", Sides)
     h = StreamTaskHarness(
