@@ -8,10 +8,13 @@ declared Python type: faster than pickle for tuples, fewer bytes, and, unlike pi
 runs no code from the bytes and checks that they are what the type says
 (``docs/benchmarks.md``). Every other edge keeps pickle.
 
-A buffer says how it was written, so that every reader (the task, an unaligned checkpoint's
-channel state, a restore) decodes it without knowing the edge: pickle's bytes start with
-0x80; a typed buffer with ``TYPED`` or ``TYPED_TIMED``, then the type signature of its records
-(``msgpack_types.py``), then the MessagePack body.
+A buffer is a ``RecordBatch``; its bytes are those of the values alone, or, with a timestamp
+column, of the pair (values, timestamps). A buffer says how it was written, so that every
+reader (the task, an unaligned checkpoint's channel state, a restore) decodes it without
+knowing the edge: pickle's bytes start with 0x80; a typed buffer with ``TYPED`` or
+``TYPED_TIMED``, then the type signature of its records (``msgpack_types.py``), then the
+MessagePack body. The layout is the one buffers had before batches had columns, so channel
+state written by older versions reads as it did.
 Performs no I/O.
 """
 
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import pickle
-from typing import Any
 
 import msgspec
 
@@ -30,6 +32,7 @@ from barrierflow.msgpack_types import (
     read_header,
     signature,
 )
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.typeinfo import TypeInformation
 
 TYPED = 0x01  # a list of records
@@ -57,25 +60,27 @@ class BufferEncoder:
             self._timed = header(TYPED_TIMED, sig)
             self._encoder = msgspec.msgpack.Encoder()
 
-    def encode(self, records: list[Any], timestamps: list[int] | None = None) -> bytes:
+    def encode(self, batch: RecordBatch) -> bytes:
+        values, timestamps = batch.values, batch.timestamps
         if self.typed:
             try:
                 if timestamps is None:
-                    return self._untimed + self._encoder.encode(records)
-                return self._timed + self._encoder.encode((records, timestamps))
+                    return self._untimed + self._encoder.encode(values)
+                return self._timed + self._encoder.encode((values, timestamps))
             except ENCODE_ERRORS:
                 pass
-        return pickle.dumps(records if timestamps is None else (records, timestamps), protocol=5)
+        return pickle.dumps(values if timestamps is None else (values, timestamps), protocol=5)
 
 
-def decode_buffer(payload: bytes) -> list[Any] | tuple[list[Any], list[int]]:
-    """A buffer's records, or (records, timestamps): however it was written."""
+def decode_buffer(payload: bytes) -> RecordBatch:
+    """A buffer's records, with their timestamps if it has them: however it was written."""
     marker = payload[0]
     if marker != TYPED and marker != TYPED_TIMED:
-        return pickle.loads(payload)
+        data = pickle.loads(payload)
+        return RecordBatch(*data) if type(data) is tuple else RecordBatch(data)
     sig, body = read_header(payload)
     untimed, timed = _decoders(sig)
     if marker == TYPED:
-        return untimed.decode(payload[body:])
-    records, timestamps = timed.decode(payload[body:])
-    return records, timestamps
+        return RecordBatch(untimed.decode(payload[body:]))
+    values, timestamps = timed.decode(payload[body:])
+    return RecordBatch(values, timestamps)

@@ -1,9 +1,10 @@
-"""Stream operators: what a chain runs, a list of records at a time.
+"""Stream operators: what a chain runs, a batch of records at a time.
 
-An operator takes the records of one buffer and returns its outputs as a list, which is faster
-in Python than pushing records one by one through the chain. Once a stream has event time,
-records come with their timestamps in a parallel list (``process_timed``); a job without event
-time never takes that path, and so pays nothing for it. Watermarks and processing time reach
+An operator takes the records of one buffer as a ``RecordBatch`` and returns its outputs as
+one, which is faster in Python than pushing records one by one through the chain. Once a stream
+has event time, the batch has a timestamp column, which one method carries to the outputs
+(``process_batch``); the bookkeeping it needs runs only when the column is there, so a job
+without event time pays nothing for it. Watermarks and processing time reach
 the operators that keep timers between buffers (``on_watermark``, ``on_processing_time``), on
 the task thread, never while a buffer is being processed. A failure in user code is raised
 as ``UserFunctionError`` naming the operator, the subtask, the record (and key), with the
@@ -17,12 +18,17 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Any
 
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.control import messages as msg
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
-from barrierflow.eventtime.watermark_strategy import WatermarkGenerator, WatermarkStrategy
+from barrierflow.eventtime.watermark_strategy import (
+    TimestampAssigner,
+    WatermarkGenerator,
+    WatermarkStrategy,
+)
 from barrierflow.eventtime.watermark_valve import MIN_WATERMARK
 from barrierflow.functions import (
     Function,
@@ -34,6 +40,7 @@ from barrierflow.functions import (
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.protocol.record_batch import RecordBatch, repeat_per_output
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.side_outputs import OutputTag, SideOutput
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
@@ -42,12 +49,13 @@ from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.operator_state import OperatorStateStore
 
-# What an operator returns with timestamps: the records and their event timestamps.
-Timed = tuple[list[Any], list[int]]
-
 
 class UserFunctionError(Exception):
     """User code failed on a record; carries where, and the original exception as cause."""
+
+
+class OperatorEventError(Exception):
+    """An operator event reached an operator that takes none, or that failed on it."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,18 @@ class OperatorContext:
     token: int = 0
     job_parameters: dict[str, str] = field(default_factory=dict)
     metrics: MetricRegistry | None = None  # the subtask's user metrics
+    # Sends an operator event to this operator's coordinator on the JobMaster (set by the task)
+    operator_events: Callable[[bytes], None] | None = None
+
+    def send_operator_event(self, payload: bytes) -> None:
+        """Sends ``payload`` to this operator's coordinator on the JobMaster (a source reader
+        to its split enumerator), in order with what the task sends it otherwise."""
+        if self.operator_events is None:
+            raise OperatorEventError(
+                f"{self.task_name} has no JobMaster to send an operator event to (an operator "
+                "run alone, as in a test harness); give the context an operator_events sender"
+            )
+        self.operator_events(payload)
 
     def runtime_context(self, operator: str, keyed_backend: Any = None) -> RuntimeContext:
         """What a user function's ``open`` gets, for the operator named ``operator``."""
@@ -110,6 +130,9 @@ def restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> N
     read = ctx.restore_streams.read
     snapshots = [read(h) if h is not None else None for h in ctx.restore.operator_states]
     store.restore(snapshots, ctx.subtask, ctx.parallelism)
+
+
+_NONE = repeat(None)  # the timestamps of a batch without them, to zip with its records
 
 
 def _describe_record(record: Any) -> str:
@@ -141,55 +164,66 @@ class Operator:
             f"{type(error).__name__}: {error}"
         )
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        """The outputs of a batch of records. Timestamps, where the batch has them, follow
+        the records to their outputs."""
         raise NotImplementedError
 
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        """``process_batch`` for records with event timestamps. This default fits operators
-        with one output per input (map); the others override it."""
-        return self.process_batch(records), timestamps
-
-    def on_watermark(self, watermark: int) -> Timed | None:
+    def on_watermark(self, watermark: int) -> RecordBatch | None:
         """The event time advanced to ``watermark``: what fired timers emit."""
         return None
 
-    @staticmethod
-    def _take_side_outputs(ctx: Any, out: list[Any], out_ts: list[int] | None) -> None:
-        """Appends what the function sent to side outputs (``ctx.output``) to the outputs,
-        where the edges select it."""
+    def _finished_batch(
+        self, ctx: Any, out: list[Any], timestamps: list[int] | None, ends: list[int] | None
+    ) -> RecordBatch:
+        """The outputs of a batch: ``out`` (output *j* came from the input whose ``ends``
+        entry first exceeds *j*), what the function sent to side outputs (``ctx.output``)
+        after them, and side output pairs it yielded turned into side output records."""
+        out_ts = None if timestamps is None else repeat_per_output(timestamps, ends)
         side = ctx._side
-        out.extend(record for record, _ in side)
-        if out_ts is not None:
-            out_ts.extend(NO_TIMESTAMP if t is None else t for _, t in side)
-        side.clear()
+        if side:
+            out.extend(record for record, _ in side)
+            if out_ts is not None:
+                out_ts = out_ts + [NO_TIMESTAMP if t is None else t for _, t in side]
+            side.clear()
+        return self._yielded_side_outputs(RecordBatch(out, out_ts))
 
-    def _yielded_side_outputs(
-        self, out: list[Any], out_ts: list[int] | None
-    ) -> tuple[list[Any], list[int] | None]:
+    def _yielded_side_outputs(self, batch: RecordBatch) -> RecordBatch:
         """PyFlink's way to a side output, ``yield output_tag, value``: such pairs become side
         output records (dropped when no one consumes the tag)."""
+        out = batch.values
         if OutputTag not in {type(r[0]) for r in out if type(r) is tuple and r}:
-            return out, out_ts  # the common case, at about 35 ns a record
+            return batch  # the common case, at about 35 ns a record
         consumed = self.spec.side_outputs
         kept: list[Any] = []
-        kept_ts: list[int] | None = None if out_ts is None else []
-        for i, r in enumerate(out):
+        flags: list[bool] = []
+        for r in out:
             if type(r) is tuple and len(r) == 2 and type(r[0]) is OutputTag:
                 if r[0].tag_id not in consumed:
+                    flags.append(False)
                     continue
                 r = SideOutput(r[0].tag_id, r[1])
             kept.append(r)
-            if kept_ts is not None:
-                kept_ts.append(out_ts[i])
-        return kept, kept_ts
+            flags.append(True)
+        ts = batch.timestamps
+        return RecordBatch(kept, None if ts is None else list(compress(ts, flags)))
 
-    def on_processing_time(self, now_ms: int) -> Timed | None:
+    def on_processing_time(self, now_ms: int) -> RecordBatch | None:
         """What processing-time timers due at ``now_ms`` emit."""
         return None
 
-    def finish(self) -> list[Any]:
-        """End of input: returns what the operator still buffers."""
-        return []
+    def finish(self) -> RecordBatch | None:
+        """End of input: what the operator still buffers."""
+        return None
+
+    def handle_operator_event(self, payload: bytes) -> None:
+        """An event the JobMaster sent this operator (a split enumerator's to its reader).
+        Operators that talk to a coordinator override this."""
+        raise OperatorEventError(
+            f"{self._where} got an operator event ({len(payload)} bytes) but takes none: the "
+            "coordinator that sent it expects another operator under this uid; check that "
+            "the job's operator uids match the running job's"
+        )
 
     def snapshot_state(
         self, checkpoint_id: int, options: CheckpointOptions
@@ -212,13 +246,23 @@ class Operator:
             fn.close()
 
 
+class TwoInputOperator(Operator):
+    """An operator with two inputs (Flink's ``TwoInputStreamOperator``): ``process_batch``
+    takes the batches of input 1, ``process_batch2`` those of input 2; the task's watermark is
+    the minimum of the two inputs'."""
+
+    def process_batch2(self, batch: RecordBatch) -> RecordBatch:
+        raise NotImplementedError
+
+
 def _method(fn: Any, name: str) -> Callable[[Any], Any]:
     return getattr(fn, name) if hasattr(fn, name) and callable(getattr(fn, name)) else fn
 
 
 class MapOperator(Operator):
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "map")
+        records = batch.values
         out: list[Any] = []
         append = out.append
         try:
@@ -226,70 +270,43 @@ class MapOperator(Operator):
                 append(fn(record))
         except Exception as e:
             raise self.failure(records[len(out)], e) from e
-        return out
+        return RecordBatch(out, batch.timestamps)  # one output per input: the same column
 
 
 class FlatMapOperator(Operator):
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "flat_map")
+        timestamps = batch.timestamps
+        timed = timestamps is not None
         out: list[Any] = []
         extend = out.extend
+        ends: list[int] = []  # with timestamps: where each input's outputs end
+        mark = ends.append
         record = None
         try:
-            for record in records:
+            for record in batch.values:
                 result = fn(record)
                 if result is not None:
                     extend(result)
+                if timed:
+                    mark(len(out))
         except Exception as e:
             raise self.failure(record, e) from e
-        return out
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        fn = _method(self.spec.function, "flat_map")
-        out: list[Any] = []
-        out_ts: list[int] = []
-        append, append_ts = out.append, out_ts.append
-        record = None
-        try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                result = fn(record)
-                if result is not None:
-                    for item in result:
-                        append(item)
-                        append_ts(timestamp)
-        except Exception as e:
-            raise self.failure(record, e) from e
-        return out, out_ts
+        return RecordBatch(out, repeat_per_output(timestamps, ends) if timed else None)
 
 
 class FilterOperator(Operator):
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "filter")
-        out: list[Any] = []
-        append = out.append
-        record = None
+        records = batch.values
+        kept: list[Any] = []
+        append = kept.append
         try:
             for record in records:
-                if fn(record):
-                    append(record)
+                append(fn(record))
         except Exception as e:
-            raise self.failure(record, e) from e
-        return out
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        fn = _method(self.spec.function, "filter")
-        out: list[Any] = []
-        out_ts: list[int] = []
-        append, append_ts = out.append, out_ts.append
-        record = None
-        try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                if fn(record):
-                    append(record)
-                    append_ts(timestamp)
-        except Exception as e:
-            raise self.failure(record, e) from e
-        return out, out_ts
+            raise self.failure(records[len(kept)], e) from e
+        return batch.compress(kept)
 
 
 class ProcessOperator(Operator):
@@ -299,29 +316,28 @@ class ProcessOperator(Operator):
         super().open(ctx)
         self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         process = self.spec.function.process_element
         ctx = self._ctx
+        timestamps = batch.timestamps
+        timed = timestamps is not None
         out: list[Any] = []
-        out_ts: list[int] = []
-        append, append_ts = out.append, out_ts.append
+        extend = out.extend
+        ends: list[int] = []
+        mark = ends.append
         record = None
         try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                ctx._timestamp = timestamp
+            # ctx.timestamp() is the record's, or None on a stream without event time
+            stamps = timestamps if timed else _NONE
+            for record, ctx._timestamp in zip(batch.values, stamps, strict=False):
                 result = process(record, ctx)
                 if result is not None:
-                    for item in result:
-                        append(item)
-                        append_ts(timestamp)
+                    extend(result)
+                if timed:
+                    mark(len(out))
         except Exception as e:
             raise self.failure(record, e) from e
-        if ctx._side:
-            self._take_side_outputs(ctx, out, out_ts)
-        return self._yielded_side_outputs(out, out_ts)
+        return self._finished_batch(ctx, out, timestamps, ends)
 
 
 class TimestampsAndWatermarksOperator(Operator):
@@ -348,8 +364,11 @@ class TimestampsAndWatermarksOperator(Operator):
         super().open(ctx)
         strategy: WatermarkStrategy = self.spec.function
         self._strategy = strategy
-        self._extract = strategy.extract_timestamp
-        self._has_assigner = strategy.timestamp_assigner is not None
+        assigner = strategy.timestamp_assigner
+        # Looked up once: the strategy's extract_timestamp would ask for every record.
+        self._assigner: Callable[[Any, int], int] | None = (
+            assigner.extract_timestamp if isinstance(assigner, TimestampAssigner) else assigner
+        )
         self._generator: WatermarkGenerator | None = strategy.create_generator()
         self._split_generators: dict[str, WatermarkGenerator] = {}
         self._per_split = False  # once a batch came with its splits
@@ -360,22 +379,19 @@ class TimestampsAndWatermarksOperator(Operator):
         self._idle_reported = False
         self.watermark = MIN_WATERMARK
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        raise AssertionError("a timestamp assigner takes records with timestamps (the task's)")
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        if self._has_assigner:
-            extract = self._extract
-            assigned: list[int] = []
-            record = None
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        records = batch.values
+        timestamps = batch.timestamps
+        if self._assigner is not None:
+            previous = repeat(NO_TIMESTAMP) if timestamps is None else timestamps
             try:
-                for record, timestamp in zip(records, timestamps, strict=True):
-                    assigned.append(extract(record, timestamp))
-            except Exception as e:
-                raise self.failure(record, e) from e
-            timestamps = assigned
+                timestamps = list(map(self._assigner, records, previous))
+            except Exception:  # noqa: BLE001 - raised again, naming the record
+                timestamps = self._extract_one_by_one(records, previous)
+        elif timestamps is None:
+            timestamps = [NO_TIMESTAMP] * len(records)
         if not timestamps:
-            return records, timestamps
+            return RecordBatch(records, timestamps)
         try:
             highest = max(timestamps)
         except TypeError:  # not all numbers
@@ -401,7 +417,19 @@ class TimestampsAndWatermarksOperator(Operator):
                     generator = self._split_generators[split] = self._strategy.create_generator()
                 generator.on_event(max(timestamps[at : at + n]), self._now_ms)
                 at += n
-        return records, timestamps
+        return RecordBatch(records, timestamps)
+
+    def _extract_one_by_one(self, records: list[Any], previous: Any) -> list[int]:
+        """Again, record by record, to name the record the assigner failed on."""
+        assigned: list[int] = []
+        record = None
+        try:
+            # ``previous`` may be an endless repeat of NO_TIMESTAMP
+            for record, timestamp in zip(records, previous, strict=False):
+                assigned.append(self._assigner(record, timestamp))
+        except Exception as e:
+            raise self.failure(record, e) from e
+        return assigned
 
     def release_splits(self, splits: list[str]) -> None:
         """``splits`` reached their end: their watermarks stop counting. Where none is left,
@@ -481,9 +509,9 @@ class KeyedOperator(Operator):
     ) -> None:
         self.backend.notify_checkpoint_aborted(checkpoint_id, references_released)
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> RecordBatch | None:
         self._input_ended = True
-        return []
+        return None
 
     def close(self) -> None:
         super().close()
@@ -510,84 +538,73 @@ class KeyedProcessOperator(KeyedOperator):
         self._tags = getattr(fn, "yields_side_outputs", True)
         fn.open(self.runtime_context(ctx))
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         select = self.spec.key_selector
         process = self.spec.function.process_element
         key_context = self.backend.key_context
         ctx = self._ctx
+        timestamps = batch.timestamps
         out: list[Any] = []
         extend = out.extend
+        ends: list[int] = []
         record = None
         try:
-            for record in records:
-                key_context.key = select(record)
-                result = process(record, ctx)
-                if result is not None:
-                    extend(result)
+            if timestamps is None:  # the hot loop of keyed jobs: nothing for the column
+                for record in batch.values:
+                    key_context.key = select(record)
+                    result = process(record, ctx)
+                    if result is not None:
+                        extend(result)
+            else:
+                mark = ends.append
+                for record, ctx._timestamp in zip(batch.values, timestamps, strict=True):
+                    key_context.key = select(record)
+                    result = process(record, ctx)
+                    if result is not None:
+                        extend(result)
+                    mark(len(out))
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
-        if ctx._side:
-            self._take_side_outputs(ctx, out, None)
-        return self._yielded_side_outputs(out, None)[0] if self._tags else out
+        if not self._tags and not ctx._side:
+            if timestamps is None:
+                return RecordBatch(out)
+            return RecordBatch(out, repeat_per_output(timestamps, ends))
+        return self._finished_batch(ctx, out, timestamps, ends)
 
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        select = self.spec.key_selector
-        process = self.spec.function.process_element
-        key_context = self.backend.key_context
-        ctx = self._ctx
-        out: list[Any] = []
-        out_ts: list[int] = []
-        append, append_ts = out.append, out_ts.append
-        record = None
-        try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                key_context.key = select(record)
-                ctx._timestamp = timestamp
-                result = process(record, ctx)
-                if result is not None:
-                    for item in result:
-                        append(item)
-                        append_ts(timestamp)
-        except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
-        if ctx._side:
-            self._take_side_outputs(ctx, out, out_ts)
-        return self._yielded_side_outputs(out, out_ts) if self._tags else (out, out_ts)
-
-    def on_watermark(self, watermark: int) -> Timed | None:
+    def on_watermark(self, watermark: int) -> RecordBatch | None:
         if watermark <= self.timers.watermark:
             return None
         return self._fire(self.timers.advance_watermark(watermark), TimeDomain.EVENT_TIME)
 
-    def on_processing_time(self, now_ms: int) -> Timed | None:
+    def on_processing_time(self, now_ms: int) -> RecordBatch | None:
         due = self.timers.next_processing_time()
         if due is None or due > now_ms:
             return None
         return self._fire(self.timers.fire_processing_time(now_ms), TimeDomain.PROCESSING_TIME)
 
-    def _fire(self, timers, domain: TimeDomain) -> Timed:
-        """Calls ``on_timer`` for each due timer; event-time outputs carry the timer's time."""
+    def _fire(self, timers, domain: TimeDomain) -> RecordBatch:
+        """Calls ``on_timer`` for each due timer; event-time outputs carry the timer's time,
+        processing-time outputs none."""
         ctx = self._timer_ctx
         ctx._time_domain = domain
         on_timer = self._on_timer
+        event_time = domain is TimeDomain.EVENT_TIME
         out: list[Any] = []
-        out_ts: list[int] = []
+        ends: list[int] = []
+        stamps: list[int] = []
         timer = None
         try:
             for timer in timers:
                 ctx._timestamp = timer.timestamp
                 result = on_timer(timer.timestamp, ctx) if on_timer is not None else None
                 if result is not None:
-                    before = len(out)
                     out.extend(result)
-                    stamp = timer.timestamp if domain is TimeDomain.EVENT_TIME else NO_TIMESTAMP
-                    out_ts.extend([stamp] * (len(out) - before))
+                ends.append(len(out))
+                stamps.append(timer.timestamp)
         except Exception as e:
             raise UserFunctionError(
                 f"{self._where} failed in on_timer({timer.timestamp}) "
                 f"({domain.name.lower().replace('_', ' ')} timer) of key {timer.key!r:.100}: "
                 f"{type(e).__name__}: {e}"
             ) from e
-        if ctx._side:
-            self._take_side_outputs(ctx, out, out_ts)
-        return self._yielded_side_outputs(out, out_ts)
+        return self._finished_batch(ctx, out, stamps if event_time else None, ends)

@@ -7,16 +7,15 @@ operator state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.control import messages as msg
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
     OperatorSnapshot,
-    Timed,
     UserFunctionError,
     restore_operator_state,
 )
@@ -82,24 +81,21 @@ class SinkOperator(Operator):
 
         return to_driver
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
         try:
-            self.writer.write(records)
+            self.writer.write(batch.values)
         except Exception as e:
             raise UserFunctionError(
                 f"{self._where} failed to write: {type(e).__name__}: {e}"
             ) from e
-        return []
+        return EMPTY
 
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        return self.process_batch(records), []
-
-    def finish(self) -> list[Any]:
+    def finish(self) -> RecordBatch | None:
         if not self._checkpointing:  # no checkpoint will commit: what savepoints left, and the rest
             pending = [c for p in self._pending for c in p["committables"]]
             self._pending = []
             self.writer.commit(pending + self.writer.prepare_commit(0))
-        return []
+        return None
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         committables = self.writer.prepare_commit(checkpoint_id)

@@ -44,6 +44,10 @@ class SourceOperator(Operator):
         )
         notify = getattr(self.reader, "notify_checkpoint_complete", None)
         self._notify = notify if callable(notify) else None
+        splits_of_poll = getattr(self.reader, "last_poll_splits", None)
+        self._splits_of_poll = splits_of_poll if callable(splits_of_poll) else None
+        finished = getattr(self.reader, "finished_splits", None)
+        self._finished = finished if callable(finished) else None
         self._taken: dict[int, list[dict]] = {}  # checkpoint id -> positions, until complete
 
     def poll(self, max_records: int) -> list[Any] | None:
@@ -51,6 +55,21 @@ class SourceOperator(Operator):
             return self.reader.poll(max_records)
         except Exception as e:
             raise UserFunctionError(f"{self._where} failed to read: {type(e).__name__}: {e}") from e
+
+    @property
+    def tells_splits(self) -> bool:
+        """Whether the reader says which split each record of a poll came from (then each
+        split gets its own watermarks)."""
+        return self._splits_of_poll is not None
+
+    def last_poll_splits(self) -> list[tuple[str, int]] | None:
+        """The splits of the records of the last poll, as runs of (split id, records); None
+        where the reader does not tell."""
+        return self._splits_of_poll() if self._splits_of_poll is not None else None
+
+    def finished_splits(self) -> list[str]:
+        """The splits read to their end since the last call (their watermarks stop counting)."""
+        return self._finished() if self._finished is not None else []
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         splits = self.reader.snapshot()

@@ -1,8 +1,11 @@
 """The checkpointing of one subtask (Flink's SubtaskCheckpointCoordinator).
 
 It owns the barrier handler of the task's input gate and carries out what the handler decides:
-blocks and unblocks channels, takes the snapshot, forwards barriers and cancel markers, records
-channel state, and acknowledges or declines to the JobMaster. A snapshot has two phases:
+blocks and unblocks channels (through the task's input), takes the snapshot of the operator
+chain, forwards barriers and cancel markers on the chain's outputs, records channel state, and
+acknowledges or declines to the JobMaster. Of the task itself it needs two things only
+(``TaskServices``): a way to the JobMaster and a way back onto the task thread. A snapshot has
+two phases:
 
 1. synchronous, on the task thread between two buffers (or, when unaligned, between two chunks
    of one): every operator of the chain snapshots its state with the checkpoint's options (a
@@ -25,12 +28,11 @@ completes (the task then ends) or is aborted (they read on).
 
 from __future__ import annotations
 
-import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from barrierflow.checkpoint.barrier_handler import (
     Action,
@@ -53,48 +55,70 @@ from barrierflow.checkpoint.metadata import (
 from barrierflow.checkpoint.state_streams import CheckpointAbortedError, CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.control import messages as msg
-from barrierflow.protocol.checkpoint_barrier import Alignment, CheckpointBarrier, DeclineReason
+from barrierflow.protocol.buffer_codec import BufferEncoder
+from barrierflow.protocol.checkpoint_barrier import (
+    Alignment,
+    CheckpointBarrier,
+    CheckpointOptions,
+    DeclineReason,
+)
 from barrierflow.protocol.frames import CHECKPOINT_ID, Kind, encode_barrier
-from barrierflow.runtime.operators import Operator, OperatorSnapshot
+from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.operators import OperatorSnapshot
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 
 OutputKey = tuple[int, int]  # (job edge, consumer index)
+_UNTYPED = BufferEncoder(None)  # the rest of a buffer, recorded as channel state
 
 
-class CheckpointedTask(Protocol):
-    """What the coordinator asks of its task (``StreamTask``), all on the task thread."""
+class TaskServices(Protocol):
+    """What the coordinator needs of its task itself."""
+
+    def send_to_job_master(self, message: msg.Message) -> None:
+        """On the task thread."""
+
+    def run_in_task_thread(self, mail: Callable[[], None]) -> None:
+        """From any thread: run ``mail`` on the task thread, between buffers."""
+
+
+class CheckpointedChain(Protocol):
+    """What the coordinator needs of the operator chain (``OperatorChain``), on the task
+    thread."""
+
+    def snapshot_state(
+        self, checkpoint_id: int, options: CheckpointOptions
+    ) -> list[tuple[str, OperatorSnapshot | None]]: ...
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None: ...
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int, references_released: bool) -> None: ...
+
+    def broadcast_event(
+        self, kind: Kind, payload: bytes | None = None, deadline_ns: int | None = None
+    ) -> None: ...
+
+    def broadcast_priority_event(
+        self, kind: Kind, payload: bytes
+    ) -> dict[OutputKey, list[bytes]]: ...
+
+    def promote_overdue_barriers(
+        self, now_ns: int
+    ) -> list[tuple[OutputKey, bytes, list[bytes]]]: ...
+
+    def output_holds(self, payload: bytes) -> bool: ...
+
+
+class CheckpointedInput(Protocol):
+    """What the coordinator needs of the task's input (``NetworkInput``), on the task
+    thread."""
 
     def block_channel(self, channel: int) -> None: ...
 
     def unblock_all_channels(self) -> None: ...
 
-    def broadcast_event(
-        self, kind: Kind, payload: bytes | None, deadline_ns: int | None = None
-    ) -> None:
-        """Behind every record emitted so far, on every output channel (a barrier with a
-        deadline overtakes what is queued once it passed: ``promote_overdue_barriers``)."""
+    def overtake_barriers(self, checkpoint_id: int) -> None: ...
 
-    def broadcast_priority_event(self, kind: Kind, payload: bytes) -> dict[OutputKey, list[bytes]]:
-        """Ahead of what is queued, on every output channel; returns the buffers overtaken."""
-
-    def promote_overdue_barriers(self, now_ns: int) -> list[tuple[OutputKey, bytes, list[bytes]]]:
-        """Barriers past their deadline in an output backlog overtake it: each with the
-        buffers it overtook."""
-
-    def output_holds(self, payload: bytes) -> bool:
-        """Whether an event still waits in an output backlog."""
-
-    def overtake_barriers(self, checkpoint_id: int) -> None:
-        """The barriers of ``checkpoint_id`` in the input gate, queued or to come, become
-        priority barriers."""
-
-    def unprocessed_input(self) -> tuple[int, list[Any]] | None:
-        """The channel and the records not processed yet of the buffer being processed."""
-
-    def send_to_job_master(self, message: msg.Message) -> None: ...
-
-    def run_in_task_thread(self, mail: Callable[[], None]) -> None:
-        """From any thread: run ``mail`` on the task thread, between buffers."""
+    def unprocessed_input(self) -> tuple[int, RecordBatch] | None: ...
 
 
 @dataclass
@@ -120,15 +144,18 @@ class SubtaskCheckpointCoordinator:
     def __init__(
         self,
         descriptor: TaskDescriptor,
-        task: CheckpointedTask,
-        operators: Sequence[Operator],
+        task: TaskServices,
+        chain: CheckpointedChain,
         snapshot_pool: Executor,
     ) -> None:
+        """The task's input is attached once it is made (``attach_input``): it needs this
+        coordinator first."""
         config = descriptor.config
         n = descriptor.num_input_channels
         self._d = descriptor
         self._task = task
-        self._operators = operators
+        self._chain = chain
+        self._input: CheckpointedInput | None = None
         self._pool = snapshot_pool
         self._handler = (
             ExactlyOnceBarrierHandler(n) if config.exactly_once else AtLeastOnceBarrierHandler(n)
@@ -149,6 +176,9 @@ class SubtaskCheckpointCoordinator:
         self._stopping_at: int | None = None  # a suspend savepoint taken here, still pending
         self.stop_completed = False  # a suspend savepoint completed: the task ends
         self.recording: set[int] = set()  # input channels whose buffers are channel state
+
+    def attach_input(self, task_input: CheckpointedInput) -> None:
+        self._input = task_input
 
     # --- input events -------------------------------------------------------------------------
 
@@ -184,12 +214,12 @@ class SubtaskCheckpointCoordinator:
         timed = [s for s in self._snapshots.values() if s.timed_barrier is not None]
         if not timed:
             return
-        for (edge, target), payload, overtaken in self._task.promote_overdue_barriers(now_ns):
+        for (edge, target), payload, overtaken in self._chain.promote_overdue_barriers(now_ns):
             for snapshot in timed:
                 if snapshot.timed_barrier is payload:
                     snapshot.capture.add_output(edge, target, overtaken)
         for snapshot in timed:
-            if not self._task.output_holds(snapshot.timed_barrier):
+            if not self._chain.output_holds(snapshot.timed_barrier):
                 snapshot.timed_barrier = None
                 snapshot.capture.outputs_sent()
                 self._write_channel_state_if_complete(snapshot)
@@ -204,7 +234,7 @@ class SubtaskCheckpointCoordinator:
     def _execute(self, actions: list[Action]) -> None:
         for action in actions:
             if isinstance(action, BlockChannel):
-                self._task.block_channel(action.channel)
+                self._input.block_channel(action.channel)
             elif isinstance(action, SnapshotNow):
                 alignment_ms = (time.time_ns() - action.alignment_started_ns) / 1e6
                 self._checkpoint(
@@ -214,14 +244,14 @@ class SubtaskCheckpointCoordinator:
             elif isinstance(action, CaptureChannels):
                 self._capture.record_channels(action.channels)
                 self.recording = set(self._capture.recording)
-                self._task.overtake_barriers(action.checkpoint_id)
+                self._input.overtake_barriers(action.checkpoint_id)
             elif isinstance(action, EndChannelCapture):
                 self._capture.end_channel(action.channel, self._buffers_before)
                 self.recording = set(self._capture.recording)
             elif isinstance(action, InputStateComplete):
                 self._input_complete(action.checkpoint_id)
             elif isinstance(action, UnblockAll):
-                self._task.unblock_all_channels()
+                self._input.unblock_all_channels()
             elif isinstance(action, Decline):
                 self._processed_data = 0
                 self._drop_capture(action.checkpoint_id)
@@ -235,8 +265,7 @@ class SubtaskCheckpointCoordinator:
         return self._stopping_at is not None
 
     def notify_complete(self, checkpoint_id: int) -> None:
-        for op in self._operators:
-            op.notify_checkpoint_complete(checkpoint_id)
+        self._chain.notify_checkpoint_complete(checkpoint_id)
         final = self._final_checkpoint_id
         if final is not None and checkpoint_id >= final:
             self.final_checkpoint_completed = True
@@ -249,8 +278,7 @@ class SubtaskCheckpointCoordinator:
         self._aborted.add(checkpoint_id)  # its writing stops, and deletes what it wrote
         self._drop_capture(checkpoint_id)
         self._snapshots.pop(checkpoint_id, None)
-        for op in self._operators:
-            op.notify_checkpoint_aborted(checkpoint_id, references_released)
+        self._chain.notify_checkpoint_aborted(checkpoint_id, references_released)
 
     # --- the snapshot ---------------------------------------------------------------------------
 
@@ -264,7 +292,7 @@ class SubtaskCheckpointCoordinator:
         """The synchronous phase; hands the writing to the pool."""
         started = time.perf_counter()
         cid, options = barrier.checkpoint_id, barrier.options
-        snapshots = [(op.uid, op.snapshot_state(cid, options)) for op in self._operators]
+        snapshots = self._chain.snapshot_state(cid, options)
         payload = encode_barrier(barrier)
         timed = options.alignment is Alignment.ALIGNED_WITH_TIMEOUT
         capture = ChannelStateCapture(cid) if unaligned or timed else None
@@ -280,21 +308,21 @@ class SubtaskCheckpointCoordinator:
         )
         self._snapshots[cid] = snapshot
         if unaligned:
-            for (edge, target), overtaken in self._task.broadcast_priority_event(
+            for (edge, target), overtaken in self._chain.broadcast_priority_event(
                 Kind.PRIORITY_BARRIER, payload
             ).items():
                 capture.add_output(edge, target, overtaken)
             capture.outputs_sent()
-            remainder = self._task.unprocessed_input()
-            if remainder is not None and remainder[1]:
-                capture.record(remainder[0], _pickle(remainder[1]))
+            remainder = self._input.unprocessed_input() if self._input is not None else None
+            if remainder is not None and remainder[1].values:
+                capture.record(remainder[0], _UNTYPED.encode(remainder[1]))
             self._capture = capture
         elif timed:
-            self._task.broadcast_event(Kind.BARRIER, payload, barrier.timeout_deadline_ns)
+            self._chain.broadcast_event(Kind.BARRIER, payload, barrier.timeout_deadline_ns)
             snapshot.timed_barrier = payload
             capture.input_complete()  # aligned: nothing in flight before it was processed
         else:
-            self._task.broadcast_event(Kind.BARRIER, payload)
+            self._chain.broadcast_event(Kind.BARRIER, payload)
         if options.is_final and self._final_checkpoint_id is None:
             self._final_checkpoint_id = cid
         if options.stops_sources:
@@ -451,13 +479,9 @@ class SubtaskCheckpointCoordinator:
             msg.DeclineCheckpoint(d.attempt, d.vertex, d.subtask, cid, reason, detail)
         )
         if downstream:
-            self._task.broadcast_event(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))
+            self._chain.broadcast_event(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))
 
 
 def _delete_written(snapshot: _Snapshot) -> None:
     for streams in snapshot.written:
         streams.delete_written()
-
-
-def _pickle(records: list[Any]) -> bytes:
-    return pickle.dumps(records, protocol=5)

@@ -51,6 +51,9 @@ class TaskDescriptor:
     config: TaskConfig
     restore_uri: str | None  # job root of the checkpoint restored from
     restore: dict[str, OperatorRestore] | None  # operator uid -> state
+    # For a head operator with two inputs: the input (0 or 1) of each input channel, by the
+    # job edge the channel belongs to; empty for one input.
+    input_of_channel: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.runtime.operators import Operator, Timed
+from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.operators import Operator
 from barrierflow.side_outputs import SideOutput
 from barrierflow.type_conversion import BatchConverter, Converter
 
@@ -42,21 +43,19 @@ class TypedOutput:
             raise self._inner.failure(record, e) from e
         return out
 
-    def _converted_timed(self, timed: Timed | None) -> Timed | None:
-        return None if timed is None else (self._converted(timed[0]), timed[1])
+    def _converted_batch(self, batch: RecordBatch | None) -> RecordBatch | None:
+        if batch is None:
+            return None
+        return RecordBatch(self._converted(batch.values), batch.timestamps)
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        return self._converted(self._inner.process_batch(records))
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        return self._converted_batch(self._inner.process_batch(batch))
 
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
-        out, out_ts = self._inner.process_timed(records, timestamps)
-        return self._converted(out), out_ts
+    def on_watermark(self, watermark: int) -> RecordBatch | None:
+        return self._converted_batch(self._inner.on_watermark(watermark))
 
-    def on_watermark(self, watermark: int) -> Timed | None:
-        return self._converted_timed(self._inner.on_watermark(watermark))
+    def on_processing_time(self, now_ms: int) -> RecordBatch | None:
+        return self._converted_batch(self._inner.on_processing_time(now_ms))
 
-    def on_processing_time(self, now_ms: int) -> Timed | None:
-        return self._converted_timed(self._inner.on_processing_time(now_ms))
-
-    def finish(self) -> list[Any]:
-        return self._converted(self._inner.finish())
+    def finish(self) -> RecordBatch | None:
+        return self._converted_batch(self._inner.finish())

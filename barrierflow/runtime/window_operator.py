@@ -31,7 +31,8 @@ from barrierflow.functions import (
     Function,
     ProcessWindowFunction,
 )
-from barrierflow.runtime.operators import KeyedOperator, OperatorContext, Timed
+from barrierflow.protocol.record_batch import EMPTY, RecordBatch
+from barrierflow.runtime.operators import KeyedOperator, OperatorContext
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.side_outputs import SideOutput
 from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
@@ -170,10 +171,11 @@ class WindowOperator(KeyedOperator):
 
     # --- records ----------------------------------------------------------------------------
 
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        return self.process_timed(records, [NO_TIMESTAMP] * len(records))[0]
-
-    def process_timed(self, records: list[Any], timestamps: list[int]) -> Timed:
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        records = batch.values
+        timestamps = batch.timestamps
+        if timestamps is None:  # processing-time windows of a stream without event time
+            timestamps = [NO_TIMESTAMP] * len(records)
         if self._simple:
             return self._process_simple(records, timestamps)
         select = self.spec.key_selector
@@ -208,9 +210,9 @@ class WindowOperator(KeyedOperator):
                         out_ts.append(timestamp)
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
-        return out, out_ts
+        return RecordBatch(out, out_ts)
 
-    def _process_simple(self, records: list[Any], timestamps: list[int]) -> Timed:
+    def _process_simple(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
         """The common case, inlined: event-time windows that do not merge, the default trigger,
         one accumulator per window, no allowed lateness. Nothing fires here (a window whose
         end the watermark passed is late, and skipped), and a window's timer is registered
@@ -239,7 +241,7 @@ class WindowOperator(KeyedOperator):
                     self.late_records_dropped += 1
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
-        return [], []
+        return EMPTY
 
     def _is_late(self, window: Any) -> bool:
         return self._assigner.is_event_time and self._cleanup_time(window) <= self.timers.watermark
@@ -367,18 +369,18 @@ class WindowOperator(KeyedOperator):
         if isinstance(fn, ProcessWindowFunction):
             fn.clear(_ProcessWindowContext(self.timers, window))
 
-    def on_watermark(self, watermark: int) -> Timed | None:
+    def on_watermark(self, watermark: int) -> RecordBatch | None:
         if watermark <= self.timers.watermark:
             return None
         return self._on_timers(self.timers.advance_watermark(watermark), event_time=True)
 
-    def on_processing_time(self, now_ms: int) -> Timed | None:
+    def on_processing_time(self, now_ms: int) -> RecordBatch | None:
         due = self.timers.next_processing_time()
         if due is None or due > now_ms:
             return None
         return self._on_timers(self.timers.fire_processing_time(now_ms), event_time=False)
 
-    def _on_timers(self, timers: Iterable[Any], event_time: bool) -> Timed:
+    def _on_timers(self, timers: Iterable[Any], event_time: bool) -> RecordBatch:
         out: list[Any] = []
         out_ts: list[int] = []
         tctx, trigger = self._tctx, self._trigger
@@ -400,7 +402,7 @@ class WindowOperator(KeyedOperator):
             raise self.failure(
                 f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
             ) from e
-        return out, out_ts
+        return RecordBatch(out, out_ts)
 
     def close(self) -> None:
         for fn in (self._window_spec.function, self._window_spec.window_function):

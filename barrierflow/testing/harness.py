@@ -48,6 +48,7 @@ from barrierflow.protocol.frames import (
     encode_barrier,
     header,
 )
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
@@ -124,10 +125,12 @@ class StreamTaskHarness:
         storage_uri: str | None = None,
         unaligned: bool = False,
         aligned_timeout_ms: int = 0,
+        input_of_channel: tuple[int, ...] = (),
     ) -> None:
         """``storage_uri``: a job root for state files (None: all state inline).
         ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
-        barriers the test sends carry their own options)."""
+        barriers the test sends carry their own options). ``input_of_channel``: for a head
+        operator with two inputs, the input (0 or 1) of each input channel."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -163,6 +166,7 @@ class StreamTaskHarness:
             ),
             restore_uri=storage_uri if restore is not None else None,
             restore=restore,
+            input_of_channel=input_of_channel,
         )
         self.network = InMemoryTaskNetwork(output_credit)
         self.gate_socket: InMemorySocket | None = None
@@ -284,6 +288,11 @@ class StreamTaskHarness:
         assert self.network.control_socket is not None, "open() the harness first"
         self.network.control_socket.deliver([msg.encode(message)])
 
+    def operator_event(self, operator_uid: str, payload: bytes) -> None:
+        """The JobMaster sends an operator event to operator ``operator_uid`` of the task."""
+        d = self.descriptor
+        self.control(msg.OperatorEventToTask(d.attempt, d.vertex, d.subtask, operator_uid, payload))
+
     def trigger_checkpoint(self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT):
         attempt = self.descriptor.attempt
         self.control(msg.TriggerCheckpoint(attempt, checkpoint_id, 1_000, options))
@@ -377,6 +386,7 @@ class StreamTaskHarness:
             "storage_uri": d.config.storage_uri,
             "unaligned": d.config.unaligned_checkpoints,
             "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
+            "input_of_channel": d.input_of_channel,
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)
@@ -466,22 +476,32 @@ class OperatorHarness:
         """A source operator's next records; None at its end."""
         return self.operator.poll(max_records)
 
+    def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        return self.operator.process_batch(batch)
+
     def process(self, records: list[Any]) -> list[Any]:
-        return self.operator.process_batch(records)
+        """The outputs of ``records`` (a batch without timestamps)."""
+        return self.operator.process_batch(RecordBatch(records)).values
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> tuple[list, list]:
-        return self.operator.process_timed(records, timestamps)
+        """The outputs of ``records`` with their ``timestamps``, and the outputs' timestamps."""
+        return _pair(self.operator.process_batch(RecordBatch(records, timestamps)))
 
     def watermark(self, watermark: int) -> tuple[list, list]:
         """What the operator emits when event time advances to ``watermark``."""
-        return self.operator.on_watermark(watermark) or ([], [])
+        return _pair(self.operator.on_watermark(watermark))
 
     def processing_time(self, now_ms: int) -> tuple[list, list]:
         """What the operator emits when the wall clock reads ``now_ms``."""
-        return self.operator.on_processing_time(now_ms) or ([], [])
+        return _pair(self.operator.on_processing_time(now_ms))
 
     def finish(self) -> list[Any]:
-        return self.operator.finish()
+        batch = self.operator.finish()
+        return [] if batch is None else batch.values
+
+    def operator_event(self, payload: bytes) -> None:
+        """An event from the operator's coordinator on the JobMaster."""
+        self.operator.handle_operator_event(payload)
 
     def snapshot(
         self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT
@@ -510,3 +530,10 @@ class OperatorHarness:
         return OperatorHarness(
             self.spec, restore=restore, attempt=self.attempt + 1, **self._settings
         )
+
+
+def _pair(batch: RecordBatch | None) -> tuple[list, list]:
+    """(outputs, their timestamps): a batch without timestamps gives none."""
+    if batch is None:
+        return [], []
+    return batch.values, batch.timestamps if batch.timestamps is not None else []

@@ -2,10 +2,11 @@
 
 Records are partitioned into per-channel lists; a list becomes a buffer (one frame, encoded by
 the edge's ``BufferEncoder``: MessagePack for a declared type, else pickle) when it holds
-``buffer_size`` records or when the task flushes it (buffer timeout, barrier). Records with
-event timestamps (``emit_timed``) keep them in a parallel list per channel, encoded with the
-records; a partition that saw one timestamped batch stays timestamped (later records without
-a timestamp get ``NO_TIMESTAMP``), so that one buffer never mixes the two kinds. A buffer
+``buffer_size`` records or when the task flushes it (buffer timeout, barrier). A batch with a
+timestamp column (``emit`` takes a ``RecordBatch``) keeps it in a parallel list per channel,
+encoded with the records; a partition that saw one timestamped batch stays timestamped (later
+records without a timestamp get ``NO_TIMESTAMP``), so that one buffer never mixes the two
+kinds. A buffer
 is sent only against a credit the consumer granted; without credit it waits in the channel's
 backlog, in order, with the events queued behind it. The task takes no new input while any
 channel has a backlog, which is how a slow consumer back-pressures the sources.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
+from itertools import compress
 from typing import Any
 
 import zmq
@@ -30,6 +32,7 @@ from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.side_outputs import SideOutput
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
 
@@ -176,26 +179,21 @@ class ResultPartition:
         self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
         self._describe = describe_operator
         self._rotation = 0
-        self.emit: Callable[[list[Any]], None]
-        self._emit_timed: Callable[[list[Any], list[int]], None]
+        self._route: Callable[[list[Any], list[int] | None], None]
         kind = partitioner.kind
         if kind is Partitioning.FORWARD or len(channels) == 1:
-            self.emit = self._emit_forward
-            self._emit_timed = self._emit_forward_timed
+            self._route = self._route_forward
         elif kind in (Partitioning.REBALANCE, Partitioning.RESCALE):
-            self.emit = self._emit_rebalance  # rescale: over this producer's share
-            self._emit_timed = self._emit_rebalance_timed
+            self._route = self._route_rebalance  # rescale: over this producer's share
         elif kind is Partitioning.BROADCAST:
-            self.emit = self._emit_broadcast
-            self._emit_timed = self._emit_broadcast_timed
+            self._route = self._route_broadcast
         elif kind in (Partitioning.SHUFFLE, Partitioning.CUSTOM):
             if kind is Partitioning.SHUFFLE:
                 draw, n = random.Random().randrange, len(channels)
                 self._channel_of = lambda _record: draw(n)
             else:
                 self._channel_of = self._custom_channel(partitioner)
-            self.emit = self._emit_routed
-            self._emit_timed = self._emit_routed_timed
+            self._route = self._route_routed
         else:
             self._key_selector = partitioner.key_selector
             self._key_groups = KeyGroupCache(max_parallelism)
@@ -203,63 +201,65 @@ class ResultPartition:
             self._channel_of_key_group = [
                 subtask_for_key_group(max_parallelism, n, kg) for kg in range(max_parallelism)
             ]
-            self.emit = self._emit_by_key_group
-            self._emit_timed = self._emit_by_key_group_timed
+            self._route = self._route_by_key_group
         self._side_output = partitioner.side_output
         self._selects = self._side_output is not None or drop_side_outputs
-        if self._selects:
-            emit = self.emit
-            self.emit = lambda records: emit(self._selected(records, None)[0])
 
-    def _selected(
-        self, records: list[Any], timestamps: list[int] | None
-    ) -> tuple[list[Any], list[int] | None]:
-        """This edge's records: its side output's values, or the records that are none."""
-        tag = self._side_output
-        if timestamps is None:
-            if tag is None:
-                return [r for r in records if type(r) is not SideOutput], None
-            return [r.value for r in records if type(r) is SideOutput and r.tag == tag], None
-        if tag is None:
-            kept = [(r, t) for r, t in zip(records, timestamps, strict=True)
-                    if type(r) is not SideOutput]  # fmt: skip
-        else:
-            kept = [(r.value, t) for r, t in zip(records, timestamps, strict=True)
-                    if type(r) is SideOutput and r.tag == tag]  # fmt: skip
-        return [r for r, _ in kept], [t for _, t in kept]
-
-    def emit_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        """Records with their event timestamps (lists of equal length)."""
+    def emit(self, batch: RecordBatch) -> None:
+        """Partitions ``batch`` over the channels. Once a batch came with timestamps, every
+        buffer of this partition carries them (records without get ``NO_TIMESTAMP``)."""
         if self._selects:
-            records, timestamps = self._selected(records, timestamps)
-        if self._pending_ts is None:
+            batch = self._selected(batch)
+        timestamps = batch.timestamps
+        if self._pending_ts is not None:
+            if timestamps is None:
+                timestamps = [NO_TIMESTAMP] * len(batch.values)
+        elif timestamps is not None:
             # From now on every buffer carries timestamps: what is pending gets none.
             self._pending_ts = [[NO_TIMESTAMP] * len(p) for p in self._pending]
-            self.emit = self._emit_untimed_as_timed
-        self._emit_timed(records, timestamps)
+        self._route(batch.values, timestamps)
 
-    def _emit_untimed_as_timed(self, records: list[Any]) -> None:
-        self.emit_timed(records, [NO_TIMESTAMP] * len(records))
+    def _selected(self, batch: RecordBatch) -> RecordBatch:
+        """This edge's records: its side output's values, or the records that are none."""
+        tag = self._side_output
+        records = batch.values
+        if tag is None:
+            return batch.compress([type(r) is not SideOutput for r in records])
+        flags = [type(r) is SideOutput and r.tag == tag for r in records]
+        ts = batch.timestamps
+        return RecordBatch(
+            [r.value for r in compress(records, flags)],
+            None if ts is None else list(compress(ts, flags)),
+        )
 
     # --- partitioning ----------------------------------------------------------------------
+    # Each router takes the records and their timestamps (None: the stream has no event time).
+    # The two that route record by record keep a loop without the column: carrying it costs
+    # even a job without event time some 15 ns a record in a shared loop (docs/adr/0014).
 
-    def _emit_forward(self, records: list[Any]) -> None:
+    def _route_forward(self, records: list[Any], timestamps: list[int] | None) -> None:
         pending = self._pending[0]
         pending.extend(records)
+        if timestamps is not None:
+            self._pending_ts[0].extend(timestamps)
         if len(pending) >= self._buffer_size:
             self._flush_channel(0)
 
-    def _emit_rebalance(self, records: list[Any]) -> None:
+    def _route_rebalance(self, records: list[Any], timestamps: list[int] | None) -> None:
         n = len(self.channels)
         start = self._rotation
         for j in range(n):
             self._pending[(start + j) % n].extend(records[j::n])
+            if timestamps is not None:
+                self._pending_ts[(start + j) % n].extend(timestamps[j::n])
         self._rotation = (start + len(records)) % n
         self._flush_full()
 
-    def _emit_broadcast(self, records: list[Any]) -> None:
-        for pending in self._pending:
+    def _route_broadcast(self, records: list[Any], timestamps: list[int] | None) -> None:
+        for i, pending in enumerate(self._pending):
             pending.extend(records)
+            if timestamps is not None:
+                self._pending_ts[i].extend(timestamps)
         self._flush_full()
 
     def _custom_channel(self, partitioner: PartitionerSpec) -> Callable[[Any], int]:
@@ -276,13 +276,20 @@ class ResultPartition:
 
         return channel_of
 
-    def _emit_routed(self, records: list[Any]) -> None:
+    def _route_routed(self, records: list[Any], timestamps: list[int] | None) -> None:
         channel_of = self._channel_of
-        appenders = [p.append for p in self._pending]
+        pending = self._pending
         record = None
         try:
-            for record in records:
-                appenders[channel_of(record)](record)
+            if timestamps is None:
+                for record in records:
+                    pending[channel_of(record)].append(record)
+            else:
+                pending_ts = self._pending_ts
+                for record, timestamp in zip(records, timestamps, strict=True):
+                    channel = channel_of(record)
+                    pending[channel].append(record)
+                    pending_ts[channel].append(timestamp)
         except Exception as e:
             raise self._routing_failed(record, e) from e
         self._flush_full()
@@ -293,68 +300,22 @@ class ResultPartition:
             f"{type(e).__name__}: {e}"
         )
 
-    def _emit_by_key_group(self, records: list[Any]) -> None:
+    def _route_by_key_group(self, records: list[Any], timestamps: list[int] | None) -> None:
         select = self._key_selector
         key_group = self._key_groups.key_group
         channel_of = self._channel_of_key_group
-        appenders = [p.append for p in self._pending]
+        pending = self._pending  # pending[c].append: faster than calling stored bound methods
         record = None
         try:
-            for record in records:
-                appenders[channel_of[key_group(select(record))]](record)
-        except Exception as e:
-            raise RecordRoutingError(
-                f"key_by() before {self._describe} failed on record {record!r:.200}: "
-                f"{type(e).__name__}: {e}"
-            ) from e
-        self._flush_full()
-
-    def _emit_forward_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        pending = self._pending[0]
-        pending.extend(records)
-        self._pending_ts[0].extend(timestamps)
-        if len(pending) >= self._buffer_size:
-            self._flush_channel(0)
-
-    def _emit_rebalance_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        n = len(self.channels)
-        start = self._rotation
-        for j in range(n):
-            self._pending[(start + j) % n].extend(records[j::n])
-            self._pending_ts[(start + j) % n].extend(timestamps[j::n])
-        self._rotation = (start + len(records)) % n
-        self._flush_full()
-
-    def _emit_broadcast_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        for pending, pending_ts in zip(self._pending, self._pending_ts, strict=True):
-            pending.extend(records)
-            pending_ts.extend(timestamps)
-        self._flush_full()
-
-    def _emit_routed_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        channel_of = self._channel_of
-        pending, pending_ts = self._pending, self._pending_ts
-        record = None
-        try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                channel = channel_of(record)
-                pending[channel].append(record)
-                pending_ts[channel].append(timestamp)
-        except Exception as e:
-            raise self._routing_failed(record, e) from e
-        self._flush_full()
-
-    def _emit_by_key_group_timed(self, records: list[Any], timestamps: list[int]) -> None:
-        select = self._key_selector
-        key_group = self._key_groups.key_group
-        channel_of = self._channel_of_key_group
-        pending, pending_ts = self._pending, self._pending_ts
-        record = None
-        try:
-            for record, timestamp in zip(records, timestamps, strict=True):
-                channel = channel_of[key_group(select(record))]
-                pending[channel].append(record)
-                pending_ts[channel].append(timestamp)
+            if timestamps is None:
+                for record in records:
+                    pending[channel_of[key_group(select(record))]].append(record)
+            else:
+                pending_ts = self._pending_ts
+                for record, timestamp in zip(records, timestamps, strict=True):
+                    channel = channel_of[key_group(select(record))]
+                    pending[channel].append(record)
+                    pending_ts[channel].append(timestamp)
         except Exception as e:
             raise RecordRoutingError(
                 f"key_by() before {self._describe} failed on record {record!r:.200}: "
@@ -373,10 +334,10 @@ class ResultPartition:
     def _flush_channel(self, i: int) -> None:
         pending = self._pending[i]
         if self._pending_ts is None:
-            self.channels[i].send_buffer(self._encode(pending))
+            self.channels[i].send_buffer(self._encode(RecordBatch(pending)))
         else:
             timestamps = self._pending_ts[i]
-            self.channels[i].send_buffer(self._encode(pending, timestamps))
+            self.channels[i].send_buffer(self._encode(RecordBatch(pending, timestamps)))
             timestamps.clear()
         pending.clear()
 

@@ -22,6 +22,7 @@ from barrierflow.datastream.state import MapStateDescriptor
 from barrierflow.graph.execution_graph import build_execution_graph, rescale_producers
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import RecordRoutingError, ResultPartition
 from barrierflow.state.broadcast_state import BroadcastStateStore
 from tests.unit.graph.test_graph import chains, stream_graph
@@ -40,7 +41,7 @@ class Sent:
 def routed(spec: PartitionerSpec, records: list, channels: int = 3) -> list[list]:
     sent = [Sent() for _ in range(channels)]
     partition = ResultPartition(spec, sent, 1024, 128, "the next operator")
-    partition.emit(records)
+    partition.emit(RecordBatch(records))
     partition.flush()
     return [s.records for s in sent]
 

@@ -10,6 +10,7 @@ import pytest
 from barrierflow.common import Types
 from barrierflow.msgpack_types import signature
 from barrierflow.protocol.buffer_codec import TYPED, BufferEncoder, decode_buffer
+from barrierflow.protocol.record_batch import RecordBatch
 
 PAIR = Types.TUPLE([Types.STRING(), Types.LONG()])
 
@@ -43,27 +44,35 @@ def test_signatures_cover_what_messagepack_holds_as_declared(type_info, expected
 )
 def test_typed_buffers_come_back_as_they_went(type_info, records):
     encoder = BufferEncoder(type_info)
-    payload = encoder.encode(records)
+    payload = encoder.encode(RecordBatch(records))
     assert payload[0] == TYPED
-    assert decode_buffer(payload) == records
-    timed = decode_buffer(encoder.encode(records, list(range(len(records)))))
-    assert timed == (records, list(range(len(records))))
-    assert type(timed) is tuple and type(timed[0]) is list
+    assert decode_buffer(payload) == RecordBatch(records)
+    timed = decode_buffer(encoder.encode(RecordBatch(records, list(range(len(records))))))
+    assert timed == RecordBatch(records, list(range(len(records))))
+    assert type(timed.values) is list
 
 
 def test_tuples_decode_as_tuples_and_take_fewer_bytes_than_pickle():
     records = [(f"word{i}", i) for i in range(1000)]
-    payload = BufferEncoder(PAIR).encode(records)
-    decoded = decode_buffer(payload)
+    payload = BufferEncoder(PAIR).encode(RecordBatch(records))
+    decoded = decode_buffer(payload).values
     assert decoded == records and type(decoded[0]) is tuple
     assert len(payload) < len(pickle.dumps(records, protocol=5))
 
 
 def test_what_messagepack_cannot_hold_goes_as_pickle_and_still_decodes():
     encoder = BufferEncoder(Types.BIG_INT())
-    payload = encoder.encode([1, 2**70])
-    assert payload[0] == 0x80 and decode_buffer(payload) == [1, 2**70]
-    assert decode_buffer(BufferEncoder(None).encode([{1}], [5])) == ([{1}], [5])
+    payload = encoder.encode(RecordBatch([1, 2**70]))
+    assert payload[0] == 0x80 and decode_buffer(payload) == RecordBatch([1, 2**70])
+    untyped = BufferEncoder(None).encode(RecordBatch([{1}], [5]))
+    assert decode_buffer(untyped) == RecordBatch([{1}], [5])
+
+
+def test_buffers_written_before_batches_had_columns_still_decode():
+    # channel state of older checkpoints: a pickled list, or a pickled (records, timestamps)
+    assert decode_buffer(pickle.dumps([1, 2], protocol=5)) == RecordBatch([1, 2])
+    old_timed = pickle.dumps(([1, 2], [7, 9]), protocol=5)
+    assert decode_buffer(old_timed) == RecordBatch([1, 2], [7, 9])
 
 
 def test_a_buffer_that_is_not_what_its_signature_says_is_refused():

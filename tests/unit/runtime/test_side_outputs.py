@@ -12,6 +12,7 @@ from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
+from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import ResultPartition
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.side_outputs import SideOutput
@@ -67,8 +68,8 @@ def test_an_edge_takes_its_side_output_and_the_others_leave_it_out():
     side, side_channel = partition("odd")
     main, main_channel = partition(drop=True)
     for p in (side, main):
-        p.emit(records)
-        p.emit_timed(records, [10, 30, 50, 20])
+        p.emit(RecordBatch(records))
+        p.emit(RecordBatch(records, [10, 30, 50, 20]))
         p.flush()
     assert side_channel.buffers == [([3, 3], [-(2**63), 30])]
     assert main_channel.buffers == [([1, 2, 1, 2], [-(2**63), -(2**63), 10, 20])]
