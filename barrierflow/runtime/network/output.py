@@ -235,7 +235,7 @@ class ResultPartition:
     # --- partitioning ----------------------------------------------------------------------
     # Each router takes the records and their timestamps (None: the stream has no event time).
     # The two that route record by record keep a loop without the column: carrying it costs
-    # even a job without event time some 15 ns a record in a shared loop (docs/adr/0014).
+    # even a job without event time some 15 ns a record in a shared loop (docs/adr/0015).
 
     def _route_forward(self, records: list[Any], timestamps: list[int] | None) -> None:
         pending = self._pending[0]
