@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "barrierflow.state_backend",
             "barrierflow.api",
+            "barrierflow.state_processor",
             "barrierflow.testing",
             "barrierflow.common",
             "barrierflow.datastream",
@@ -117,6 +118,7 @@ PURE = (
     "barrierflow.coordination.state_mapping",
     "barrierflow.coordination.operator_coordinator_checkpoints",
     "barrierflow.cluster.attempt",
+    "barrierflow.state_processor.read_plan",
 )
 IMPURE_LIBRARIES = frozenset(
     {
