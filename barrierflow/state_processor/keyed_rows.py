@@ -204,9 +204,7 @@ class ReaderFunctionRows:
 
     states = None
 
-    def __init__(
-        self, function: KeyedStateReaderFunction, uid: str, max_parallelism: int
-    ) -> None:
+    def __init__(self, function: KeyedStateReaderFunction, uid: str, max_parallelism: int) -> None:
         self._function = function
         self._uid = uid
         self._max_parallelism = max_parallelism

@@ -237,9 +237,7 @@ class SavepointReader:
 
     def _raw(self, tasks: list[ReadTask], produce: Callable[[bytes], Iterable[Any]]) -> Any:
         encoded = [encode_task(t) for t in tasks]
-        return self._spark.sparkContext.parallelize(encoded, max(1, len(encoded))).flatMap(
-            produce
-        )
+        return self._spark.sparkContext.parallelize(encoded, max(1, len(encoded))).flatMap(produce)
 
     def _frame(self, tasks: list[ReadTask], produce, columns: list[Column], what: str) -> Any:
         """A DataFrame of the rows ``produce`` makes of each task, its columns typed as given or

@@ -244,4 +244,3 @@ def _path(handle: FileHandle) -> str:
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-

@@ -102,6 +102,7 @@ PURE = (
     "barrierflow.state.value_codec",
     "barrierflow.windowing",
     "barrierflow.checkpoint.barrier_handler",
+    "barrierflow.checkpoint.fsck",
     "barrierflow.checkpoint.history",
     "barrierflow.checkpoint.key_group_format",
     "barrierflow.checkpoint.metadata",
