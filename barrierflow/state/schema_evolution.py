@@ -109,7 +109,7 @@ def compare(
     changes: list[str] = []
     try:
         if descriptor.kind is StateKind.MAP:
-            if _plan(old_type[0], new_type[0], "map key", {}, changes) is not None:
+            if _plan(old_type[0], new_type[0], "{key}", {}, changes) is not None:
                 raise _Refused("a map state's keys may only widen")
             convert = _plan(old_type[1], new_type[1], "", defaults, changes)
         else:
@@ -166,6 +166,8 @@ def _names(row_type: TypeInformation) -> list[str]:
 
 
 def _what(path: str) -> str:
+    if path == "{key}":
+        return "the type of the map's keys"
     return f"field {path!r}" if path else "the value"
 
 
