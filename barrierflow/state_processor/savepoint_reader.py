@@ -15,7 +15,7 @@ through Spark jobs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState
@@ -37,6 +37,9 @@ from barrierflow.state_processor.read_plan import (
 from barrierflow.state_processor.spark_types import converter, infer_type, spark_type
 from barrierflow.typeinfo import TypeInformation, Types, checked_type
 
+if TYPE_CHECKING:  # Spark loads when a read runs
+    from pyspark.sql import DataFrame, SparkSession
+
 SAMPLE_ROWS = 100  # rows looked at to type an untyped column
 Column = tuple[str, Any]  # (name, Spark type, or None: found in a sample)
 
@@ -45,7 +48,7 @@ class SavepointReader:
     """Reads one savepoint or retained checkpoint; ``SavepointReader.read(spark, path)``."""
 
     def __init__(
-        self, spark: Any, root_uri: str, metadata: CheckpointMetadata, parallelism: int
+        self, spark: SparkSession, root_uri: str, metadata: CheckpointMetadata, parallelism: int
     ) -> None:
         self._spark = spark
         self._root = root_uri
@@ -54,7 +57,7 @@ class SavepointReader:
 
     @staticmethod
     def read(
-        spark: Any, path: str, state_backend: Any = None, parallelism: int | None = None
+        spark: SparkSession, path: str, state_backend: Any = None, parallelism: int | None = None
     ) -> SavepointReader:
         """Opens the savepoint or retained checkpoint at ``path`` (its directory or its
         ``_metadata``), in either format, written by either backend: ``state_backend`` is
@@ -98,7 +101,7 @@ class SavepointReader:
         function: KeyedStateReaderFunction | StateDescriptor | Iterable[StateDescriptor],
         key_type: TypeInformation | None = None,
         output_type: TypeInformation | None = None,
-    ) -> Any:
+    ) -> DataFrame:
         """The keyed state of operator ``uid`` as a DataFrame.
 
         With state descriptors (one, or a list): a ``key`` column and one column per state,
@@ -122,13 +125,16 @@ class SavepointReader:
                 "read_keyed_state() takes a KeyedStateReaderFunction or state descriptors "
                 f"(ValueStateDescriptor, ...), not {function!r:.100}"
             )
+        # Refused here, on the driver, what cannot be read as declared.
+        keyed_rows.StateColumns(descriptors, where).open(kinds, types)
         rows = keyed_rows.StateColumns(descriptors, where)
-        rows.open(kinds, types)  # refuses here, on the driver, what cannot be read as declared
         columns = [self._key_column(op, key_type)]
         columns += [(d.name, _state_column_type(d, types.get(d.name))) for d in descriptors]
         return self._keyed_frame(op, rows, columns, where)
 
-    def read_window_contents(self, uid: str, contents_type: TypeInformation | None = None) -> Any:
+    def read_window_contents(
+        self, uid: str, contents_type: TypeInformation | None = None
+    ) -> DataFrame:
         """The open windows of window operator ``uid``: a row per key and window, with the
         window (``window``, and ``window_start``, ``window_end`` for a time window) and its
         ``contents`` (the accumulator, or the elements where it keeps every element)."""
@@ -146,7 +152,7 @@ class SavepointReader:
         where = f"window contents of operator {uid!r}"
         return self._keyed_frame(op, keyed_rows.WindowRows(), columns, where)
 
-    def read_timers(self, uid: str) -> Any:
+    def read_timers(self, uid: str) -> DataFrame:
         """The pending timers of operator ``uid``: key, ``time_domain`` ("event-time" or
         "processing-time"), ``timestamp`` and, for a window's timer, ``window_start`` and
         ``window_end``."""
@@ -173,12 +179,16 @@ class SavepointReader:
 
     # --- operator state -----------------------------------------------------------------------
 
-    def read_list_state(self, uid: str, name: str, type_info: TypeInformation | None = None):
+    def read_list_state(
+        self, uid: str, name: str, type_info: TypeInformation | None = None
+    ) -> DataFrame:
         """Every entry of operator list state ``name`` of ``uid``, each subtask's, as a
         ``value`` column."""
         return self._operator_frame(uid, name, DistributionMode.SPLIT, type_info)
 
-    def read_union_state(self, uid: str, name: str, type_info: TypeInformation | None = None):
+    def read_union_state(
+        self, uid: str, name: str, type_info: TypeInformation | None = None
+    ) -> DataFrame:
         """Every entry of operator union list state ``name`` of ``uid`` (every subtask's: each
         new subtask would restore them all), as a ``value`` column."""
         return self._operator_frame(uid, name, DistributionMode.UNION, type_info)
@@ -189,7 +199,7 @@ class SavepointReader:
         name: str | MapStateDescriptor,
         key_type: TypeInformation | None = None,
         value_type: TypeInformation | None = None,
-    ) -> Any:
+    ) -> DataFrame:
         """Broadcast state ``name`` (or a ``MapStateDescriptor``, whose types type the
         columns) of ``uid``: ``key`` and ``value`` columns, from one subtask's copy (every
         subtask holds the same)."""

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint import storage_layout as layout
@@ -46,6 +48,9 @@ from barrierflow.state_processor.bootstrap import (
     write_subtask,
 )
 
+if TYPE_CHECKING:  # Spark loads when a write runs
+    from pyspark.sql import SparkSession
+
 
 class SavepointWriter:
     """``new_savepoint(spark, state_backend, max_parallelism)`` or
@@ -54,7 +59,7 @@ class SavepointWriter:
 
     def __init__(
         self,
-        spark: Any,
+        spark: SparkSession,
         state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend,
         max_parallelism: int,
         existing: tuple[str, CheckpointMetadata] | None = None,
@@ -70,7 +75,7 @@ class SavepointWriter:
 
     @staticmethod
     def new_savepoint(
-        spark: Any,
+        spark: SparkSession,
         state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend,
         max_parallelism: int = DEFAULT_MAX_PARALLELISM,
     ) -> SavepointWriter:
@@ -86,7 +91,7 @@ class SavepointWriter:
 
     @staticmethod
     def from_existing_savepoint(
-        spark: Any,
+        spark: SparkSession,
         path: str,
         state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend | None = None,
     ) -> SavepointWriter:
@@ -179,18 +184,22 @@ class SavepointWriter:
 
     def _copy(self, source: str, target: str, operators: list[OperatorState]) -> None:
         """Copies every file of ``operators`` from the snapshot at ``source`` into ``target``,
-        at the same relative paths (so their handles hold as they are)."""
-        files = sorted({f.path: f for op in operators for f in _files(op)}.values(), key=_path)
+        at the same relative paths (so their handles hold as they are); the handles travel to
+        the tasks as MessagePack."""
+        files = {f.path: f for op in operators for f in _files(op)}
         if not files:
             return
+        encoded = [msgspec.msgpack.encode(files[path]) for path in sorted(files)]
         settings = file_systems.current_settings()
 
-        def copy(handle: FileHandle) -> None:
+        def copy(handle: bytes) -> None:
             from barrierflow.state_processor.file_copy import copy_state_file
 
-            copy_state_file(settings, source, target, handle)
+            copy_state_file(
+                settings, source, target, msgspec.msgpack.decode(handle, type=FileHandle)
+            )
 
-        self._spark.sparkContext.parallelize(files, len(files)).foreach(copy)
+        self._spark.sparkContext.parallelize(encoded, len(encoded)).foreach(copy)
 
     def _metadata(self, operators: list[OperatorState]) -> CheckpointMetadata:
         native = any(
@@ -236,10 +245,6 @@ def _files(op: OperatorState) -> list[FileHandle]:
                 found += [f.file for f in handle.shared]
                 found += [p for p in handle.private.values() if isinstance(p, FileHandle)]
     return found
-
-
-def _path(handle: FileHandle) -> str:
-    return handle.path
 
 
 def _now_ms() -> int:

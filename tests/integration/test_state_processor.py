@@ -99,6 +99,9 @@ def test_the_state_of_a_stopped_job_reads_as_computed_in_both_formats(spark, sto
     assert len(expected) == KEYS and sum(c for c, *_ in expected.values()) == N
     assert read_counts(spark, canonical) == expected
     assert read_counts(spark, native) == expected
+    splits = SavepointReader.read(spark, native).read_list_state("values", "splits").collect()
+    assert sorted(r.value["end"] for r in splits) == [N // 2 - 1, N - 1]  # read to their end
+    assert all(r.value["next"] == r.value["end"] + 1 for r in splits)
     info = CliRunner().invoke(app, ["savepoint", "info", native, "--json"])
     formats = {s["format"] for s in json.loads(info.output)["states"] if s["uid"] == "counter"}
     assert formats == ({"rocksdb files"} if backend == "rocksdb" else {"key groups v2"})
@@ -168,10 +171,11 @@ def test_a_job_starts_from_a_savepoint_bootstrapped_from_a_dataframe(
 
 
 def restore(spark, root: Path, path: str, allow_non_restored: bool = False) -> list[list[int]]:
-    """The counter job alone, restored from ``path``, over values 0..KEYS-1: its output."""
+    """The counter job alone, restored from ``path``, over values 0..KEYS-1 of a new source
+    (the old one's positions are at the end of its values): its output."""
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     counts_job(env, KEYS, KEYS, str(root / "out"), str(root / "ckpt"),
-               source=SequenceSource(0, KEYS - 1))  # fmt: skip
+               source=SequenceSource(0, KEYS - 1), source_uid="new-values")  # fmt: skip
     env.set_restore_path(path)
     if allow_non_restored:
         env.configure({"execution.state-recovery.ignore-unclaimed-state": True})
@@ -187,7 +191,7 @@ def test_a_removed_operator_restores_without_n_and_a_fixed_value_is_restored(spa
     original = client.stop_with_savepoint(str(tmp_path / "sp"))
     per_key = 400 // KEYS
 
-    with pytest.raises(ConfigurationError, match=r"operators \['extra'\].*-n"):
+    with pytest.raises(ConfigurationError, match=r"operators \['values', 'extra'\].*-n"):
         restore(spark, tmp_path / "a", original)
     restored = restore(spark, tmp_path / "b", original, allow_non_restored=True)
     assert sorted(c for _, _, c in restored) == [per_key + 1] * KEYS
@@ -195,10 +199,11 @@ def test_a_removed_operator_restores_without_n_and_a_fixed_value_is_restored(spa
     removed = (
         SavepointWriter.from_existing_savepoint(spark, original)
         .remove_operator("extra")
+        .remove_operator("values")
         .write(str(tmp_path / "removed"))
     )
     uids = {op.uid for op in SavepointReader.read(spark, removed).metadata.operators}
-    assert uids == {"values", "counter", "sink"}
+    assert uids == {"counter", "sink"}
     assert sorted(c for _, _, c in restore(spark, tmp_path / "c", removed)) == [per_key + 1] * KEYS
 
     reader = SavepointReader.read(spark, original)

@@ -88,6 +88,7 @@ def counts_job(
     state_backend: str = "hashmap",
     source: Any = None,
     extra_operator: bool = False,
+    source_uid: str = "values",
 ) -> StreamExecutionEnvironment:
     """Values ``0..n-1`` keyed by ``value % keys`` (a declared LONG key) into ``CountAndSum``
     (uid ``counter``), whose ``[key, value, count]`` go to a FileSink; with ``extra_operator``,
@@ -98,7 +99,7 @@ def counts_job(
     env.enable_checkpointing(200)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.no_restart())
-    stream = env.from_source(source or ThenIdle(0, n - 1), "values").uid("values")
+    stream = env.from_source(source or ThenIdle(0, n - 1), "values").uid(source_uid)
     counted = stream.key_by(lambda v: v % keys, Types.LONG()).process(CountAndSum()).uid("counter")
     if extra_operator:
         counted = counted.key_by(lambda r: r[0], Types.LONG()).process(Again()).uid("extra")

@@ -385,3 +385,15 @@ def test_import_barrierflow_is_lazy_and_still_gives_every_public_name():
         assert getattr(barrierflow, name).__name__ == name
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         barrierflow.Nope  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import barrierflow.state_processor",
+        "from barrierflow.state_processor import SavepointReader, SavepointWriter",
+    ],
+)
+def test_the_state_processor_loads_spark_only_when_it_reads_or_writes(statement):
+    loaded = _loaded_after(statement)
+    assert not {"pyspark", "py4j"} & {m.split(".")[0] for m in loaded}

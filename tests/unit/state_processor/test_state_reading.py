@@ -1,7 +1,8 @@
 """What one task of a state read does, run in-process on snapshots written by the backends into
 real storage (no Spark): every key of its key groups once, reading only those key groups' bytes
 of the key-group format; an incremental RocksDB handle opened and scanned; states migrated as
-declared, refused where they cannot be; a reader function's rows; window contents; timers."""
+declared, refused where they cannot be; a reader function's rows; window contents; timers;
+operator list, union and broadcast state."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ from barrierflow.runtime.window_operator import CONTENTS
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
+from barrierflow.state.broadcast_state import BroadcastStateStore
 from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
+from barrierflow.state.operator_state import DistributionMode, OperatorStateStore
 from barrierflow.state.schema_evolution import IncompatibleStateError
 from barrierflow.state_processor import keyed_rows, state_reading
 from barrierflow.state_processor.functions import KeyedStateReaderFunction
-from barrierflow.state_processor.read_plan import plan_keyed_read
+from barrierflow.state_processor.read_plan import ReadTask, plan_keyed_read
 from barrierflow.windowing.windows import TimeWindow
 
 V1 = Types.ROW_NAMED(["id", "name"], [Types.INT(), Types.STRING()])
@@ -170,3 +173,28 @@ def test_map_state_reads_as_a_dict():
     rows = keyed_rows.StateColumns([MapStateDescriptor("m", Types.STRING(), Types.LONG())], "here")
     rows.open({"m": "map"}, {"m": "MAP<STRING,LONG>"})
     assert list(rows.rows("k", {"m": {"a": 1}})) == [("k", {"a": 1})]
+
+
+def test_operator_list_union_and_broadcast_state_come_entry_by_entry(tmp_path):
+    storage = CheckpointStorage(str(tmp_path / "sp"))
+    handles = []
+    for subtask in range(2):
+        store = OperatorStateStore()
+        store.get_list_state("splits").update([{"next": subtask, "end": 9}])
+        store.get_union_list_state("pending").update([f"txn-{subtask}"])
+        broadcast = BroadcastStateStore(["rules"])
+        broadcast.state("rules").put("max", 10)
+        streams = CheckpointStreams(storage, 1, "op", subtask, 1, 0, savepoint=True)
+        handles.append(streams.write(store.snapshot(), "operator"))
+        handles.append(streams.write(broadcast.snapshot(), "broadcast"))
+    settings = file_systems.current_settings()
+    task = ReadTask(str(tmp_path / "sp"), 128, operator_states=handles)
+    entries = list(state_reading.operator_entries(task, settings, "splits"))
+    assert entries == [(DistributionMode.SPLIT, {"next": 0, "end": 9}),
+                       (DistributionMode.SPLIT, {"next": 1, "end": 9})]  # fmt: skip
+    assert [e for _, e in state_reading.operator_entries(task, settings, "pending")] == [
+        "txn-0", "txn-1",
+    ]  # fmt: skip
+    (mode, copy), *_ = state_reading.operator_entries(task, settings, "rules")
+    assert mode is DistributionMode.BROADCAST
+    assert state_reading.broadcast_entries(copy) == {"max": 10}
