@@ -40,7 +40,7 @@ from barrierflow.state.key_groups import (
     subtask_for_key_group,
 )
 from barrierflow.state.state_schema import type_text
-from barrierflow.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend
+from barrierflow.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.state_processor.bootstrap import (
     BootstrapTransformation,
     SubtaskWrite,
@@ -60,7 +60,7 @@ class SavepointWriter:
     def __init__(
         self,
         spark: SparkSession,
-        state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend,
+        state_backend: StateBackend,
         max_parallelism: int,
         existing: tuple[str, CheckpointMetadata] | None = None,
     ) -> None:
@@ -76,7 +76,7 @@ class SavepointWriter:
     @staticmethod
     def new_savepoint(
         spark: SparkSession,
-        state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend,
+        state_backend: StateBackend,
         max_parallelism: int = DEFAULT_MAX_PARALLELISM,
     ) -> SavepointWriter:
         """An empty savepoint; ``state_backend`` holds the bootstrapped state while it is
@@ -93,7 +93,7 @@ class SavepointWriter:
     def from_existing_savepoint(
         spark: SparkSession,
         path: str,
-        state_backend: HashMapStateBackend | EmbeddedRocksDBStateBackend | None = None,
+        state_backend: StateBackend | None = None,
     ) -> SavepointWriter:
         """The savepoint (or retained checkpoint) at ``path``, to change; it is not touched:
         ``write`` makes a new one."""
@@ -180,7 +180,7 @@ class SavepointWriter:
         written = routed.mapPartitionsWithIndex(write_partition).collect()
         subtasks = sorted((decode_subtask(d) for d in written), key=lambda s: s.subtask)
         key_type = type_text(t.key_type) if t.key_type is not None else ""
-        return OperatorState(uid, uid, parallelism, max_parallelism, subtasks, key_type)
+        return OperatorState(uid, uid, parallelism, max_parallelism, subtasks, key_type=key_type)
 
     def _copy(self, source: str, target: str, operators: list[OperatorState]) -> None:
         """Copies every file of ``operators`` from the snapshot at ``source`` into ``target``,
@@ -221,13 +221,9 @@ class SavepointWriter:
         )
 
 
-def _backend_config(state_backend: Any) -> StateBackendConfig:
-    if not isinstance(state_backend, HashMapStateBackend | EmbeddedRocksDBStateBackend):
-        raise ConfigurationError(
-            "a savepoint writer takes HashMapStateBackend() or EmbeddedRocksDBStateBackend() "
-            f"(from barrierflow.state_backend), not {state_backend!r:.100}"
-        )
-    return StateBackendConfig(kind=state_backend.name)
+def _backend_config(state_backend: StateBackend) -> StateBackendConfig:
+    """The backend the bootstrap tasks hold state in, of the kind ``state_backend`` names."""
+    return StateBackendConfig(kind=kind_of(state_backend).name)
 
 
 def _files(op: OperatorState) -> list[FileHandle]:

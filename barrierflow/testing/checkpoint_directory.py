@@ -47,8 +47,9 @@ def write_job_checkpoints(
     checkpoint N, each of ``keys_per_checkpoint`` new keys (``key_of(i)``) is counted once and
     the keys of checkpoint N-1 once more. Returns their metadata, oldest first."""
     storage = CheckpointStorage(job_root_uri)
-    config = StateBackendConfig(kind=backend, incremental=incremental,
-                                block_cache_bytes=1 << 20, write_buffer_bytes=1 << 20)  # fmt: skip
+    small = (("state.backend.rocksdb.block.cache-size", 1 << 20),
+             ("state.backend.rocksdb.writebuffer.size", 1 << 20))  # fmt: skip
+    config = StateBackendConfig(kind=backend, incremental=incremental, options=small)
     scratch = tempfile.mkdtemp(prefix="barrierflow-checkpoints-")
     backends = [
         create_keyed_state_backend(
@@ -71,7 +72,9 @@ def write_job_checkpoints(
                 )
                 b.notify_checkpoint_complete(cid)
             now = time.time_ns() // 1_000_000
-            op = OperatorState(uid, "Count", parallelism, max_parallelism, subtasks, "LONG")
+            op = OperatorState(
+                uid, "Count", parallelism, max_parallelism, subtasks, key_type="LONG"
+            )
             metadata = CheckpointMetadata("job", "checkpoints", cid, now, now, [op])
             storage.write_metadata(metadata)
             written.append(metadata)

@@ -38,7 +38,7 @@ from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
 from barrierflow.state.schema_evolution import Convert, StateSchemas, migrate_stored
 
-BACKEND_NAME = "hashmap"
+BACKEND_NAME = "hashmap"  # what snapshots record as their writer: registry.py's name of it
 
 
 class _VersionedList(list):

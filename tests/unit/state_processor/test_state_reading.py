@@ -71,7 +71,7 @@ def written(tmp_path: Path, kind: str) -> tuple[str, OperatorState]:
         streams = CheckpointStreams(storage, 1, "count", subtask, 1, 64, savepoint=True)
         subtasks.append(OperatorSubtaskState(subtask, None, backend.snapshot(1, options)(streams)))
         backend.dispose()
-    return root, OperatorState("count", "Count", 2, 128, subtasks, "LONG")
+    return root, OperatorState("count", "Count", 2, 128, subtasks, key_type="LONG")
 
 
 def _kg(key: int) -> int:

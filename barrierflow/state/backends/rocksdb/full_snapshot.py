@@ -27,7 +27,7 @@ from barrierflow.state.backend import SnapshotStreams
 from barrierflow.state.backends.rocksdb.key_codec import Cursor, sections_of_rows
 from barrierflow.state.key_groups import KeyGroupRange
 
-BACKEND_NAME = "rocksdb"
+BACKEND_NAME = "rocksdb"  # what snapshots record as their writer: registry.py's name of it
 
 
 class SnapshotGuard:
