@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.history import HISTORY_FILE
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     FileHandle,
@@ -30,7 +31,7 @@ from barrierflow.checkpoint.metadata import (
 
 SST_MAGIC = 0x88E241B785F4CFF7  # RocksDB's block-based table: the last 8 bytes, little endian
 # Files of a job's directory that no snapshot references and that are not orphans.
-JOB_FILES = frozenset({"_history.json", layout.JOBMASTER_ADDRESS_FILE, layout.EXCEPTIONS_FILE})
+JOB_FILES = frozenset({HISTORY_FILE, layout.JOBMASTER_ADDRESS_FILE, layout.EXCEPTIONS_FILE})
 
 
 class Problem(enum.Enum):

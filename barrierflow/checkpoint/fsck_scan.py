@@ -25,6 +25,7 @@ from barrierflow.checkpoint.fsck import (
     judge,
     referenced_paths,
 )
+from barrierflow.checkpoint.history import HISTORY_FILE
 from barrierflow.checkpoint.metadata import checksummer, decode_metadata
 from barrierflow.checkpoint.storage import resolve_filesystem
 from barrierflow.errors import CorruptCheckpointError
@@ -54,10 +55,13 @@ def fsck(uri: str, threads: int = 8) -> list[FsckReport]:
 
 
 def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
+    """A job's directory holds its history, or at least one ``chk-N`` directory."""
     return any(
-        i.base_name == "_history.json"
-        or (i.type == pafs.FileType.Directory and layout.parse_checkpoint_dir(i.base_name))
-        is not None
+        i.base_name == HISTORY_FILE
+        or (
+            i.type == pafs.FileType.Directory
+            and layout.parse_checkpoint_dir(i.base_name) is not None
+        )
         for i in infos
     )
 

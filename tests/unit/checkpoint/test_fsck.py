@@ -150,6 +150,7 @@ def job_directory(tmp_path: Path) -> Path:
 
 def test_a_job_written_as_a_job_writes_it_is_healthy_and_sst_files_end_with_the_magic(tmp_path):
     root = job_directory(tmp_path)
+    (tmp_path / "checkpoints" / "notes.txt").write_text("not a job")  # beside the jobs
     (report,) = fsck(str(tmp_path / "checkpoints"))
     assert report.healthy, [f.describe() for f in report.findings]
     assert [s.name for s in report.snapshots] == [f"checkpoint {i}" for i in range(1, 5)]
