@@ -80,7 +80,7 @@ def query(
     from barrierflow.state_processor import SavepointReader
 
     spark_log = default_spark_log()
-    errors.print(f"Starting Spark (its log: {spark_log})...")
+    errors.print(f"Starting Spark (its log: {spark_log})...", markup=False, highlight=False)
     spark = get_or_create_session(1, spark_log=spark_log)
     try:
         reader = SavepointReader.read(spark, path)
