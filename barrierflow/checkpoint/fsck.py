@@ -210,7 +210,8 @@ def _check_file(
     elif facts.checksum is not None and facts.checksum != recorded.checksum:
         detail = "its bytes changed since it was written"
         found.append(Finding(Problem.CHECKSUM_MISMATCH, path, detail, dependents))
-    if path.endswith(".sst") and facts.sst_complete is False:
+    elif path.endswith(".sst") and facts.sst_complete is False:
+        # as recorded, yet no complete table: it was uploaded before RocksDB finished it
         detail = "it does not end with RocksDB's table footer"
         found.append(Finding(Problem.INCOMPLETE_SST, path, detail, dependents))
     return found

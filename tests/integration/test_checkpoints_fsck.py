@@ -13,7 +13,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.fsck_scan import fsck
@@ -40,7 +40,8 @@ def test_a_real_jobs_checkpoints_damaged_three_ways(spark, tmp_path):
         assert time.monotonic() < deadline
         time.sleep(0.1)
     client.cancel()
-    client.get_job_execution_result(60)
+    with pytest.raises(JobCanceledError):
+        client.get_job_execution_result(60)
     (root,) = glob.glob(f"{tmp_path}/ckpt/*")
     code, (healthy,) = fsck_json(str(tmp_path / "ckpt"))
     assert code == 0 and healthy["healthy"] and len(healthy["snapshots"]) >= 2, healthy

@@ -54,7 +54,7 @@ def test_a_profile_state_evolves_through_a_savepoint_and_a_rename_is_refused(
     assert (
         "state 'profile': will migrate: field 'name' removed; field 'country' added (default "
         "'fr'); field 'note' added (default None); fields of the value reordered; field "
-        "'visits' widens from INT to LONG; field 'id' widens from INT to LONG"
+        "'id' widens from INT to LONG; field 'visits' widens from INT to LONG"
     ) in " ".join(allowed.output.split())
     refused = dry_run(path, 3)
     assert refused.exit_code == 1
