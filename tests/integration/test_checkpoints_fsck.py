@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from barrierflow import JobCanceledError, StreamExecutionEnvironment
+from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.fsck_scan import fsck
@@ -33,7 +34,11 @@ def test_a_real_jobs_checkpoints_damaged_three_ways(spark, tmp_path):
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     source = ThenIdle(0, 2999, batch=50, pause_s=0.05)  # new state in every checkpoint
     counts_job(env, 3000, 500, str(tmp_path / "out"), str(tmp_path / "ckpt"), "rocksdb", source)
-    env.get_checkpoint_config().set_num_retained_checkpoints(4)
+    config = env.get_checkpoint_config()
+    config.set_num_retained_checkpoints(4)
+    config.set_externalized_checkpoint_retention(
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
+    )
     client = env.execute_async("counts")
     deadline = time.monotonic() + 90
     while len(read_committed(str(tmp_path / "out"))) < 3000:

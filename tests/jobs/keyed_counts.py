@@ -163,6 +163,10 @@ def profiles_job(
     state_backend: str = "hashmap",
     idle: bool = True,
 ) -> StreamExecutionEnvironment:
+    """Values ``0..n-1`` keyed by ``value % 4`` into ``Profiles(version)`` (uid ``profiles``).
+    A version after the first reads its values from a new source (uid ``values-v<version>``):
+    the first one's positions are at the end of its values, so its state is left behind
+    (restore with -n)."""
     env.configure(
         {"state.backend.type": state_backend, "execution.checkpointing.incremental": True}
     )
@@ -172,7 +176,7 @@ def profiles_job(
     source = ThenIdle(0, n - 1) if idle else SequenceSource(0, n - 1)
     (
         env.from_source(source, "values")
-        .uid("values")
+        .uid("values" if version == 1 else f"values-v{version}")
         .key_by(lambda v: v % 4, Types.LONG())
         .process(Profiles(version))
         .uid("profiles")
