@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from barrierflow.checkpoint.fsck import FsckReport
@@ -76,17 +77,17 @@ def _as_json(report: FsckReport, deleted: list[str]) -> dict:
 
 
 def _print(report: FsckReport, deleted: list[str], delete: bool) -> None:
-    table = Table("snapshot", "files", "status", title=f"fsck {report.root}")
+    table = Table("snapshot", "files", "status", title=escape(f"fsck {report.root}"))
     for s in report.snapshots:
-        status = (
-            "[green]healthy[/green]"
-            if s.healthy
-            else f"[red]DAMAGED[/red] ({len(s.damaged)} files)"
-        )
+        count = len(s.damaged)
+        status = f"[red]DAMAGED[/red] ({count} file{'s' if count > 1 else ''})"
+        if s.healthy:
+            status = "[green]healthy[/green]"
         table.add_row(s.name, str(s.files), status)
     console.print(table)
     for finding in report.findings:
-        console.print(f"[red]BAD[/red] {finding.describe()}", soft_wrap=True, highlight=False)
+        bad = escape(finding.describe())
+        console.print(f"[red]BAD[/red] {bad}", soft_wrap=True, highlight=False)
     removable = [o for o in report.orphans if o.deletable]
     for orphan in report.orphans:
         state = (
