@@ -178,7 +178,7 @@ class DataStream:
             [self._transformation],
             partitioner=PartitionerSpec(Partitioning.KEY_GROUPS, key_selector),
         )
-        return KeyedStream(self._env, t, key_selector)
+        return KeyedStream(self._env, t, key_selector, checked_type(key_type, "key_by()"))
 
     def _partitioned(self, name: str, spec: PartitionerSpec) -> DataStream:
         t = Transformation(
@@ -358,9 +358,10 @@ class DataStream:
 
 
 class KeyedStream(DataStream):
-    def __init__(self, env, transformation: Transformation, key_selector) -> None:
+    def __init__(self, env, transformation: Transformation, key_selector, key_type=None) -> None:
         super().__init__(env, transformation)
         self._key_selector = key_selector
+        self._key_type = key_type  # recorded with the keyed state of its operators
 
     def _partitioned(self, name: str, spec: PartitionerSpec) -> DataStream:
         raise ConfigurationError(
@@ -413,6 +414,7 @@ class KeyedStream(DataStream):
             type(func).__name__,
             func,
             key_selector=self._key_selector,
+            key_type=self._key_type,
             output_type=checked_type(output_type, "process()"),
         )
 
@@ -466,6 +468,7 @@ class KeyedStream(DataStream):
             name,
             fn,
             key_selector=self._key_selector,
+            key_type=self._key_type,
             output_type=self.get_type(),  # a reduction keeps its input's type
         )
 

@@ -50,6 +50,7 @@ from barrierflow.protocol.checkpoint_barrier import (
 )
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
+from barrierflow.state.declared_states import declared_states_of
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
 from barrierflow.state_backend import (
     HashMapStateBackend,
@@ -537,7 +538,10 @@ class StreamExecutionEnvironment:
         """Fails before Spark starts when the restored state does not fit the job."""
         if plan.restore_from is None:
             return None
-        mapping = map_state(plan.restore_from, plan.graph.job_graph)
+        job_graph = plan.graph.job_graph
+        # The dry run also opens the keyed functions to compare the states they declare.
+        declared = declared_states_of(job_graph) if _cli_overrides.get("dry_run") else None
+        mapping = map_state(plan.restore_from, job_graph, declared)
         problems = mapping.problems(plan.allow_non_restored_state)
         if problems and not _cli_overrides.get("dry_run"):
             raise ConfigurationError(

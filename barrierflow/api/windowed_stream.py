@@ -172,6 +172,7 @@ class WindowedStream:
             name,
             spec,
             key_selector=self._keyed._key_selector,
+            key_type=self._keyed._key_type,
             output_type=checked_type(output_type, f"window {what.lower()}()"),
         )
         if self._all:

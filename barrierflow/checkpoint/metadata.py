@@ -63,6 +63,8 @@ class KeyGroupsHandle(msgspec.Struct, frozen=True, tag="key-groups"):
     stream: StreamHandle
     format_version: int = 1  # of the key-group format; absent in metadata written before it
     states: dict[str, str] = {}  # state name -> kind; empty in metadata written before it
+    types: dict[str, str] = {}  # state name -> declared type (state/state_schema.py), if any
+    backend: str = ""  # the backend that wrote it ("hashmap", "rocksdb"); "" before it was kept
 
     def state_size(self) -> int:
         return stream_size(self.stream)
@@ -92,6 +94,8 @@ class IncrementalKeyedHandle(msgspec.Struct, frozen=True, tag="incremental"):
     shared: list[SharedFileHandle]
     private: dict[str, StreamHandle]
     states: dict[str, str]  # state name -> StateKind value
+    types: dict[str, str] = {}  # state name -> declared type (state/state_schema.py), if any
+    backend: str = "rocksdb"
 
     def state_size(self) -> int:
         shared = sum(s.file.size for s in self.shared)
@@ -159,6 +163,7 @@ class OperatorState(msgspec.Struct, frozen=True):
     max_parallelism: int
     subtasks: list[OperatorSubtaskState]
     coordinator: OperatorCoordinatorState | None = None  # absent before format version 3
+    key_type: str = ""  # the declared key type (``key_by(..., key_type)``) as text, if any
 
 
 # --- figures ---------------------------------------------------------------------------------

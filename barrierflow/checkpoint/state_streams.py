@@ -100,6 +100,15 @@ class StorageRestoreStreams:
         self.bytes_read += len(data)
         return data
 
+    def read_range(self, handle: StreamHandle, offset: int, length: int) -> bytes:
+        """Bytes of a stream without the rest (the caller checks them: the key-group
+        format's section digests)."""
+        if isinstance(handle, InlineHandle):
+            return handle.data[offset : offset + length]
+        data = self._require_storage().read_state_file_range(handle, offset, length)
+        self.bytes_read += len(data)
+        return data
+
     def download(self, handle: StreamHandle, local_path: str) -> None:
         if isinstance(handle, InlineHandle):
             with open(local_path, "wb") as out:

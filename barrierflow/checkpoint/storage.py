@@ -133,6 +133,24 @@ class CheckpointStorage:
             raise CorruptCheckpointError(path, "checksum mismatch: the file was corrupted")
         return data
 
+    def read_state_file_range(self, handle: FileHandle, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` of a state file, without reading the rest: the file's
+        checksum cannot be checked, so the caller checks what it read (the key-group format's
+        section digests). Its size is checked."""
+        path = self.absolute(handle.path)
+        try:
+            with self._fs.open_input_file(path) as f:
+                size = f.size()
+                if size != handle.size:
+                    raise CorruptCheckpointError(path, f"size {size} != recorded {handle.size}")
+                if offset + length > size:
+                    raise CorruptCheckpointError(
+                        path, f"{length} bytes at {offset} are beyond its {size} bytes"
+                    )
+                return f.read_at(length, offset)
+        except FileNotFoundError as e:
+            raise CorruptCheckpointError(path, "state file is missing") from e
+
     # --- metadata (coordinator) ---------------------------------------------------------------
 
     def write_metadata(self, metadata: CheckpointMetadata, rel_path: str | None = None) -> str:

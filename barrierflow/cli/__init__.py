@@ -1,7 +1,14 @@
 """The ``barrierflow`` command: run a job file, take savepoints, stop and cancel jobs, inspect
-checkpoints. Each group of commands has a module; importing them registers them on ``app``."""
+and check checkpoints, query state. Each group of commands has a module; importing them
+registers them on ``app``."""
 
-from barrierflow.cli import checkpoint_commands, job_commands, run_command  # noqa: F401
+from barrierflow.cli import (  # noqa: F401
+    checkpoint_commands,
+    fsck_command,
+    job_commands,
+    run_command,
+    state_commands,
+)
 from barrierflow.cli.app import app
 
 

@@ -1,4 +1,5 @@
-"""Commands to a job, as Flink's: ``savepoint`` (and ``savepoint --dispose``), ``stop`` and
+"""Commands to a job, as Flink's: ``savepoint`` (and ``savepoint --dispose``; ``savepoint info
+PATH`` tells what one holds: ``state_commands.py``), ``stop`` and
 ``cancel`` to a running one, ``exceptions`` to a running or ended one. A job is found under its
 checkpoint directory (``--checkpoint-dir``, else ``execution.checkpointing.dir`` of ``--conf``,
 ``-D`` or ``BARRIERFLOW_CONF``, which also give the storage's ``s3.*`` settings): a running
@@ -28,6 +29,7 @@ from barrierflow.checkpoint.storage import (
     resolve_filesystem,
 )
 from barrierflow.cli.app import app, console, errors, fail, time_of
+from barrierflow.cli.state_commands import savepoint_info
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.exception_history import read_exceptions
@@ -120,7 +122,10 @@ def _print_savepoint(path: str) -> None:
 
 @app.command()
 def savepoint(
-    job_id: Annotated[str | None, typer.Argument(help="The id of a running job.")] = None,
+    job_id: Annotated[
+        str | None,
+        typer.Argument(help="The id of a running job; or `info`, then a savepoint's path."),
+    ] = None,
     target_dir: Annotated[
         str | None,
         typer.Argument(help="Where to write it; default execution.checkpointing.savepoint-dir."),
@@ -132,11 +137,19 @@ def savepoint(
         typer.Option("--dispose", "-d", help="Delete this savepoint (its directory) instead."),
     ] = None,
     wait_s: WaitOption = 900,
+    as_json: Annotated[bool, typer.Option("--json", help="With info: print JSON.")] = False,
     conf_file: ConfFileOption = None,
     dynamic: DynamicOption = None,
 ) -> None:
-    """Take a savepoint of a running job (it goes on), or dispose of one."""
+    """Take a savepoint of a running job (it goes on), or dispose of one; `savepoint info PATH`
+    prints what a savepoint (or checkpoint) holds: per operator and state, its parallelism,
+    max parallelism, kind, declared type, backend, format and size."""
     configuration = configure(conf_file, dynamic)
+    if job_id == "info":  # never a job id: those are hexadecimal
+        if target_dir is None:
+            raise fail("Which savepoint? `barrierflow savepoint info PATH`", 2)
+        savepoint_info(target_dir, as_json)
+        return
     if dispose is not None:
         _dispose(dispose)
         return

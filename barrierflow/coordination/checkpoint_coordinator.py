@@ -90,6 +90,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
     SnapshotFormat,
 )
+from barrierflow.state.state_schema import type_text
 
 log = logging.getLogger("barrierflow.checkpoint")
 
@@ -618,6 +619,7 @@ class CheckpointCoordinator:
                         self._graph.max_parallelism,
                         subtasks,
                         None if coordinator is None else OperatorCoordinatorState(coordinator),
+                        key_type=type_text(node.key_type) if node.key_type else "",
                     )
                 )
         return CheckpointMetadata(

@@ -5,18 +5,28 @@ or of its coordinator on the JobMaster) or *new* (it starts empty); each uid of 
 the job lacks is *left behind*, which is an error unless the user allows it (``-n``,
 ``execution.state-recovery.ignore-unclaimed-state``). Keyed state restores at any
 parallelism, but only with the max parallelism it was written with (the number of key
-groups). The restore (``state_assignment.assign_state``) and ``barrierflow run --dry-run``
-both go by this mapping. Performs no I/O.
+groups), and under the key type it was written with, where both jobs declare one. The
+restore (``state_assignment.assign_state``) and ``barrierflow run --dry-run`` both go by this
+mapping; the dry run also compares each state with what the job's functions declare
+(``state/declared_states.py``): unchanged, will migrate, or incompatible
+(``state/schema_evolution.py``). Performs no I/O.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.human_units import human_bytes
+from barrierflow.state.descriptors import StateKind
+from barrierflow.state.schema_evolution import Compatibility, compare
+from barrierflow.state.state_schema import type_text
+
+if TYPE_CHECKING:  # found by opening the job's functions, which this module does not do
+    from barrierflow.state.declared_states import DeclaredStates
 
 
 class OperatorFate(enum.Enum):
@@ -37,6 +47,9 @@ class OperatorMapping:
     has_operator_state: bool
     size_bytes: int  # of its subtasks' state
     coordinator_bytes: int | None = None  # its coordinator's state; None: none in the snapshot
+    key_type_change: tuple[str, str] | None = None  # (in the snapshot, in the job), if refused
+    states: tuple[StateVerdict, ...] = ()  # known when the job's declarations were given
+    declaration_error: str = ""  # what opening its function raised, if it did
 
     def describe(self) -> str:
         head = f"{self.uid} ({self.name}): {self.fate.value}"
@@ -56,6 +69,41 @@ class OperatorMapping:
         if self.fate is OperatorFate.RESTORED:
             parts.append(f"parallelism {self.snapshot_parallelism} -> {self.job_parallelism}")
         return f"{head}, {', '.join(parts)}"
+
+    def describe_states(self) -> list[str]:
+        """One line per state, once the job's declarations were compared."""
+        lines = [f"state {v.name!r}: {v.verdict}" for v in self.states]
+        if self.declaration_error:
+            lines.append(
+                f"its states are unknown: opening its function raised {self.declaration_error}"
+            )
+        return lines
+
+    def problems(self) -> list[str]:
+        found = [
+            f"operator {self.uid!r}: state {v.name!r} is incompatible: {v.reason}"
+            for v in self.states
+            if v.compatibility is Compatibility.INCOMPATIBLE
+        ]
+        if self.key_type_change is not None:
+            was, now = self.key_type_change
+            found.insert(
+                0,
+                f"operator {self.uid!r} keeps keyed state under keys of type {was} and the job "
+                f"now declares key type {now}; a key type cannot change (its keys would no "
+                f"longer be found): key_by(..., key_type={was}) as before",
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class StateVerdict:
+    """What a restore does to one state of an operator, as the job declares it."""
+
+    name: str
+    compatibility: Compatibility | None  # None: not restored (new), or not declared (kept)
+    verdict: str  # "unchanged", "will migrate: ...", "incompatible: ...", "new", ...
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +127,9 @@ class StateMapping:
                 "that this job does not have; give the operators the same uid() as in the job "
                 "that took it, or pass -n (--allow-non-restored-state) to skip that state"
             )
+        for operator in self.operators:
+            if operator.fate is OperatorFate.RESTORED:
+                problems += operator.problems()
         for uid, snapshot_max in self.max_parallelism_changes:
             problems.append(
                 f"operator {uid!r} was checkpointed with max parallelism {snapshot_max} and the "
@@ -89,10 +140,20 @@ class StateMapping:
         return problems
 
     def describe(self) -> list[str]:
-        return [o.describe() for o in self.operators]
+        lines = []
+        for operator in self.operators:
+            lines.append(operator.describe())
+            lines += [f"  {line}" for line in operator.describe_states()]
+        return lines
 
 
-def map_state(metadata: CheckpointMetadata, job_graph: JobGraph) -> StateMapping:
+def map_state(
+    metadata: CheckpointMetadata,
+    job_graph: JobGraph,
+    declared: dict[str, DeclaredStates] | None = None,
+) -> StateMapping:
+    """``declared``: the states each keyed operator of the job declares, by uid, to compare
+    with the snapshot's (the dry run); None: not compared."""
     by_uid = {op.uid: op for op in metadata.operators if op.subtasks or op.coordinator is not None}
     operators: list[OperatorMapping] = []
     job_uids = set()
@@ -108,7 +169,13 @@ def map_state(metadata: CheckpointMetadata, job_graph: JobGraph) -> StateMapping
                     )
                 )  # fmt: skip
             else:
-                operators.append(_mapping(op, OperatorFate.RESTORED, node.name, vertex.parallelism))
+                mapping = _mapping(op, OperatorFate.RESTORED, node.name, vertex.parallelism)
+                new_key_type = type_text(node.key_type) if node.key_type else ""
+                if op.key_type and new_key_type and op.key_type != new_key_type:
+                    mapping = replace(mapping, key_type_change=(op.key_type, new_key_type))
+                if declared is not None and node.uid in declared:
+                    mapping = _with_verdicts(mapping, op, declared[node.uid])
+                operators.append(mapping)
     for uid, op in by_uid.items():
         if uid not in job_uids:
             operators.append(_mapping(op, OperatorFate.LEFT_BEHIND, op.name, None))
@@ -149,3 +216,31 @@ def _mapping(
         size_bytes=sum(s.state_size() for s in op.subtasks),
         coordinator_bytes=None if op.coordinator is None else len(op.coordinator.data),
     )
+
+
+def _with_verdicts(
+    mapping: OperatorMapping, op: OperatorState, declared: DeclaredStates
+) -> OperatorMapping:
+    """Each state of the snapshot and of the job's declarations, with what becomes of it."""
+    kinds: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for handle in (h for s in op.subtasks for h in s.keyed_state):
+        kinds.update(handle.states)
+        types.update(handle.types)
+    verdicts = []
+    by_name = {d.name: d for d in declared.descriptors}
+    for name in sorted(set(kinds) | set(by_name)):
+        descriptor = by_name.get(name)
+        if name not in kinds:
+            verdicts.append(StateVerdict(name, None, "new: starts empty"))
+        elif descriptor is None:
+            verdict = "not declared by the job: kept in its snapshots as it is"
+            if declared.error:
+                verdict = "unknown (see below)"
+            verdicts.append(StateVerdict(name, None, verdict))
+        else:
+            change = compare(name, StateKind(kinds[name]), types.get(name), descriptor)
+            verdicts.append(
+                StateVerdict(name, change.compatibility, change.describe(), change.reason)
+            )
+    return replace(mapping, states=tuple(verdicts), declaration_error=declared.error)

@@ -29,6 +29,7 @@ class StreamNode:
     parallelism: int
     function: Any = None
     key_selector: Any = None
+    key_type: Any = None  # declared by key_by(): recorded with the operator's keyed state
     in_edges: list[StreamEdge] = field(default_factory=list)
     # the side outputs someone consumes: the operator emits only these
     side_outputs: set[str] = field(default_factory=set)
@@ -87,6 +88,7 @@ def build_stream_graph(
             parallelism,
             t.function.for_batch() if batch and hasattr(t.function, "for_batch") else t.function,
             t.key_selector,
+            key_type=t.key_type,
             output_type=t.output_type,
             chaining=t.chaining,
         )

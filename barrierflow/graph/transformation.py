@@ -71,6 +71,7 @@ class Transformation:
     inputs: list[Transformation] = field(default_factory=list)
     function: Any = None
     key_selector: Callable[[Any], Any] | None = None
+    key_type: Any = None  # key_by's declared TypeInformation: recorded with the keyed state
     partitioner: PartitionerSpec | None = None
     parallelism: int | None = None
     uid: str | None = None

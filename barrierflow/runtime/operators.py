@@ -495,7 +495,8 @@ class KeyedOperator(Operator):
 
     def runtime_context(self, ctx: OperatorContext) -> RuntimeContext:
         """The user functions' context: the keyed state of this subtask."""
-        return ctx.runtime_context(self.name, KeyedStateStore(self.backend))
+        store = KeyedStateStore(self.backend, where=self._where)
+        return ctx.runtime_context(self.name, store)
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         return OperatorSnapshot(None, self.backend.snapshot(checkpoint_id, options))

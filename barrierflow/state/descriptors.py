@@ -29,6 +29,8 @@ class StateDescriptor:
     type_info: Any = None
     kind: StateKind = StateKind.VALUE
     ttl: StateTtlConfig | None = field(default=None, compare=False)
+    # Values of fields a restored row state lacks (schema_evolution.py): field path -> value.
+    field_defaults: dict[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -45,6 +47,17 @@ class StateDescriptor:
                 f".build()), not {ttl_config!r}"
             )
         object.__setattr__(self, "ttl", ttl_config)
+
+    def set_field_defaults(self, defaults: dict[str, Any]) -> StateDescriptor:
+        """Values for the fields of a ``ROW_NAMED`` state that its restored values lack (a
+        field added since the snapshot), by field name (``"address.zip"`` inside a nested
+        row); a field without one gets None. Returns the descriptor."""
+        if not isinstance(defaults, dict) or not all(isinstance(k, str) for k in defaults):
+            raise TypeError(
+                f"set_field_defaults takes a dict of field names to values, not {defaults!r:.100}"
+            )
+        object.__setattr__(self, "field_defaults", dict(defaults))
+        return self
 
 
 class ValueStateDescriptor(StateDescriptor):

@@ -20,6 +20,7 @@ from barrierflow.state.descriptors import (
     StateKind,
 )
 from barrierflow.state.reducing_state import AggregatingState, ReducingState
+from barrierflow.state.schema_evolution import IncompatibleStateError
 from barrierflow.state.state_ttl_config import StateTtlConfig
 from barrierflow.state.ttl_state import (
     TtlListState,
@@ -42,10 +43,16 @@ def _wall_clock_ms() -> int:
 
 class KeyedStateStore:
     def __init__(
-        self, backend: KeyedStateBackend, now_ms: Callable[[], int] = _wall_clock_ms
+        self,
+        backend: KeyedStateBackend,
+        now_ms: Callable[[], int] = _wall_clock_ms,
+        where: str = "",
     ) -> None:
+        """``where``: the operator and subtask, named by the errors of a restored state the
+        function declares in a way its values cannot take."""
         self._backend = backend
         self._now_ms = now_ms
+        self._where = where
         self._made: dict[str, tuple[Any, StateTtlConfig | None]] = {}  # name -> state, ttl
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
@@ -54,7 +61,10 @@ class KeyedStateStore:
         that name must declare the same TTL."""
         made = self._made.get(descriptor.name)
         if made is None:
-            state = self._backend.get_state(descriptor)
+            try:
+                state = self._backend.get_state(descriptor)
+            except IncompatibleStateError as e:
+                raise IncompatibleStateError(e.change, self._where) from None
             check_ttl_unchanged(descriptor, self._backend.entries(descriptor.name))
             if descriptor.ttl is not None:
                 state = _TTL_STATES[descriptor.kind](

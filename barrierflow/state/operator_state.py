@@ -32,6 +32,14 @@ _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(dict[str, _NamedState])
 
 
+def read_snapshot(data: bytes) -> dict[str, tuple[DistributionMode, list[Any]]]:
+    """The states of one subtask's snapshot: name -> (distribution mode, entries)."""
+    return {
+        name: (DistributionMode(named.mode), named.entries)
+        for name, named in _decoder.decode(data).items()
+    }
+
+
 class OperatorListState:
     __slots__ = ("entries", "mode")
 

@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "barrierflow.state_backend",
             "barrierflow.api",
+            "barrierflow.state_processor",
             "barrierflow.testing",
             "barrierflow.common",
             "barrierflow.datastream",
@@ -94,11 +95,15 @@ PURE = (
     "barrierflow.state.state_ttl_config",
     "barrierflow.state.key_groups",
     "barrierflow.state.timer_queue",
+    "barrierflow.state.ttl_state",
+    "barrierflow.state.state_schema",
+    "barrierflow.state.schema_evolution",
     "barrierflow.state.typed_state",
     "barrierflow.state.user_state",
     "barrierflow.state.value_codec",
     "barrierflow.windowing",
     "barrierflow.checkpoint.barrier_handler",
+    "barrierflow.checkpoint.fsck",
     "barrierflow.checkpoint.history",
     "barrierflow.checkpoint.key_group_format",
     "barrierflow.checkpoint.metadata",
@@ -115,6 +120,7 @@ PURE = (
     "barrierflow.coordination.state_mapping",
     "barrierflow.coordination.operator_coordinator_checkpoints",
     "barrierflow.cluster.attempt",
+    "barrierflow.state_processor.read_plan",
 )
 IMPURE_LIBRARIES = frozenset(
     {
@@ -380,3 +386,15 @@ def test_import_barrierflow_is_lazy_and_still_gives_every_public_name():
         assert getattr(barrierflow, name).__name__ == name
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         barrierflow.Nope  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import barrierflow.state_processor",
+        "from barrierflow.state_processor import SavepointReader, SavepointWriter",
+    ],
+)
+def test_the_state_processor_loads_spark_only_when_it_reads_or_writes(statement):
+    loaded = _loaded_after(statement)
+    assert not {"pyspark", "py4j"} & {m.split(".")[0] for m in loaded}

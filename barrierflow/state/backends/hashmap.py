@@ -36,6 +36,9 @@ from barrierflow.state.backend import (
 )
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
+from barrierflow.state.schema_evolution import Convert, StateSchemas, migrate_stored
+
+BACKEND_NAME = "hashmap"  # what snapshots record as their writer: registry.py's name of it
 
 
 class _VersionedList(list):
@@ -172,10 +175,17 @@ class HeapKeyedStateBackend:
         self._key_groups = KeyGroupCache(max_parallelism)
         self._tables: dict[str, _Table] = {}
         self._states: dict[str, Any] = {}
+        self._schemas = StateSchemas()
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The first request of a restored state migrates its values to the declared type
+        (``state/schema_evolution.py``), or refuses a change they cannot take."""
         state = self._states.get(descriptor.name)
         table = self._tables.get(descriptor.name)
+        if state is None:
+            change = self._schemas.declare(descriptor)
+            if table is not None and change.convert is not None:
+                self._migrate(table, change.convert)
         if table is not None:
             check_state_kind(descriptor, table.kind)
         if state is not None:
@@ -191,6 +201,13 @@ class HeapKeyedStateBackend:
         self._states[descriptor.name] = state
         return state
 
+    def _migrate(self, table: _Table, convert: Convert) -> None:
+        """Every stored value, through ``convert``, into a fresh table (a running snapshot keeps
+        reading the old one); before any state object holds the table's dict."""
+        kind, data = table.kind, table.data
+        migrated = ((key, migrate_stored(kind, _plain(v), convert)) for key, v in data.items())
+        table.data = dict(self._revive(kind, list(migrated)))
+
     def snapshot(
         self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
     ) -> AsyncSnapshot:
@@ -199,6 +216,7 @@ class HeapKeyedStateBackend:
         self.version += 1
         key_groups = self._key_groups.key_groups
         kg_range = self._range
+        types = self._schemas.types()
 
         def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
             sections: dict[int, Section] = defaultdict(dict)
@@ -214,12 +232,13 @@ class HeapKeyedStateBackend:
                 for kg, entries in by_key_group.items():
                     sections[kg][name] = (kind.value, entries)
             in_order = ((kg, sections[kg]) for kg in sorted(sections))
-            return write_key_groups(in_order, kg_range, streams.write)
+            return write_key_groups(in_order, kg_range, streams.write, BACKEND_NAME, types)
 
         return write
 
     def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
         for handle in handles:
+            self._schemas.restored(handle.states, handle.types)
             if isinstance(handle, IncrementalKeyedHandle):
                 # RocksDB's own files: only RocksDB reads them, in a scratch directory.
                 from barrierflow.state.backends.rocksdb.incremental_restore import (

@@ -126,6 +126,18 @@ def test_a_missing_or_altered_state_file_is_reported_naming_its_path(s):
         s.storage.read_state_file(FileHandle("chk-1/gone", 1, handle.checksum))
 
 
+def test_a_range_of_a_state_file_is_read_alone_and_a_changed_size_is_reported(s):
+    handle = s.storage.write_state_file("chk-1/op.keyed", b"0123456789")
+    assert s.storage.read_state_file_range(handle, 3, 4) == b"3456"
+    with pytest.raises(CorruptCheckpointError, match="beyond its 10 bytes"):
+        s.storage.read_state_file_range(handle, 8, 4)
+    s.replace("chk-1/op.keyed", b"01234")
+    with pytest.raises(CorruptCheckpointError, match="size 5 != recorded 10"):
+        s.storage.read_state_file_range(handle, 0, 2)
+    with pytest.raises(CorruptCheckpointError, match="missing"):
+        s.storage.read_state_file_range(FileHandle("chk-1/gone", 1, handle.checksum), 0, 1)
+
+
 def test_small_files_and_the_history_are_replaced_whole_and_deleted(s):
     assert s.storage.read_history() is None
     record = CheckpointRecord(1, CheckpointStatus.FAILED, 1, 2, 1.0, 0, 0, 1, 0, "declined")

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from rocksdict import Options, Rdict
 
+from barrierflow.checkpoint.key_group_format import read_key_groups
 from barrierflow.checkpoint.metadata import (
     IncrementalKeyedHandle,
     KeyedStateHandle,
@@ -79,11 +80,7 @@ def contents(handles: list[KeyedStateHandle]) -> dict[int, dict[str, tuple[str, 
             scratch = STREAMS.root / "contents-scratch"
             sections = list(incremental_sections(handle, STREAMS, FULL, str(scratch)))
         else:
-            data = STREAMS.read(handle.stream)
-            sections = [
-                (kg, pickle.loads(data[offset : offset + length]))
-                for kg, offset, length in handle.offsets
-            ]
+            sections = list(read_key_groups(handle, FULL, STREAMS.read))
         for kg, section in sections:
             found[kg] = {name: (kind, dict(entries)) for name, (kind, entries) in section.items()}
     return found

@@ -84,7 +84,8 @@ from barrierflow.state.key_groups import (
     KeyGroupRange,
     stable_hash,
 )
-from barrierflow.state.value_codec import codec_for
+from barrierflow.state.schema_evolution import Convert, StateSchemas, migrate_element
+from barrierflow.state.value_codec import ValueCodec, codec_for, decode_value
 
 log = logging.getLogger("barrierflow.state")
 
@@ -146,6 +147,7 @@ class RocksDBKeyedStateBackend:
         self._db = self._open(os.path.join(self.local_dir, DB), ())
         self._tables: dict[str, Table] = {}
         self._states: dict[str, Any] = {}
+        self._schemas = StateSchemas()
         self._guard = SnapshotGuard(self.local_dir)
         # Incremental, under the guard's lock: the shared files each pending checkpoint
         # references, by local name, and those of the last checkpoint notified complete (the
@@ -157,8 +159,11 @@ class RocksDBKeyedStateBackend:
         return open_database(path, self._options, self._write_options, column_families)
 
     def get_state(self, descriptor: StateDescriptor) -> Any:
+        """The first request of a restored state rewrites its rows in the declared type
+        (``state/schema_evolution.py``), or refuses a change they cannot take."""
         state = self._states.get(descriptor.name)
         table = self._tables.get(descriptor.name)
+        change = self._schemas.declare(descriptor) if state is None else None
         if table is not None:
             check_state_kind(descriptor, table.kind)
         if state is not None:
@@ -168,9 +173,29 @@ class RocksDBKeyedStateBackend:
         kind = {StateKind.VALUE: RocksDBValueState, StateKind.LIST: RocksDBListState}.get(
             descriptor.kind, RocksDBMapState
         )
-        state = kind(table, self.key_context, self._current, codec_for(descriptor))
+        codec = codec_for(descriptor)
+        if change is not None and change.convert is not None:
+            self._migrate(table, change.convert, codec)
+        state = kind(table, self.key_context, self._current, codec)
         self._states[descriptor.name] = state
         return state
+
+    def _migrate(self, table: Table, convert: Convert, codec: ValueCodec) -> None:
+        """Decodes every row of ``table``, migrates it and writes it back in ``codec``."""
+        if table.kind is StateKind.LIST:
+            def migrate(raw: bytes) -> bytes:
+                return codec.encode([migrate_element(e, convert) for e in decode_value(raw)])
+        else:
+            def migrate(raw: bytes) -> bytes:
+                return codec.encode(migrate_element(decode_value(raw), convert))
+        scan = ReadOptions()
+        scan.fill_cache(False)
+        rows = table.db.items(read_opt=scan)
+        writer = BatchWriter(self._db)
+        for key, raw in rows:
+            writer.put(key, migrate(raw), table)
+        del rows
+        writer.flush()
 
     def _table(self, name: str, kind: StateKind, exists: bool = False) -> Table:
         """``exists``: the column family came with a restored database."""
@@ -217,7 +242,7 @@ class RocksDBKeyedStateBackend:
         scan = ReadOptions()
         scan.fill_cache(False)  # a full scan would evict the working set of the task
         cursors = [(t.name, t.kind, t.db.items(read_opt=scan)) for t in self._tables.values()]
-        return FullSnapshot(self._guard, cursors, scan, self._range)
+        return FullSnapshot(self._guard, cursors, scan, self._range, self._schemas.types())
 
     def _native_snapshot(self, checkpoint_id: int, savepoint: bool) -> AsyncSnapshot:
         """A savepoint reuses nothing and leaves nothing to reuse: the user owns its files."""
@@ -234,6 +259,7 @@ class RocksDBKeyedStateBackend:
                 self._range,
                 lambda cid, shared: None,
                 lambda path: shutil.rmtree(path, ignore_errors=True),
+                self._schemas.types(),
             )
         return IncrementalSnapshot(
             checkpoint_id,
@@ -242,6 +268,7 @@ class RocksDBKeyedStateBackend:
             self._range,
             self._uploaded,
             self._local.uploaded,
+            self._schemas.types(),
         )
 
     def native_checkpoint(self, directory: str) -> NativeCheckpoint:
@@ -289,6 +316,8 @@ class RocksDBKeyedStateBackend:
         """One incremental handle of exactly this key-group range opens as the database (from
         the local copy when there is one) if no state was declared yet; otherwise rows are
         copied in from each handle."""
+        for handle in handles:
+            self._schemas.restored(handle.states, handle.types)
         incremental = [h for h in handles if isinstance(h, IncrementalKeyedHandle)]
         full = [h for h in handles if isinstance(h, KeyGroupsHandle)]
         if (

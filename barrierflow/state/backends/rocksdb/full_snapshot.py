@@ -27,6 +27,8 @@ from barrierflow.state.backend import SnapshotStreams
 from barrierflow.state.backends.rocksdb.key_codec import Cursor, sections_of_rows
 from barrierflow.state.key_groups import KeyGroupRange
 
+BACKEND_NAME = "rocksdb"  # what snapshots record as their writer: registry.py's name of it
+
 
 class SnapshotGuard:
     """Between a backend and its running snapshots: ``dispose()`` releases those not started,
@@ -87,8 +89,11 @@ class FullSnapshot:
         cursors: list[Cursor],
         read_options: ReadOptions,
         key_group_range: KeyGroupRange,
+        types: dict[str, str] | None = None,
     ) -> None:
+        """``types``: the declared type of each state, as the snapshot records them."""
         self._guard = guard
+        self._types = types or {}
         self._cursors: list[Cursor] | None = cursors
         self._read_options = read_options  # lives as long as the iterators
         self._range = key_group_range
@@ -108,4 +113,4 @@ class FullSnapshot:
         finally:
             cursors.clear()
             self._guard.finish()
-        return encoded.write(streams.write)
+        return encoded.write(streams.write, BACKEND_NAME, self._types)

@@ -75,7 +75,10 @@ class IncrementalSnapshot:
         key_group_range: KeyGroupRange,
         uploaded: Callable[[int, list[SharedFileHandle]], None],
         done: Callable[[str], None],
+        types: dict[str, str] | None = None,
     ) -> None:
+        """``types``: the declared type of each state, as the snapshot records them."""
+        self._types = types or {}
         self._checkpoint_id = checkpoint_id
         self._native = native
         self._confirmed = confirmed
@@ -103,4 +106,5 @@ class IncrementalSnapshot:
         self._uploaded(cid, shared)
         states = {name: kind.value for name, kind in native.states.items()}
         kg = self._range
-        return [IncrementalKeyedHandle(kg.start, kg.end, cid, shared, private, states)]
+        types = {n: t for n, t in self._types.items() if n in states}
+        return [IncrementalKeyedHandle(kg.start, kg.end, cid, shared, private, states, types)]
