@@ -2,7 +2,7 @@
 types the job now declares, and the function that migrates each stored value.
 
 Flink's rules for POJO state and those of Spark's ``transformWithState`` for Avro state
-(docs/adr/0014-state-processor-fsck-schema-evolution.md):
+(docs/adr/0016-state-processor-fsck-schema-evolution.md):
 
 - a row (``ROW_NAMED``; a ``ROW`` is one whose fields are named ``f0``, ``f1``...) may add
   fields (their default, ``descriptor.set_field_defaults``, else None), remove fields and
