@@ -48,6 +48,7 @@ _EXPORTS = {
     "Trigger": "barrierflow.windowing.triggers",
     "TriggerResult": "barrierflow.windowing.triggers",
     "WindowAssigner": "barrierflow.windowing.assigners",
+    "MergingWindowAssigner": "barrierflow.windowing.assigners",
     **{
         name: "barrierflow.functions"
         for name in (
