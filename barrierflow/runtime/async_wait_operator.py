@@ -12,7 +12,7 @@ checkpoint triggers and priority barriers. A watermark waits in the queue behind
 that arrived before it and leaves through ``take_completed``; the end of time (the end of
 input) and ``finish`` wait for every call.
 
-Checkpoints (docs/adr/0016-async-io-checkpoints.md): every record not emitted yet, started or
+Checkpoints (docs/adr/0017-async-io-checkpoints.md): every record not emitted yet, started or
 not, goes into the operator's list state with its timestamp (as a one-record buffer), and a
 restored subtask starts their calls again; outputs emitted before the barrier are not in the
 state, so nothing reaches an exactly-once sink twice. The list state is split on rescale.
