@@ -77,7 +77,7 @@ class WindowedStream:
         lateness = millis_of(time_ms, "allowed_lateness")
         if lateness < 0:
             raise ConfigurationError(f"allowed_lateness must not be negative, got {lateness} ms")
-        if lateness and not self._assigner.is_event_time:
+        if lateness and not self._assigner.is_event_time():
             raise ConfigurationError("allowed_lateness applies to event-time windows only")
         self._lateness_ms = lateness
         return self
@@ -90,7 +90,7 @@ class WindowedStream:
             raise ConfigurationError(
                 f"side_output_late_data() needs an OutputTag, got {output_tag!r}"
             )
-        if not self._assigner.is_event_time:
+        if not self._assigner.is_event_time():
             raise ConfigurationError("late data exists for event-time windows only")
         self._late_tag = output_tag.tag_id
         return self

@@ -27,6 +27,7 @@ _LAZY = {
     "RestartStrategyConfiguration": "barrierflow.api.restart_strategies",
     "SerializationSchema": "barrierflow.common.serialization",
     "SimpleStringSchema": "barrierflow.connectors.serialization",
+    "TypeSerializer": "barrierflow.windowing.serializers",
 }
 
 __all__ = [

@@ -22,6 +22,11 @@ _EXPORTS = {
     "ExternalizedCheckpointRetention": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.functions",
     "OutputTag": "barrierflow.side_outputs",
+    "AsyncDataStream": "barrierflow.api.async_data_stream",
+    **{
+        name: "barrierflow.async_functions"
+        for name in ("AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
+    },
     "MemorySize": "barrierflow.api.slot_sharing_group",
     "SlotSharingGroup": "barrierflow.api.slot_sharing_group",
     **{
@@ -43,6 +48,7 @@ _EXPORTS = {
     "Trigger": "barrierflow.windowing.triggers",
     "TriggerResult": "barrierflow.windowing.triggers",
     "WindowAssigner": "barrierflow.windowing.assigners",
+    "MergingWindowAssigner": "barrierflow.windowing.assigners",
     **{
         name: "barrierflow.functions"
         for name in (

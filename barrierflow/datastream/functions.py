@@ -1,5 +1,11 @@
 """PyFlink's ``pyflink.datastream.functions``, at the same path."""
 
+from barrierflow.async_functions import (
+    AsyncFunction,
+    AsyncFunctionDescriptor,
+    AsyncRetryPredicate,
+    AsyncRetryStrategy,
+)
 from barrierflow.functions import (
     AggregateFunction,
     AllWindowFunction,
@@ -31,6 +37,10 @@ from barrierflow.two_input_functions import (
 __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
+    "AsyncFunction",
+    "AsyncFunctionDescriptor",
+    "AsyncRetryPredicate",
+    "AsyncRetryStrategy",
     "BaseBroadcastProcessFunction",
     "BroadcastProcessFunction",
     "CoFlatMapFunction",

@@ -1,10 +1,13 @@
 """PyFlink's ``pyflink.datastream.window``, at the same path."""
 
 from barrierflow.windowing.assigners import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
     DynamicEventTimeSessionWindows,
     DynamicProcessingTimeSessionWindows,
     EventTimeSessionWindows,
     GlobalWindows,
+    MergingWindowAssigner,
     ProcessingTimeSessionWindows,
     SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
@@ -12,6 +15,11 @@ from barrierflow.windowing.assigners import (
     TumblingEventTimeWindows,
     TumblingProcessingTimeWindows,
     WindowAssigner,
+)
+from barrierflow.windowing.serializers import (
+    CountWindowSerializer,
+    GlobalWindowSerializer,
+    TimeWindowSerializer,
 )
 from barrierflow.windowing.triggers import (
     ContinuousEventTimeTrigger,
@@ -31,14 +39,19 @@ __all__ = [
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
+    "CountSlidingWindowAssigner",
     "CountTrigger",
+    "CountTumblingWindowAssigner",
     "CountWindow",
+    "CountWindowSerializer",
     "DynamicEventTimeSessionWindows",
     "DynamicProcessingTimeSessionWindows",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
     "GlobalWindow",
+    "GlobalWindowSerializer",
     "GlobalWindows",
+    "MergingWindowAssigner",
     "NeverTrigger",
     "ProcessingTimeSessionWindows",
     "ProcessingTimeTrigger",
@@ -47,6 +60,7 @@ __all__ = [
     "SlidingEventTimeWindows",
     "SlidingProcessingTimeWindows",
     "TimeWindow",
+    "TimeWindowSerializer",
     "Trigger",
     "TriggerResult",
     "TumblingEventTimeWindows",

@@ -22,6 +22,7 @@ class TransformationKind(enum.Enum):
     SINK = "sink"
     TIMESTAMPS = "timestamps"  # assigns event timestamps and generates watermarks
     WINDOW = "window"
+    ASYNC_WAIT = "async_wait"  # AsyncDataStream: an AsyncFunction's calls, their results later
     PARTITION = "partition"  # virtual: sets the partitioner of the edge to the next operator
     UNION = "union"  # virtual: the next operator reads all inputs
     SIDE_OUTPUT = "side_output"  # virtual: the next operator reads the side output ``function``

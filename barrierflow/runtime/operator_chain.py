@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
@@ -108,6 +109,7 @@ class OperatorChain:
         self.operators: list[Operator] = []  # every operator, the source (if any) first
         self.source: SourceOperator | None = None
         self._body: list[Operator] = []  # the operators batches run through
+        self._async_ops: list[Operator] = []  # those that emit asynchronously (async I/O)
         self._watermark_out = MIN_WATERMARK  # the last watermark sent downstream
         self._watermarks_flow = False  # this task sends watermarks (it makes or got some)
         self.keeps_event_time = False  # set when opened, from the operators
@@ -120,10 +122,13 @@ class OperatorChain:
         restore_streams: StorageRestoreStreams,
         send_to_job_master: Callable[[msg.Message], None],
         user_metrics: MetricRegistry,
+        run_in_task_thread: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         """Connects the outputs, then opens the operators in order (each restores its state
         from ``restore_streams``); ``send_to_job_master``: the task's control channel, which
-        operators use for what they send the driver (collected records, operator events)."""
+        operators use for what they send the driver (collected records, operator events);
+        ``run_in_task_thread``: the task's mailbox, through which an operator that emits
+        asynchronously (async I/O) has its outputs taken on the task thread."""
         d = self._d
         side_edges = any(plan.partitioner.side_output is not None for plan in d.outputs)
         for plan in d.outputs:
@@ -150,7 +155,10 @@ class OperatorChain:
             )
         for spec in d.chain:
             op = create_operator(spec)
-            op.open(_context(d, spec.uid, restore_streams, send_to_job_master, user_metrics))
+            ctx = _context(d, spec.uid, restore_streams, send_to_job_master, user_metrics)
+            if op.emits_asynchronously and run_in_task_thread is not None:
+                ctx.output_ready = partial(run_in_task_thread, partial(self.emit_completed, op))
+            op.open(ctx)
             self.operators.append(op)  # listed once open: close() closes what opened
         head = self.operators[0]
         self.source = head if isinstance(head, SourceOperator) else None
@@ -162,6 +170,12 @@ class OperatorChain:
         # its own).
         self._assigner_at = [i for i, op in enumerate(body) if op.assigns_timestamps]
         self._timer_ops = [(i, op) for i, op in enumerate(body) if op.has_timers]
+        # A watermark run also stops after an operator that holds watermarks behind records
+        # still in flight (async I/O); that operator lets it go on later (emit_completed).
+        self._watermark_stops = sorted(
+            {*self._assigner_at, *(i + 1 for i, op in enumerate(body) if op.holds_watermarks)}
+        )
+        self._async_ops = [op for op in body if op.emits_asynchronously]
         # Whether this task keeps event time: at its end of input it advances its chain to the
         # end of time, firing every event-time timer.
         self.keeps_event_time = bool(self._assigner_at) or any(op.uses_event_time for op in body)
@@ -236,7 +250,7 @@ class OperatorChain:
         body = self._body
         end = len(body)
         if watermark < MAX_WATERMARK:
-            end = next((i for i in self._assigner_at if i >= start), end)
+            end = next((i for i in self._watermark_stops if i >= start), end)
         batch = EMPTY
         for op in body[start:end]:
             if batch.values:
@@ -246,6 +260,9 @@ class OperatorChain:
                 batch = batch.concat(fired)
         if batch.values:
             self.process(batch, end) if end < len(body) else self.emit(batch)
+        if end > start and body[end - 1].holds_watermarks and watermark < MAX_WATERMARK:
+            self.emit_completed(body[end - 1])  # the watermark goes on if nothing holds it
+            return
         if self._watermarks_flow and end == len(body) and watermark > self._watermark_out:
             self._watermark_out = watermark
             self.broadcast_event(Kind.WATERMARK, WATERMARK.pack(watermark))
@@ -277,6 +294,16 @@ class OperatorChain:
             fired = op.on_processing_time(now_ms)
             if fired is not None and fired.values:
                 self.process(fired, i + 1)
+
+    def emit_completed(self, op: Operator) -> None:
+        """On the task thread, when ``op`` (which emits asynchronously) said it has outputs:
+        they run through the rest of the chain, and the watermarks it let go on after them."""
+        after = self._body.index(op) + 1
+        for item in op.take_completed():
+            if type(item) is RecordBatch:
+                self.process(item, after)
+            else:
+                self.advance_watermark(item, after)
 
     # --- end of input ---------------------------------------------------------------------------
 
@@ -363,7 +390,11 @@ class OperatorChain:
 
     def backlogged(self) -> bool:
         """Whether an output channel still holds buffers or events it has no credit for (it
-        takes the credit that arrived first)."""
+        takes the credit that arrived first), or an async operator has its capacity in flight:
+        either way the task takes no input until it drains."""
+        for op in self._async_ops:
+            if op.full:
+                return True
         for p in self.partitions:
             if p.backlogged:
                 p.receive_credits()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.runtime.async_wait_operator import AsyncWaitOperator
 from barrierflow.runtime.broadcast_process import (
     BroadcastProcessOperator,
     KeyedBroadcastProcessOperator,
@@ -33,6 +34,7 @@ _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SINK: SinkOperator,
     TransformationKind.TIMESTAMPS: TimestampsAndWatermarksOperator,
     TransformationKind.WINDOW: WindowOperator,
+    TransformationKind.ASYNC_WAIT: AsyncWaitOperator,
 }
 
 

@@ -94,6 +94,9 @@ class OperatorContext:
     metrics: MetricRegistry | None = None  # the subtask's user metrics
     # Sends an operator event to this operator's coordinator on the JobMaster (set by the task)
     operator_events: Callable[[bytes], None] | None = None
+    # An operator that emits asynchronously calls it, from any thread, when it has outputs:
+    # the chain then takes them on the task thread (``take_completed``; set by the chain)
+    output_ready: Callable[[], None] | None = None
 
     def send_operator_event(self, payload: bytes) -> None:
         """Sends ``payload`` to this operator's coordinator on the JobMaster (a source reader
@@ -144,6 +147,9 @@ class Operator:
     assigns_timestamps = False  # a TimestampsAndWatermarksOperator: event time starts here
     uses_event_time = False  # keeps event-time timers: the end of input fires them
     has_timers = False  # on_watermark / on_processing_time may return records
+    emits_asynchronously = False  # outputs come later, through take_completed (async I/O)
+    holds_watermarks = False  # a watermark waits in it behind records and leaves later
+    full = False  # at its capacity: the task takes no input until it has room (async I/O)
 
     def __init__(self, spec: OperatorSpec) -> None:
         self.uid = spec.uid
@@ -215,6 +221,11 @@ class Operator:
     def finish(self) -> RecordBatch | None:
         """End of input: what the operator still buffers."""
         return None
+
+    def take_completed(self) -> list[RecordBatch | int]:
+        """An operator that emits asynchronously: what may be emitted now, in order, batches
+        of records and the watermarks between them (on the task thread)."""
+        return []
 
     def handle_operator_event(self, payload: bytes) -> None:
         """An event the JobMaster sent this operator (a split enumerator's to its reader).

@@ -149,7 +149,13 @@ class StreamTask:
             shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
         )
         chain = self.chain
-        chain.open(self._network, restore_streams, self.send_to_job_master, self.metrics.user)
+        chain.open(
+            self._network,
+            restore_streams,
+            self.send_to_job_master,
+            self.metrics.user,
+            self.run_in_task_thread,
+        )
         self.checkpoints = SubtaskCheckpointCoordinator(d, self, chain, self._pool)
         self.input = self._make_input()
         self.checkpoints.attach_input(self.input)

@@ -59,3 +59,9 @@ class TypedOutput:
 
     def finish(self) -> RecordBatch | None:
         return self._converted_batch(self._inner.finish())
+
+    def take_completed(self) -> list[RecordBatch | int]:
+        return [
+            self._converted_batch(item) if type(item) is RecordBatch else item
+            for item in self._inner.take_completed()
+        ]

@@ -36,9 +36,9 @@ from barrierflow.runtime.operators import KeyedOperator, OperatorContext
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.side_outputs import SideOutput
 from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
+from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
 from barrierflow.windowing.window_spec import Contents, WindowSpec
-from barrierflow.windowing.windows import TimeWindow
 
 CONTENTS = MapStateDescriptor("__window_contents__")
 ELEMENTS = ListStateDescriptor("__window_elements__")
@@ -73,6 +73,7 @@ class _TriggerContext:
         self._op = op
         self._timers = op.timers
         self.window: Any = None
+        self.merged_windows: Any = ()  # in on_merge: the windows merged into ``window``
 
     def get_current_processing_time(self) -> int:
         return time.time_ns() // 1_000_000
@@ -96,6 +97,30 @@ class _TriggerContext:
         self._op.trigger_state_names.add(state_descriptor.name)
         return _WindowValueState(self._op.trigger_state, (state_descriptor.name, self.window))
 
+    def merge_partitioned_state(self, state_descriptor: Any) -> None:
+        """In ``on_merge``: the state of the windows being merged, reduced into the merged
+        window's with the descriptor's reduce function (a ``ReducingStateDescriptor``)."""
+        reduce = getattr(state_descriptor, "reduce_function", None)
+        if reduce is None:
+            raise TypeError(
+                f"trigger state {state_descriptor.name!r} cannot be merged: only a "
+                "ReducingStateDescriptor's state merges (its reduce function combines the "
+                "merged windows' values); declare the trigger's state with one"
+            )
+        reduce = getattr(reduce, "reduce", reduce)
+        self._op.trigger_state_names.add(state_descriptor.name)
+        state = self._op.trigger_state
+        values = [
+            v
+            for w in (self.window, *self.merged_windows)
+            if (v := state.get((state_descriptor.name, w))) is not None
+        ]
+        if values:
+            merged = values[0]
+            for value in values[1:]:
+                merged = reduce(merged, value)
+            state.put((state_descriptor.name, self.window), merged)
+
 
 class _ProcessWindowContext:
     __slots__ = ("_timers", "_window")
@@ -117,14 +142,26 @@ def _call(fn: Any, method: str) -> Any:
     return getattr(fn, method) if hasattr(fn, method) else fn
 
 
+class _MergeCollector:
+    """The callback given to ``merge_windows``: collects each group and its result."""
+
+    def __init__(self, merges: list[tuple[list[Any], Any]]) -> None:
+        self._merges = merges
+
+    def merge(self, to_be_merged: Iterable[Any], merge_result: Any) -> None:
+        self._merges.append((list(to_be_merged), merge_result))
+
+
 class WindowOperator(KeyedOperator):
     def open(self, ctx: OperatorContext) -> None:
         self.open_keyed(ctx)
         spec: WindowSpec = self.spec.function
         self._window_spec = spec
         self._assigner = spec.assigner
+        self._event_time = spec.assigner.is_event_time()  # a method, as PyFlink's
+        self._merging = isinstance(spec.assigner, MergingWindowAssigner)
         self._trigger: Trigger = spec.trigger
-        if spec.assigner.is_merging and not self._trigger.can_merge():
+        if self._merging and not self._trigger.can_merge():
             raise ValueError(
                 f"{self._where}: the trigger {type(self._trigger).__name__} cannot merge "
                 f"windows, which {type(spec.assigner).__name__} needs"
@@ -141,18 +178,19 @@ class WindowOperator(KeyedOperator):
         self.trigger_state_names: set[str] = set()
         self._tctx = _TriggerContext(self)
         self.late_records_dropped = 0
-        self._lateness = spec.allowed_lateness_ms if spec.assigner.is_event_time else 0
+        self._lateness = spec.allowed_lateness_ms if self._event_time else 0
         late_tag = spec.late_data_tag
         self._late_tag = late_tag if late_tag in self.spec.side_outputs else None
         self._simple = (
             self._late_tag is None
-            and spec.assigner.is_event_time
-            and not spec.assigner.is_merging
+            and self._event_time
+            and not self._merging
             and type(self._trigger) is EventTimeTrigger
             and not self._buffers
             and not self._lateness
         )
         runtime = self.runtime_context(ctx)
+        self._assigner_ctx = AssignerContext(0, runtime)  # its keyed state: the current key's
         for fn in (spec.function, spec.window_function):
             if isinstance(fn, Function):
                 fn.open(runtime)
@@ -180,18 +218,19 @@ class WindowOperator(KeyedOperator):
             return self._process_simple(records, timestamps)
         select = self.spec.key_selector
         assign = self._assigner.assign_windows
-        merging = self._assigner.is_merging
+        merging = self._merging
         key_context = self._key_context
-        now = time.time_ns() // 1_000_000
+        actx = self._assigner_ctx
+        actx.processing_time_ms = time.time_ns() // 1_000_000
         out: list[Any] = []
         out_ts: list[int] = []
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 key_context.key = select(record)
-                windows = assign(record, timestamp, now)
+                windows = assign(record, timestamp, actx)
                 if merging:
-                    windows = [self._merge_session(window) for window in windows]
+                    windows = [self._merge_windows(window) for window in windows]
                 accepted = False
                 for window in windows:
                     if self._is_late(window):
@@ -223,12 +262,13 @@ class WindowOperator(KeyedOperator):
         get, put, add = self.contents.get, self.contents.put, self._add
         register = self.timers.register
         watermark = self.timers.watermark
+        actx = self._assigner_ctx
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 key_context.key = select(record)
                 accepted = False
-                for window in assign(record, timestamp, 0):
+                for window in assign(record, timestamp, actx):
                     end = window.end - 1
                     if end <= watermark:
                         continue
@@ -244,18 +284,18 @@ class WindowOperator(KeyedOperator):
         return EMPTY
 
     def _is_late(self, window: Any) -> bool:
-        return self._assigner.is_event_time and self._cleanup_time(window) <= self.timers.watermark
+        return self._event_time and self._cleanup_time(window) <= self.timers.watermark
 
     def _cleanup_time(self, window: Any) -> int:
         end = window.max_timestamp()
-        if not self._assigner.is_event_time:
+        if not self._event_time:
             return end
         return min(end + self._lateness, MAX_WATERMARK)
 
     def _register_cleanup(self, window: Any) -> None:
         cleanup = self._cleanup_time(window)
         if cleanup < MAX_WATERMARK:
-            domain = EVENT_TIME if self._assigner.is_event_time else PROCESSING_TIME
+            domain = EVENT_TIME if self._event_time else PROCESSING_TIME
             self.timers.register(domain, cleanup, window)
 
     def _add_element(self, window: Any, record: Any) -> None:
@@ -272,22 +312,28 @@ class WindowOperator(KeyedOperator):
             return list(dict.fromkeys(w for w, _ in self.elements.get()))
         return list(self.contents.keys())
 
-    def _merge_session(self, new: TimeWindow) -> TimeWindow:
-        """Merges ``new`` with the windows of the key it overlaps; returns the window it is
-        now part of."""
-        overlapping = [w for w in self._windows_of_key() if w.intersects(new)]
-        if not overlapping:
+    def _merge_windows(self, new: Any) -> Any:
+        """Asks the merging assigner which of the key's windows merge once ``new`` joins them,
+        merges each group (contents, trigger state, timers), and returns the window ``new``
+        is now part of."""
+        existing = self._windows_of_key()
+        if new in existing:
             return new
-        merged = new
-        for w in overlapping:
-            merged = merged.cover(w)
-        if overlapping == [merged]:
-            return merged
-        tctx = self._tctx
-        for w in overlapping:
-            tctx.window = w
-            self._trigger.clear(w, tctx)
-            self._delete_cleanup(w)
+        merges: list[tuple[list[Any], Any]] = []
+        self._assigner.merge_windows([*existing, new], _MergeCollector(merges))
+        target = new
+        for members, merged in merges:
+            if new in members:
+                target = merged
+            self._merge_into(merged, [w for w in members if w != new])
+        return target
+
+    def _merge_into(self, merged: Any, overlapping: list[Any]) -> None:
+        """The key's windows ``overlapping`` become ``merged``: contents first, then the
+        trigger's ``on_merge`` (which may merge its state of ``overlapping`` into
+        ``merged``), then the old windows' trigger state and cleanup timers go, as in Flink."""
+        if not overlapping or overlapping == [merged]:
+            return
         if self._buffers:
             old = set(overlapping)
             self.elements.update(
@@ -301,13 +347,22 @@ class WindowOperator(KeyedOperator):
             for acc in accumulators[1:]:
                 combined = self._merge(combined, acc)
             self.contents.put(merged, combined)
-        tctx.window = merged
+        tctx = self._tctx
+        tctx.window, tctx.merged_windows = merged, overlapping
         self._trigger.on_merge(merged, tctx)
+        tctx.merged_windows = ()
+        for w in overlapping:
+            if w == merged:
+                continue  # it lives on: its trigger state and timers are the merged window's
+            tctx.window = w
+            self._trigger.clear(w, tctx)
+            for name in self.trigger_state_names:
+                self.trigger_state.remove((name, w))
+            self._delete_cleanup(w)
         self._register_cleanup(merged)
-        return merged
 
     def _delete_cleanup(self, window: Any) -> None:
-        domain = EVENT_TIME if self._assigner.is_event_time else PROCESSING_TIME
+        domain = EVENT_TIME if self._event_time else PROCESSING_TIME
         self.timers.delete(domain, self._cleanup_time(window), window)
 
     # --- firing -------------------------------------------------------------------------------
@@ -394,7 +449,7 @@ class WindowOperator(KeyedOperator):
                 else:
                     result = trigger.on_processing_time(timer.timestamp, window, tctx)
                 self._on_result(result, window, out, out_ts)
-                if event_time == self._assigner.is_event_time and (
+                if event_time == self._event_time and (
                     timer.timestamp == self._cleanup_time(window)
                 ):
                     self._clear_all(window)

@@ -9,7 +9,8 @@ inline (no checkpoint storage) by a pool that runs them at once, on the task thr
 
 ``OperatorHarness`` opens one operator and calls it directly.
 
-**Threading:** everything on the test's thread.
+**Threading:** everything on the test's thread (an async operator's calls run on its own event
+loop thread, and ``OperatorHarness.take_completed`` waits for them).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import copy
 import pickle
 import random
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
@@ -417,6 +419,7 @@ class OperatorHarness:
         }
         self.subtask = subtask
         self.metrics = MetricRegistry()  # the operator's metrics: ``metrics.sample()``
+        self._outputs_ready = threading.Event()  # an async operator said it has outputs
         self.operator: Operator = create_operator(copy.deepcopy(spec))
         self.operator.open(
             OperatorContext(
@@ -433,6 +436,7 @@ class OperatorHarness:
                 job_name=job_name,
                 local_dir=local_dir,
                 metrics=self.metrics,
+                output_ready=self._outputs_ready.set,
             )
         )
         self.attempt = attempt
@@ -498,6 +502,15 @@ class OperatorHarness:
     def finish(self) -> list[Any]:
         batch = self.operator.finish()
         return [] if batch is None else batch.values
+
+    def take_completed(self, wait_s: float = 10.0) -> list[RecordBatch | int]:
+        """An operator that emits asynchronously (async I/O): waits up to ``wait_s`` until it
+        says it has outputs, then what it emits (batches and watermarks, in order), as the
+        chain takes them on the task thread; [] if it said nothing in time."""
+        if not self._outputs_ready.wait(wait_s):
+            return []
+        self._outputs_ready.clear()
+        return self.operator.take_completed()
 
     def operator_event(self, payload: bytes) -> None:
         """An event from the operator's coordinator on the JobMaster."""

@@ -1,5 +1,12 @@
-"""Window assigners, as PyFlink programs name them: which windows a record belongs to, by its
-event timestamp or by the processing time it arrives at. Performs no I/O.
+"""Window assigners, as PyFlink programs name them and subclass them: which windows a record
+belongs to, by its event timestamp, the processing time it arrives at, or a count kept in the
+key's state. Performs no I/O.
+
+The protocol is PyFlink's: ``assign_windows(element, timestamp, context)`` (the context gives
+the processing time and the runtime context, whose keyed state is the current key's),
+``is_event_time()``, ``get_default_trigger(env)``, ``get_window_serializer()``; a
+``MergingWindowAssigner`` also has ``merge_windows(windows, callback)``, which calls
+``callback.merge(to_be_merged, merge_result)`` for each group of windows that become one.
 
 Sizes, slides, gaps and offsets are a ``Time``, a ``Duration`` or milliseconds. A record whose
 event timestamp is missing cannot be put into an event-time window: the error names it and says
@@ -8,27 +15,80 @@ to assign timestamps (``assign_timestamps_and_watermarks``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
 from barrierflow.eventtime.durations import Duration, Time, millis_of
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
-from barrierflow.windowing.windows import GlobalWindow, TimeWindow
+from barrierflow.state.descriptors import ValueStateDescriptor
+from barrierflow.typeinfo import Types
+from barrierflow.windowing.serializers import (
+    CountWindowSerializer,
+    GlobalWindowSerializer,
+    TimeWindowSerializer,
+    TypeSerializer,
+)
+from barrierflow.windowing.triggers import (
+    CountTrigger,
+    EventTimeTrigger,
+    NeverTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Trigger,
+)
+from barrierflow.windowing.windows import CountWindow, GlobalWindow, TimeWindow, merge_time_windows
 
 Length = Time | Duration | int
 T = TypeVar("T")
 W = TypeVar("W")
+W2 = TypeVar("W2")
+
+
+class AssignerContext:
+    """What ``assign_windows`` gets (PyFlink's ``WindowAssigner.WindowAssignerContext``): the
+    processing time the record arrived at, and the window operator's runtime context."""
+
+    __slots__ = ("processing_time_ms", "runtime_context")
+
+    def __init__(self, processing_time_ms: int = 0, runtime_context: Any = None) -> None:
+        self.processing_time_ms = processing_time_ms
+        self.runtime_context = runtime_context
+
+    def get_current_processing_time(self) -> int:
+        return self.processing_time_ms
+
+    def get_runtime_context(self) -> Any:
+        if self.runtime_context is None:
+            raise RuntimeError(
+                "this WindowAssignerContext has no runtime context: the assigner is called "
+                "outside a window operator; give AssignerContext a runtime context"
+            )
+        return self.runtime_context
 
 
 class WindowAssigner(Generic[T, W]):
-    """``assign_windows(element, timestamp, current_processing_time)`` -> the windows."""
+    """Subclass it with ``assign_windows`` (the windows of a record), ``is_event_time`` and
+    ``get_default_trigger``, as in PyFlink."""
 
-    is_event_time = True
-    is_merging = False
+    WindowAssignerContext = AssignerContext
 
-    def assign_windows(
-        self, element: Any, timestamp: int, current_processing_time: int
-    ) -> list[Any]:
+    def assign_windows(self, element: Any, timestamp: int, context: AssignerContext) -> list[Any]:
         raise NotImplementedError
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        raise NotImplementedError(
+            f"{type(self).__name__} must define get_default_trigger(self, env), or the "
+            "windowed stream must be given a trigger (.trigger(...))"
+        )
+
+    def get_window_serializer(self) -> TypeSerializer:
+        raise NotImplementedError(
+            f"{type(self).__name__} does not say how its windows are serialized "
+            "(get_window_serializer); barrierflow keeps windows without one"
+        )
+
+    def is_event_time(self) -> bool:
+        return True
 
     def _check_timestamp(self, element: Any, timestamp: int) -> None:
         if timestamp == NO_TIMESTAMP:
@@ -54,7 +114,22 @@ def _offset(value: Length, size: int, what: str) -> int:
     return millis
 
 
-class TumblingEventTimeWindows(WindowAssigner):
+class _TimeWindows(WindowAssigner):
+    def get_window_serializer(self) -> TypeSerializer:
+        return TimeWindowSerializer()
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return EventTimeTrigger() if self.is_event_time() else ProcessingTimeTrigger()
+
+
+class _ProcessingTime:
+    """Mixed into the processing-time assigners."""
+
+    def is_event_time(self) -> bool:
+        return False
+
+
+class TumblingEventTimeWindows(_TimeWindows):
     def __init__(self, size: int, offset: int = 0) -> None:
         self.size, self.offset = size, offset
 
@@ -63,15 +138,13 @@ class TumblingEventTimeWindows(WindowAssigner):
         millis = _positive(size, "TumblingEventTimeWindows.of: the size")
         return TumblingEventTimeWindows(millis, _offset(offset, millis, "TumblingEventTimeWindows"))
 
-    def assign_windows(self, element, timestamp, current_processing_time):
+    def assign_windows(self, element, timestamp, context):
         self._check_timestamp(element, timestamp)
         start = TimeWindow.get_window_start_with_offset(timestamp, self.offset, self.size)
         return [TimeWindow(start, start + self.size)]
 
 
-class TumblingProcessingTimeWindows(TumblingEventTimeWindows):
-    is_event_time = False
-
+class TumblingProcessingTimeWindows(_ProcessingTime, TumblingEventTimeWindows):
     @staticmethod
     def of(size: Length, offset: Length = 0) -> TumblingProcessingTimeWindows:
         millis = _positive(size, "TumblingProcessingTimeWindows.of: the size")
@@ -79,14 +152,14 @@ class TumblingProcessingTimeWindows(TumblingEventTimeWindows):
             millis, _offset(offset, millis, "TumblingProcessingTimeWindows")
         )
 
-    def assign_windows(self, element, timestamp, current_processing_time):
+    def assign_windows(self, element, timestamp, context):
         start = TimeWindow.get_window_start_with_offset(
-            current_processing_time, self.offset, self.size
+            context.get_current_processing_time(), self.offset, self.size
         )
         return [TimeWindow(start, start + self.size)]
 
 
-class SlidingEventTimeWindows(WindowAssigner):
+class SlidingEventTimeWindows(_TimeWindows):
     def __init__(self, size: int, slide: int, offset: int = 0) -> None:
         self.size, self.slide, self.offset = size, slide, offset
 
@@ -105,14 +178,12 @@ class SlidingEventTimeWindows(WindowAssigner):
             for start in range(last_start, at - self.size, -self.slide)
         ]
 
-    def assign_windows(self, element, timestamp, current_processing_time):
+    def assign_windows(self, element, timestamp, context):
         self._check_timestamp(element, timestamp)
         return self._windows(timestamp)
 
 
-class SlidingProcessingTimeWindows(SlidingEventTimeWindows):
-    is_event_time = False
-
+class SlidingProcessingTimeWindows(_ProcessingTime, SlidingEventTimeWindows):
     @staticmethod
     def of(size: Length, slide: Length, offset: Length = 0) -> SlidingProcessingTimeWindows:
         size_ms = _positive(size, "SlidingProcessingTimeWindows.of: the size")
@@ -121,8 +192,8 @@ class SlidingProcessingTimeWindows(SlidingEventTimeWindows):
             size_ms, slide_ms, _offset(offset, slide_ms, "SlidingProcessingTimeWindows")
         )
 
-    def assign_windows(self, element, timestamp, current_processing_time):
-        return self._windows(current_processing_time)
+    def assign_windows(self, element, timestamp, context):
+        return self._windows(context.get_current_processing_time())
 
 
 class SessionWindowTimeGapExtractor:
@@ -141,9 +212,19 @@ def _gap_extractor(extractor: Any, assigner: str) -> Any:
     return extractor
 
 
-class EventTimeSessionWindows(WindowAssigner):
-    is_merging = True
+class MergingWindowAssigner(WindowAssigner[T, W]):
+    """An assigner whose windows may merge (sessions): ``merge_windows`` calls
+    ``callback.merge(to_be_merged, merge_result)`` for each group of windows that become one."""
 
+    class MergeCallback(Generic[W2]):
+        def merge(self, to_be_merged: Iterable[W2], merge_result: W2) -> None:
+            raise NotImplementedError
+
+    def merge_windows(self, windows: Iterable[W], callback: MergeCallback[W]) -> None:
+        raise NotImplementedError
+
+
+class EventTimeSessionWindows(_TimeWindows, MergingWindowAssigner):
     def __init__(self, gap: int | None, extractor: SessionWindowTimeGapExtractor | None) -> None:
         self.gap, self.extractor = gap, extractor
 
@@ -167,9 +248,14 @@ class EventTimeSessionWindows(WindowAssigner):
             )
         return gap
 
-    def assign_windows(self, element, timestamp, current_processing_time):
+    def assign_windows(self, element, timestamp, context):
         self._check_timestamp(element, timestamp)
         return [TimeWindow(timestamp, timestamp + self._gap_of(element))]
+
+    def merge_windows(self, windows, callback):
+        for merged, members in merge_time_windows(list(windows)):
+            if len(members) > 1:
+                callback.merge(members, merged)
 
 
 class DynamicEventTimeSessionWindows(EventTimeSessionWindows):
@@ -185,19 +271,16 @@ class DynamicEventTimeSessionWindows(EventTimeSessionWindows):
         )
 
 
-class ProcessingTimeSessionWindows(EventTimeSessionWindows):
-    is_event_time = False
-
+class ProcessingTimeSessionWindows(_ProcessingTime, EventTimeSessionWindows):
     @staticmethod
     def with_dynamic_gap(extractor: SessionWindowTimeGapExtractor) -> Any:
         return DynamicProcessingTimeSessionWindows(
             _gap_extractor(extractor, "ProcessingTimeSessionWindows")
         )
 
-    def assign_windows(self, element, timestamp, current_processing_time):
-        return [
-            TimeWindow(current_processing_time, current_processing_time + self._gap_of(element))
-        ]
+    def assign_windows(self, element, timestamp, context):
+        now = context.get_current_processing_time()
+        return [TimeWindow(now, now + self._gap_of(element))]
 
 
 class DynamicProcessingTimeSessionWindows(ProcessingTimeSessionWindows):
@@ -213,14 +296,90 @@ class DynamicProcessingTimeSessionWindows(ProcessingTimeSessionWindows):
         )
 
 
-class GlobalWindows(WindowAssigner):
+class GlobalWindows(_ProcessingTime, WindowAssigner):
     """Every record in one window per key, which only a trigger (e.g. a count) fires."""
-
-    is_event_time = False
 
     @staticmethod
     def create() -> GlobalWindows:
         return GlobalWindows()
 
-    def assign_windows(self, element, timestamp, current_processing_time):
+    def assign_windows(self, element, timestamp, context):
         return [GlobalWindow()]
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return NeverTrigger()
+
+    def get_window_serializer(self) -> TypeSerializer:
+        return GlobalWindowSerializer()
+
+
+class _CountWindows(_ProcessingTime, WindowAssigner):
+    """Windows by the count of the key's records, kept in the key's state (the assigner
+    context's runtime context), so that it is checkpointed and rescaled with the key. The
+    default trigger fires a window at ``size`` records, as PyFlink's ``CountTrigger``, and
+    purges it then (a count window receives nothing after it fired, and its contents would
+    otherwise stay in state: a count window never ends by time)."""
+
+    def __init__(self, window_size: int, name: str) -> None:
+        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
+            raise ValueError(f"{type(self).__name__} needs a positive window size, not "
+                             f"{window_size!r}")  # fmt: skip
+        self._window_size = window_size
+        self._count_descriptor = ValueStateDescriptor(name, Types.LONG())
+
+    def _next_count(self, context: AssignerContext) -> int:
+        """The number of records of the key before this one (and counts this one)."""
+        state = context.get_runtime_context().get_state(self._count_descriptor)
+        count = state.value() or 0
+        state.update(count + 1)
+        return count
+
+    def get_default_trigger(self, env: Any = None) -> Trigger:
+        return PurgingTrigger(CountTrigger(self._window_size))
+
+    def get_window_serializer(self) -> TypeSerializer:
+        return CountWindowSerializer()
+
+
+class CountTumblingWindowAssigner(_CountWindows):
+    """Each key's records in windows of ``window_size`` records, one after the other."""
+
+    def __init__(self, window_size: int) -> None:
+        super().__init__(window_size, "tumble-count-assigner")
+
+    @staticmethod
+    def of(window_size: int) -> CountTumblingWindowAssigner:
+        return CountTumblingWindowAssigner(window_size)
+
+    def assign_windows(self, element, timestamp, context):
+        return [CountWindow(self._next_count(context) // self._window_size)]
+
+    def __repr__(self) -> str:
+        return f"CountTumblingWindowAssigner({self._window_size})"
+
+
+class CountSlidingWindowAssigner(_CountWindows):
+    """Each key's records in windows of ``window_size`` records, a new one every
+    ``window_slide`` records (window *i* holds records ``i * slide`` to ``i * slide + size -
+    1`` of the key)."""
+
+    def __init__(self, window_size: int, window_slide: int) -> None:
+        super().__init__(window_size, "slide-count-assigner")
+        if isinstance(window_slide, bool) or not isinstance(window_slide, int) or window_slide < 1:
+            raise ValueError(f"CountSlidingWindowAssigner needs a positive slide, not "
+                             f"{window_slide!r}")  # fmt: skip
+        self._window_slide = window_slide
+
+    @staticmethod
+    def of(window_size: int, window_slide: int) -> CountSlidingWindowAssigner:
+        return CountSlidingWindowAssigner(window_size, window_slide)
+
+    def assign_windows(self, element, timestamp, context):
+        count = self._next_count(context)
+        size, slide = self._window_size, self._window_slide
+        last = count // slide
+        first = max(0, -(-(count - size + 1) // slide))  # the first window still holding it
+        return [CountWindow(i) for i in range(last, first - 1, -1)]
+
+    def __repr__(self) -> str:
+        return f"CountSlidingWindowAssigner({self._window_size}, {self._window_slide})"

@@ -16,7 +16,6 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from barrierflow.eventtime.durations import Time, millis_of
 from barrierflow.state.descriptors import ValueStateDescriptor
-from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -315,7 +314,6 @@ class CountEvictor:
         return elements[-self.max_count :]
 
 
-def default_trigger(assigner: WindowAssigner) -> Trigger:
-    if isinstance(assigner, GlobalWindows):
-        return NeverTrigger()
-    return EventTimeTrigger() if assigner.is_event_time else ProcessingTimeTrigger()
+def default_trigger(assigner: Any) -> Trigger:
+    """The trigger of a windowed stream not given one: its assigner's."""
+    return assigner.get_default_trigger(None)

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "barrierflow.side_outputs",
             "barrierflow.eventtime",
             "barrierflow.functions",
+            "barrierflow.async_functions",
             "barrierflow.two_input_functions",
             "barrierflow.graph",
             "barrierflow.protocol",
@@ -121,6 +122,7 @@ PURE = (
     "barrierflow.coordination.operator_coordinator_checkpoints",
     "barrierflow.cluster.attempt",
     "barrierflow.state_processor.read_plan",
+    "barrierflow.runtime.async_element_queue",
 )
 IMPURE_LIBRARIES = frozenset(
     {

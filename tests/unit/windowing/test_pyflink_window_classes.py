@@ -13,6 +13,7 @@ from barrierflow.datastream.window import (
     DynamicProcessingTimeSessionWindows,
     EventTimeSessionWindows,
     GlobalWindow,
+    MergingWindowAssigner,
     ProcessingTimeSessionWindows,
     SessionWindowTimeGapExtractor,
     TimeWindow,
@@ -21,6 +22,12 @@ from barrierflow.datastream.window import (
     Window,
     WindowAssigner,
 )
+from barrierflow.windowing.assigners import AssignerContext
+
+
+def at(processing_time_ms: int) -> AssignerContext:
+    """The assigner context of a record arriving at ``processing_time_ms``."""
+    return AssignerContext(processing_time_ms)
 
 
 def test_function_and_trigger_classes_take_pyflinks_type_parameters():
@@ -70,8 +77,9 @@ def test_with_dynamic_gap_returns_the_dynamic_assigners_of_pyflink():
 
     event = EventTimeSessionWindows.with_dynamic_gap(Gap())
     processing = ProcessingTimeSessionWindows.with_dynamic_gap(Gap())
-    assert type(event) is DynamicEventTimeSessionWindows and event.is_merging
+    assert type(event) is DynamicEventTimeSessionWindows
+    assert isinstance(event, MergingWindowAssigner)
     assert type(processing) is DynamicProcessingTimeSessionWindows
-    assert not processing.is_event_time
-    assert event.assign_windows(("a", 7), 100, 0) == [TimeWindow(100, 107)]
+    assert not processing.is_event_time()
+    assert event.assign_windows(("a", 7), 100, at(0)) == [TimeWindow(100, 107)]
     assert DynamicEventTimeSessionWindows.with_dynamic_gap(Gap()).extractor is not None

@@ -1,0 +1,17 @@
+"""PyFlink's ``pyflink.datastream.async_retry_strategies``."""
+
+from barrierflow.async_functions import (
+    NO_RETRY_STRATEGY,
+    ExponentialBackoffDelayRetryStrategy,
+    FixedDelayRetryStrategy,
+    NoRetryStrategy,
+    RetryPredicate,
+)
+
+__all__ = [
+    "NO_RETRY_STRATEGY",
+    "ExponentialBackoffDelayRetryStrategy",
+    "FixedDelayRetryStrategy",
+    "NoRetryStrategy",
+    "RetryPredicate",
+]
