@@ -26,7 +26,13 @@ COUNT = ValueStateDescriptor("count")
 class Subtask:
     """One operator subtask's backend and the checkpoints it takes, as the task drives them."""
 
-    def __init__(self, root: Path, attempt: int = 1, local_recovery: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        attempt: int = 1,
+        local_recovery: bool = False,
+        write_buffer_bytes: int = MiB,
+    ) -> None:
         self.root = root
         self.storage = CheckpointStorage(str(root / "checkpoints"))
         self.backend = RocksDBKeyedStateBackend(
@@ -34,7 +40,7 @@ class Subtask:
             FULL,
             str(root / f"local-a{attempt}"),
             MiB,
-            MiB,
+            write_buffer_bytes,
             incremental=True,
             local_recovery_dir=str(root / "local-recovery") if local_recovery else None,
         )
@@ -78,7 +84,11 @@ def subtask(tmp_path: Path):
     s.backend.dispose()
 
 
-def test_a_checkpoint_after_changing_one_percent_of_keys_uploads_a_small_fraction(subtask):
+def test_a_checkpoint_after_changing_one_percent_of_keys_uploads_a_small_fraction(tmp_path):
+    # A write buffer that holds all the puts: each checkpoint flushes one file, too few for
+    # RocksDB to start a compaction in the background, which would rewrite checkpoint 1's files
+    # at a moment of its choosing and make checkpoint 2 upload them again.
+    subtask = Subtask(tmp_path, write_buffer_bytes=16 * MiB)
     keys = range(50_000)
     subtask.put(keys, "x" * 40)
     first = subtask.checkpoint(1)
@@ -92,6 +102,7 @@ def test_a_checkpoint_after_changing_one_percent_of_keys_uploads_a_small_fractio
     assert set(second.private) >= {"CURRENT"} and any(
         n.startswith("MANIFEST") for n in second.private
     )
+    subtask.backend.dispose()
 
 
 def test_only_files_of_a_checkpoint_notified_complete_are_reused(subtask):
