@@ -127,11 +127,14 @@ class StreamTaskHarness:
         unaligned: bool = False,
         aligned_timeout_ms: int = 0,
         input_of_channel: tuple[int, ...] = (),
+        coordinator_restore: dict[str, tuple[int, bytes | None]] | None = None,
     ) -> None:
         """``storage_uri``: a job root for state files (None: all state inline).
         ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
         barriers the test sends carry their own options). ``input_of_channel``: for a head
-        operator with two inputs, the input (0 or 1) of each input channel."""
+        operator with two inputs, the input (0 or 1) of each input channel.
+        ``coordinator_restore``: per operator uid, what its coordinator restores (the
+        checkpoint id, its state); ``restored`` passes it."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -179,27 +182,34 @@ class StreamTaskHarness:
         self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
         self._emitted: list[Emitted] = []
         self._to_job_master: list[msg.AnyMessage] = []
+        self._open_coordinators(coordinator_restore or {})
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     def open(self) -> StreamTaskHarness:
         self.task.open()
+        self._pump_coordinators()
         return self
 
     def turns(self, n: int) -> bool:
         """Turns the loop ``n`` times (fewer if the task is done); True while it runs."""
         for _ in range(n):
-            if not self.task.step():
+            if not self._step():
                 self.task.end()
                 return False
         return True
+
+    def _step(self) -> bool:
+        running = self.task.step()
+        self._pump_coordinators()
+        return running
 
     def run_until_idle(self, max_turns: int = 10_000) -> bool:
         """Turns the loop until the task waits with nothing to do, or is done; True while it
         still runs."""
         for _ in range(max_turns):
             before = self.network.idle_waits
-            if not self.task.step():
+            if not self._step():
                 self.task.end()
                 return False
             if self.network.idle_waits > before:
@@ -208,6 +218,45 @@ class StreamTaskHarness:
 
     def close(self) -> None:
         self.task.close()
+        for host in self._coordinators.values():
+            host.detach(0)
+
+    # --- the coordinators' side: the JobMaster hosts them -----------------------------------------
+
+    def _open_coordinators(self, restore: dict[str, tuple[int, bytes | None]]) -> None:
+        """The coordinators of the chain's operators (a source's split enumerator), as the
+        JobMaster hosts them. Their events reach the operator between two turns of the loop,
+        after the control messages the task took in the turn (a trigger included), which keeps
+        the JobMaster's order."""
+        self._coordinators: dict[str, LocalCoordinatorHost] = {}
+        self._to_coordinators: dict[str, Callable[[bytes], None]] = {}
+        self._coordinator_states: dict[int, dict[str, tuple[int, bytes | None]]] = {}
+        self._routed = 0  # messages to the JobMaster already looked at
+        for spec in self._chain:
+            host = LocalCoordinatorHost(spec, 1, restore.get(spec.uid))
+            if host.coordinator is None:
+                continue
+            self._coordinators[spec.uid] = host
+            self._to_coordinators[spec.uid] = host.attach(
+                0,
+                lambda payload, uid=spec.uid: self.task.chain.dispatch_operator_event(uid, payload),
+            )
+
+    def _pump_coordinators(self) -> None:
+        """Hands the task's operator events to the coordinators, tells them the task runs,
+        and delivers what they send back."""
+        if not self._coordinators:
+            return
+        messages = self.sent_to_job_master()
+        for message in messages[self._routed :]:
+            if isinstance(message, msg.TaskRunning):
+                for host in self._coordinators.values():
+                    host.ready(0)
+            elif isinstance(message, msg.OperatorEventToCoordinator):
+                self._to_coordinators[message.operator_uid](message.payload)
+        self._routed = len(messages)
+        for host in self._coordinators.values():
+            host.pump()
 
     # --- the producers' side --------------------------------------------------------------------
 
@@ -295,10 +344,17 @@ class StreamTaskHarness:
         self.control(msg.OperatorEventToTask(d.attempt, d.vertex, d.subtask, operator_uid, payload))
 
     def trigger_checkpoint(self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT):
+        """As the JobMaster does: snapshots the coordinators, then sends the trigger."""
+        self._coordinator_states[checkpoint_id] = {
+            uid: (checkpoint_id, host.before_snapshot(checkpoint_id, 0))
+            for uid, host in self._coordinators.items()
+        }
         attempt = self.descriptor.attempt
         self.control(msg.TriggerCheckpoint(attempt, checkpoint_id, 1_000, options))
 
     def notify_complete(self, checkpoint_id: int) -> None:
+        for host in self._coordinators.values():
+            host.complete(checkpoint_id)
         self.control(msg.NotifyCheckpointComplete(self.descriptor.attempt, checkpoint_id))
 
     def notify_aborted(self, checkpoint_id: int) -> None:
@@ -388,6 +444,7 @@ class StreamTaskHarness:
             "unaligned": d.config.unaligned_checkpoints,
             "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
             "input_of_channel": d.input_of_channel,
+            "coordinator_restore": self._coordinator_states.get(ack.checkpoint_id),
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)
