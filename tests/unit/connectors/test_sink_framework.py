@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from barrierflow.connectors import DiscardingSink
 from barrierflow.connectors.commit_retry import CommitRetryPolicy, SinkCommitError
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
 from barrierflow.graph.transformation import TransformationKind
@@ -225,3 +226,16 @@ def test_without_checkpointing_a_global_committer_commits_when_every_subtask_end
     subtasks[1].finish()
     assert sorted(ledger.visible) == [1, 2]
     assert [(cid, len(txns)) for cid, txns in ledger.commits] == [(0, 2)]
+
+
+def test_a_sink_without_a_committer_restored_from_another_sinks_snapshot_drops_its_committables(
+    caplog,
+):
+    name, ledger = new_ledger()
+    h = OperatorHarness(sink_spec(LedgerSink(name)))
+    h.process([1])
+    state = h.snapshot(1)
+    replaced = OperatorHarness(sink_spec(DiscardingSink())).restored(state)
+    assert "1 committable(s) of the restored snapshot it answers for are dropped" in caplog.text
+    replaced.close()
+    assert ledger.visible == []
