@@ -28,6 +28,7 @@ from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
 from barrierflow.connectors.collect_sink import CollectSink
+from barrierflow.connectors.sink import Sink
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.functions import (
@@ -244,7 +245,7 @@ class DataStream:
         return ConnectedStreams(self, stream)
 
     def sink_to(self, sink: Any) -> DataStreamSink:
-        if not hasattr(sink, "create_writer"):
+        if not isinstance(sink, Sink):
             raise ConfigurationError(
                 f"sink_to() needs a sink such as FileSink(directory), got {sink!r}"
             )

@@ -34,7 +34,8 @@ from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.connectors.collection_source import CollectionSource
-from barrierflow.connectors.sink import JobSettings
+from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.source import Source
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
@@ -193,9 +194,7 @@ class StreamExecutionEnvironment:
         if mode == "STREAMING":
             return False
         sources = [t for t in self._job_reach() if t.kind is TransformationKind.SOURCE]
-        unbounded = [
-            t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()
-        ]
+        unbounded = [t for t in sources if not t.function.is_bounded()]
         if mode == "AUTOMATIC":
             return not unbounded
         if unbounded:
@@ -337,7 +336,7 @@ class StreamExecutionEnvironment:
         ``type_info`` declares the type of the source's records (``print()`` writes them by it);
         they are not converted."""
         type_info = checked_type(type_info, "from_source()")
-        if not (hasattr(source, "initial_splits") and hasattr(source, "create_reader")):
+        if not isinstance(source, Source):
             raise ConfigurationError(
                 f"from_source() needs a source such as SequenceSource or FileSource, got {source!r}"
             )
@@ -561,9 +560,8 @@ class StreamExecutionEnvironment:
             max_concurrent=cc.max_concurrent,
         )
         for t in self._job_reach():
-            check = getattr(t.function, "check", None)
-            if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK) and callable(check):
-                check(job)
+            if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK):
+                t.function.check(job)
 
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from barrierflow.connectors.file_format import Encoder
+from barrierflow.connectors.files.file_format import Encoder
 from barrierflow.connectors.serialization import (
     JsonRowDeserializationSchema,
     JsonRowSerializationSchema,

@@ -2,11 +2,11 @@
 the user reads them, over the task's control channel to the JobMaster.
 
 With checkpointing it is a two-phase-commit sink like the others: the records of a checkpoint
-interval become one committable at the barrier, sent when the checkpoint completes, and sent
-again by a recovery that restores it. Each batch carries a delivery id (subtask, checkpoint,
-part), and the driver takes each id once, so what is printed or collected is exactly once across
-failures. Without checkpointing, records are sent as they are written (a restart sends them
-again, as in Flink).
+interval become committables at the barrier (pickled batches), sent to the driver when the
+checkpoint completes, and sent again by a recovery that restores them. Each batch carries a
+delivery id (subtask, checkpoint, part), and the driver takes each id once, so what is printed
+or collected is exactly once across failures. Without checkpointing, records are sent as they
+are written (a restart sends them again, as in Flink).
 
 Records are pickled (docs/adr/0002-record-and-state-serialization.md) in batches of at most
 ``BATCH`` records, so that no message grows without bound.
@@ -19,12 +19,20 @@ import pickle
 import uuid
 from typing import Any
 
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.connectors.sink import (
+    Committable,
+    Committer,
+    CommitterContext,
+    Sink,
+    SinkWriter,
+    SinkWriterContext,
+    ToDriver,
+)
 
 BATCH = 10_000
 
 
-class CollectSink:
+class CollectSink(Sink):
     """``collector``: the driver-side collector's id (``cluster/collected_records.py``)."""
 
     def __init__(self, collector: str) -> None:
@@ -35,11 +43,16 @@ class CollectSink:
             raise RuntimeError("this sink sends records to the driver, which this task cannot")
         return CollectWriter(self.collector, context)
 
+    def create_committer(self, context: CommitterContext) -> CollectCommitter:
+        if context.to_driver is None:
+            raise RuntimeError("this sink sends records to the driver, which this task cannot")
+        return CollectCommitter(self.collector, context.to_driver)
+
     def __repr__(self) -> str:
         return f"CollectSink({self.collector})"
 
 
-class CollectWriter:
+class CollectWriter(SinkWriter):
     def __init__(self, collector: str, context: SinkWriterContext) -> None:
         self._collector = collector
         self._context = context
@@ -57,7 +70,7 @@ class CollectWriter:
         else:
             self._buffered.extend(records)
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict]:
+    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
         records, self._buffered = self._buffered, []
         subtask = self._context.subtask
         name = f"{subtask}/{checkpoint_id}" if checkpoint_id else f"{self._run}/end"
@@ -66,16 +79,21 @@ class CollectWriter:
             for part in range(0, len(records), BATCH)
         ]
 
-    def commit(self, committables: list[dict]) -> None:
-        for c in committables:
-            self._send(self._collector, c["delivery"], c["records"])
-
-    def recover(self, committables: list[dict], parallelism: int) -> None:
-        # Every subtask sends every restored batch; the driver takes each once.
-        self.commit(committables)
-
     def close(self) -> None:
         self._buffered = []
+
+
+class CollectCommitter(Committer):
+    """Sends each batch; the driver takes each delivery id once, so a batch sent again (after
+    a failover) is not shown twice."""
+
+    def __init__(self, collector: str, to_driver: ToDriver) -> None:
+        self._collector = collector
+        self._send = to_driver
+
+    def commit(self, committables: list[Committable]) -> None:
+        for c in committables:
+            self._send(self._collector, c.data["delivery"], c.data["records"])
 
 
 def _pickled(records: list[Any]) -> bytes:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.connectors.range_reader import RangeReader, even_ranges
+from barrierflow.connectors.source import Source, SourceReaderContext, Split
+from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
+from barrierflow.connectors.static_split_enumerator import StaticSplitEnumerator
 
 
-class CollectionSource:
+class CollectionSource(Source):
     def __init__(self, values: Iterable[Any]) -> None:
         if isinstance(values, str | bytes | dict) or not isinstance(values, Iterable):
             raise TypeError(
@@ -23,50 +26,21 @@ class CollectionSource:
             )
         self.values = list(values)
 
-    def is_bounded(self) -> bool:
-        return True
+    def splits(self, parallelism: int) -> list[Split]:
+        """One range of indexes per subtask, ``next`` its next, ``end`` past its last."""
+        ranges = even_ranges(0, len(self.values), parallelism)
+        return [{"next": lo, "end": hi} for lo, hi in ranges]
 
-    def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
-        n = len(self.values)
-        lo = subtask * n // parallelism
-        hi = (subtask + 1) * n // parallelism
-        return [{"next": lo, "end": hi}] if lo < hi else []
+    def create_enumerator(self, context: SplitEnumeratorContext) -> StaticSplitEnumerator:
+        return StaticSplitEnumerator(context, self.splits(context.parallelism))
 
-    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> _CollectionReader:
-        return _CollectionReader(self.values, [dict(s) for s in splits])
+    def restore_enumerator(
+        self, context: SplitEnumeratorContext, state: dict[str, Any]
+    ) -> StaticSplitEnumerator:
+        return StaticSplitEnumerator.restore(context, state)
+
+    def create_reader(self, context: SourceReaderContext) -> RangeReader:
+        return RangeReader(lambda lo, hi: self.values[lo:hi], inclusive_end=False)
 
     def __repr__(self) -> str:
         return f"CollectionSource({len(self.values)} values)"
-
-
-class _CollectionReader:
-    def __init__(self, values: list[Any], splits: list[dict]) -> None:
-        self._values = values
-        self._splits = splits
-        self._last: list[tuple[str, int]] = []
-        self._finished: list[str] = []
-
-    def poll(self, max_records: int) -> list[Any] | None:
-        for split in self._splits:
-            if split["next"] < split["end"]:
-                at = split["next"]
-                upto = min(split["end"], at + max_records)
-                split["next"] = upto
-                self._last = [(f"to-{split['end']}", upto - at)]
-                if upto == split["end"]:
-                    self._finished.append(f"to-{split['end']}")
-                return self._values[at:upto]
-        return None
-
-    def last_poll_splits(self) -> list[tuple[str, int]]:
-        return self._last
-
-    def finished_splits(self) -> list[str]:
-        done, self._finished = self._finished, []
-        return done
-
-    def snapshot(self) -> list[dict]:
-        return [dict(s) for s in self._splits]
-
-    def close(self) -> None:
-        pass

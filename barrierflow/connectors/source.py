@@ -1,59 +1,81 @@
-"""The source interface: replayable, split into units that subtasks read and checkpoint.
+"""The source interface, Flink's FLIP-27 shape: a ``SplitEnumerator`` on the JobMaster decides
+who reads what (``split_enumerator.py``); a ``SourceReader`` per subtask reads the splits it is
+given (``source_reader.py``).
 
-A split's position is a small dict of plain values (MessagePack-encodable): it is the source's
-operator state, restored before any user code runs.
-
-- ``initial_splits(subtask, parallelism)``: what a subtask reads when the job starts afresh.
-- ``create_reader(splits, context)``: a reader of these splits.
-- Optional ``assign_splits(all_splits, subtask, parallelism)``: a source that defines it gets,
-  on restore, the splits of *every* old subtask and picks its own (union state), so that it can
-  tell a split nobody reads from one another subtask reads (Kafka's partition discovery).
-  Without it, restored splits are dealt out evenly (split state).
-- Optional reader method ``notify_checkpoint_complete(checkpoint_id, positions)``: the
-  positions a completed checkpoint holds (Kafka commits them to the consumer group).
-- Optional ``check()``: called on the driver before the job is submitted (a broker reachable,
-  a topic present); raises ``ConfigurationError``.
-
-**Threading:** a reader is used by its subtask's task thread only.
+A *split* is a unit of input a reader reads alone (a file, a Kafka partition, a range of
+numbers), as a dict of plain MessagePack values; the reader updates its position in it as it
+reads. The framework owns everything else: the readers' split positions are the source
+operator's list state, dealt out anew on a rescale (``runtime/source_operator.py``); the
+enumerator's state goes into the checkpoint, and requests and assignments travel as operator
+events (``source_coordinator.py``); a bounded source ends when every reader was told there are
+no more splits and has read the ones it had.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+import enum
+from abc import ABC, abstractmethod
+from typing import Any
+
+from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.source_coordinator import SourceCoordinator
+from barrierflow.connectors.source_reader import (
+    SourceReader,
+    SourceReaderContext,
+    SplitRun,
+    tells_splits,
+)
+from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+from barrierflow.control.operator_coordinator import CoordinatorProvider, OperatorCoordinatorContext
+
+__all__ = [
+    "Boundedness",
+    "Source",
+    "SourceReader",
+    "SourceReaderContext",
+    "Split",
+    "SplitEnumerator",
+    "SplitEnumeratorContext",
+    "SplitRun",
+    "tells_splits",
+]
 
 
-@dataclass(frozen=True)
-class SourceReaderContext:
-    job_name: str
-    operator_uid: str
-    subtask: int
-    parallelism: int
+class Boundedness(enum.Enum):
+    """Flink's names: whether the source's input ends."""
+
+    BOUNDED = "bounded"
+    CONTINUOUS_UNBOUNDED = "continuous-unbounded"
 
 
-class SourceReader(Protocol):
-    def poll(self, max_records: int) -> list[Any] | None:
-        """Up to ``max_records`` records; an empty list if none is ready; None at the end."""
+class Source(CoordinatorProvider, ABC):
+    """A replayable source: a ``SplitEnumerator`` on the JobMaster (hosted by the operator's
+    coordinator) and a ``SourceReader`` per subtask."""
 
-    def snapshot(self) -> list[dict]:
-        """The position of every split this reader owns, as of the last record returned."""
+    @property
+    def boundedness(self) -> Boundedness:
+        return Boundedness.BOUNDED
 
-    def close(self) -> None: ...
+    def is_bounded(self) -> bool:
+        return self.boundedness is Boundedness.BOUNDED
 
+    @abstractmethod
+    def create_reader(self, context: SourceReaderContext) -> SourceReader: ...
 
-# Optional on a reader: ``last_poll_splits() -> list[SplitRun]``, which split each record of the
-# last poll came from, as runs of consecutive records (split id, count). With it, watermarks
-# are generated per split (a slow Kafka partition holds back the others' windows, an idle one
-# is left out), as Flink's sources do; without it, per source subtask. A reader that has it and
-# whose splits end has ``finished_splits() -> list[str]`` too: the splits that reached their end
-# since the last call. A finished split's watermark then stops holding the subtask's back (a
-# file read to its end, a sequence's range after a restore at lower parallelism), as Flink
-# releases a finished split's watermark output.
-SplitRun = tuple[str, int]
+    @abstractmethod
+    def create_enumerator(self, context: SplitEnumeratorContext) -> SplitEnumerator:
+        """The enumerator of a job that starts afresh."""
 
+    @abstractmethod
+    def restore_enumerator(
+        self, context: SplitEnumeratorContext, state: dict[str, Any]
+    ) -> SplitEnumerator:
+        """The enumerator as its ``snapshot_state`` left it."""
 
-class Source(Protocol):
-    def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
-        """The splits subtask ``subtask`` reads when the job starts without a checkpoint."""
+    def check(self, job: JobSettings) -> None:
+        """On the driver, before the job is submitted: refuse bad configuration (a broker
+        unreachable, a path missing) with a ``ConfigurationError``, at once rather than in a
+        restart loop on the executors."""
 
-    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> SourceReader: ...
+    def create_coordinator(self, context: OperatorCoordinatorContext) -> SourceCoordinator:
+        return SourceCoordinator(self, context)

@@ -1,15 +1,40 @@
-"""The operator that writes to a two-phase-commit sink: its pending committables are its
-operator state.
+"""The operator that writes to a sink: the task side of the sink framework
+(``connectors/sink.py``). It keeps the committables of checkpoints not yet known to be
+committed in its operator state, commits them by the delivery guarantee (with retries), and on
+open commits, or hands to the global committer, those of the restored checkpoint it answers for
+(``committables.owner_of``), before its committer cleans up what failed attempts left.
 
 **Threading:** the task thread only.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.connectors import sink_events
+from barrierflow.connectors.commit_retry import commit_with_retries
+from barrierflow.connectors.committables import (
+    Committable,
+    PendingCommittables,
+    Recovery,
+    from_state,
+    owner_of,
+    to_state,
+)
+from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.global_committer_coordinator import END_OF_INPUT
+from barrierflow.connectors.sink import (
+    Committer,
+    CommitterContext,
+    Sink,
+    SinkWriter,
+    SinkWriterContext,
+)
 from barrierflow.control import messages as msg
+from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators import (
@@ -21,94 +46,203 @@ from barrierflow.runtime.operators import (
 )
 from barrierflow.state.operator_state import OperatorStateStore
 
+log = logging.getLogger("barrierflow.connectors")
+
 
 class SinkOperator(Operator):
-    """Writes through a two-phase-commit writer; its operator state is the uncommitted
-    committables of every checkpoint not yet known to be complete. Union state: on restore
-    every subtask's writer sees all of them, whatever the new parallelism, and commits them
-    (all, idempotently, or its share by a rule every subtask applies alike)."""
+    """Committables are union state (``PENDING``): on restore every subtask sees all of them,
+    whatever the new parallelism, and takes those of the old subtasks it answers for; the
+    writers' own state is split state (``WRITER_STATE``)."""
 
     PENDING = "pending-committables"
+    WRITER_STATE = "writer-state"
 
     def open(self, ctx: OperatorContext) -> None:
-        self._where = f"sink {self.uid!r} ({self.name}), subtask {ctx.subtask}"
+        sink: Sink = self.spec.function
+        self._where = f"sink {self.uid!r} ({self.name})"
+        self._subtask = ctx.subtask
         self._checkpointing = ctx.checkpointing
+        self._guarantee = sink.delivery_guarantee
+        self._retry = sink.commit_retry
+        self._send_event = ctx.send_operator_event
+        self._reaches_job_master = ctx.operator_events is not None
         self.state = OperatorStateStore()
-        self.writer = self.spec.function.create_writer(
-            SinkWriterContext(
-                ctx.job_id,
-                ctx.job_name,
-                self.uid,
-                ctx.subtask,
-                ctx.parallelism,
-                ctx.attempt,
-                len(ctx.restore.operator_states) if ctx.restore is not None else None,
-                ctx.checkpointing,
-                self._to_driver(ctx),
-            )
-        )
-        restored: list[dict] = []
         if ctx.restore is not None:
             restore_operator_state(self.state, ctx)
-            restored = self.state.get_union_list_state(self.PENDING).get()
+        previous = len(ctx.restore.operator_states) if ctx.restore is not None else None
+        self.writer: SinkWriter = sink.create_writer(
+            SinkWriterContext(
+                ctx.job_id, ctx.job_name, self.uid, ctx.subtask, ctx.parallelism, ctx.attempt,
+                previous, ctx.checkpointing, _to_driver(ctx),
+                tuple(self.state.get_list_state(self.WRITER_STATE).get()),
+            )
+        )  # fmt: skip
+        self.committer: Committer | None = None
         try:
-            self.writer.recover(
-                [c for entry in restored for c in entry["committables"]], ctx.parallelism
-            )
-        except BaseException:
-            self.writer.close()  # the task never lists an operator whose open failed
-            raise
-        self._pending: list[dict] = []  # {"checkpoint_id": n, "committables": [...]}
-
-    @staticmethod
-    def _to_driver(ctx: OperatorContext) -> Callable[[str, str, bytes], None] | None:
-        send = ctx.send_to_job_master
-        if send is None:
-            return None
-
-        def to_driver(collector: str, delivery: str, records: bytes) -> None:
-            send(
-                msg.CollectedRecords(
-                    ctx.attempt,
-                    ctx.token,
-                    collector,
-                    delivery,
-                    ctx.subtask,
-                    ctx.parallelism,
-                    records,
+            self.committer = sink.create_committer(
+                CommitterContext(
+                    ctx.job_id, ctx.job_name, self.uid, ctx.subtask, ctx.parallelism,
+                    ctx.attempt, self.writer, _to_driver(ctx),
                 )
+            )  # fmt: skip
+            self._global = sink.create_global_committer() is not None
+            self._check_topology()
+            self._pending = PendingCommittables()
+            self._recover(ctx.parallelism, previous)
+        except BaseException:
+            self.close()  # the task never lists an operator whose open failed
+            raise
+
+    def _recover(self, parallelism: int, previous: int | None) -> None:
+        """Before any record: (1) the restored committables of the old subtasks this subtask
+        answers for are committed (or handed to the global committer, which commits once every
+        subtask handed over its share); (2) the committer cleans up what failed attempts left
+        that no checkpoint names, for the same old subtasks."""
+        restored = from_state(self.state.get_union_list_state(self.PENDING).get())
+        mine = [c for c in restored if owner_of(c.subtask, parallelism) == self._subtask]
+        if self._global:
+            self._send(sink_events.Restored(to_state(mine)))  # (1)
+            return
+        committer = self.committer
+        if committer is None:
+            if mine:  # the snapshot's sink under this uid was another (DiscardingSink for tests)
+                log.warning(
+                    "%s, subtask %d, has no committer: the %d committable(s) of the restored "
+                    "snapshot it answers for are dropped (the snapshot was taken with another "
+                    "sink under this uid)", self._where, self._subtask, len(mine),
+                )  # fmt: skip
+            return
+        self._commit(mine, "commit the restored checkpoint's committables")  # (1)
+        recovery = Recovery(self._subtask, parallelism, previous, tuple(restored))
+        commit_with_retries(  # (2), idempotent like a commit
+            lambda: committer.abort_lingering(recovery),
+            self._retry,
+            f"{self._where}, subtask {self._subtask},",
+            "clean up what failed attempts left",
+            time.sleep,
+        )
+
+    def _check_topology(self) -> None:
+        if self._global and self.committer is not None:
+            raise ConfigurationError(
+                f"{self._where} has both a committer and a global committer; a sink commits "
+                "through one of them: return None from the other"
+            )
+        if self._global and not self._reaches_job_master:
+            raise ConfigurationError(
+                f"{self._where} has a global committer, which runs on the JobMaster, but this "
+                "subtask has no way to reach it"
             )
 
-        return to_driver
+    # --- writing ------------------------------------------------------------------------------
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
         try:
             self.writer.write(batch.values)
         except Exception as e:
             raise UserFunctionError(
-                f"{self._where} failed to write: {type(e).__name__}: {e}"
+                f"{self._where}, subtask {self._subtask}, failed to write: {type(e).__name__}: {e}"
             ) from e
+        if self._guarantee is DeliveryGuarantee.NONE and not self._global:
+            self._commit_now(self.writer.prepare_commit(END_OF_INPUT), END_OF_INPUT)
         return EMPTY
 
     def finish(self) -> RecordBatch | None:
-        if not self._checkpointing:  # no checkpoint will commit: what savepoints left, and the rest
-            pending = [c for p in self._pending for c in p["committables"]]
-            self._pending = []
-            self.writer.commit(pending + self.writer.prepare_commit(0))
+        """The input ended. Without checkpointing no checkpoint will commit: everything is
+        committed now (what a restored snapshot left pending included)."""
+        if self._checkpointing:
+            return None
+        prepared = self.writer.prepare_commit(END_OF_INPUT)
+        if self._global:
+            self._send(sink_events.Finished(prepared))
+        else:
+            self._pending.add(END_OF_INPUT, self._subtask, prepared)
+            committables, self._pending = self._pending.all(), PendingCommittables()
+            self._commit(committables, "commit what was written")
         return None
 
+    # --- checkpoints --------------------------------------------------------------------------
+
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        committables = self.writer.prepare_commit(checkpoint_id)
-        if committables:
-            self._pending.append({"checkpoint_id": checkpoint_id, "committables": committables})
-        self.state.get_union_list_state(self.PENDING).update(self._pending)
+        prepared = self.writer.prepare_commit(checkpoint_id)
+        if self._global:
+            if prepared:
+                self._send(sink_events.Prepared(checkpoint_id, prepared))
+            self._pending.add(checkpoint_id, self._subtask, prepared)
+        elif self._guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+            self._pending.add(checkpoint_id, self._subtask, prepared)
+        else:  # at least once: visible before the checkpoint is acknowledged
+            self._commit_now(prepared, checkpoint_id)
+        self.state.get_union_list_state(self.PENDING).update(to_state(self._pending.all()))
+        self.state.get_list_state(self.WRITER_STATE).update(
+            self.writer.snapshot_state(checkpoint_id)
+        )
         return OperatorSnapshot(self.state.snapshot(), None)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        done = [p for p in self._pending if p["checkpoint_id"] <= checkpoint_id]
-        if done:
-            self.writer.commit([c for p in done for c in p["committables"]])
-            self._pending = [p for p in self._pending if p["checkpoint_id"] > checkpoint_id]
+        """Commits what checkpoints up to ``checkpoint_id`` prepared (an aborted one's too: it
+        is in the completed one's snapshot); with a global committer, that commits them."""
+        done = self._pending.up_to(checkpoint_id)
+        if done and not self._global:
+            self._commit(done, f"commit checkpoint {checkpoint_id}")
+        self._pending.drop_up_to(checkpoint_id)
+        self.writer.notify_checkpoint_complete(checkpoint_id)
+
+    # --- committing ---------------------------------------------------------------------------
+
+    def _commit_now(self, prepared: list[dict[str, Any]], checkpoint_id: int) -> None:
+        if prepared:
+            self._commit(
+                [Committable(checkpoint_id, self._subtask, c) for c in prepared],
+                "commit what was written",
+            )
+
+    def _commit(self, committables: list[Committable], what: str) -> None:
+        if not committables:
+            return
+        committer = self.committer
+        if committer is None:
+            raise ConfigurationError(
+                f"{self._where}: its writer prepared {len(committables)} committable(s) but the "
+                "sink has no committer (create_committer returned None)"
+            )
+        commit_with_retries(
+            lambda: committer.commit(committables),
+            self._retry,
+            f"{self._where}, subtask {self._subtask},",
+            what,
+            time.sleep,
+        )
+
+    def _send(self, event: sink_events.SinkEvent) -> None:
+        try:
+            payload = sink_events.encode(event)
+        except TypeError as e:
+            raise UserFunctionError(
+                f"{self._where}: a committable must hold plain values (numbers, strings, bytes, "
+                f"lists, dicts): {e}"
+            ) from None
+        self._send_event(payload)
 
     def close(self) -> None:
-        self.writer.close()
+        try:
+            self.writer.close()
+        finally:
+            if self.committer is not None:
+                self.committer.close()
+
+
+def _to_driver(ctx: OperatorContext) -> Callable[[str, str, bytes], None] | None:
+    """Records to the driver, over the task's control channel (print(), collect)."""
+    send = ctx.send_to_job_master
+    if send is None:
+        return None
+
+    def to_driver(collector: str, delivery: str, records: bytes) -> None:
+        send(
+            msg.CollectedRecords(
+                ctx.attempt, ctx.token, collector, delivery, ctx.subtask, ctx.parallelism, records
+            )
+        )
+
+    return to_driver

@@ -1,4 +1,7 @@
-"""The operator that reads a source: its splits' positions are its operator state.
+"""The operator that reads a source: the task side of the source framework
+(``connectors/source.py``). Its reader's split positions are its operator list state, dealt
+out anew on a rescale; split requests go to the enumerator, and its assignments come back, as
+operator events.
 
 **Threading:** the task thread only.
 """
@@ -7,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.connectors.source import SourceReader, SourceReaderContext
+from barrierflow.connectors import source_events
+from barrierflow.connectors.source import Source, SourceReader, SourceReaderContext, tells_splits
+from barrierflow.connectors.source_reader import SplitRun
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.operators import (
     Operator,
@@ -20,35 +25,41 @@ from barrierflow.state.operator_state import OperatorStateStore
 
 
 class SourceOperator(Operator):
-    """Reads splits; its operator state is the position of each split (split state), or, for a
-    source that picks its own splits on restore (``assign_splits``), of every split (union)."""
-
     SPLITS = "splits"
 
     def open(self, ctx: OperatorContext) -> None:
+        source: Source = self.spec.function
         self._where = f"source {self.uid!r} ({self.name}), subtask {ctx.subtask}"
+        self._send_event = ctx.send_operator_event
         self.state = OperatorStateStore()
-        source = self.spec.function
-        self._union = callable(getattr(source, "assign_splits", None))
         if ctx.restore is not None:
             restore_operator_state(self.state, ctx)
-        if ctx.restore is None:
-            splits = source.initial_splits(ctx.subtask, ctx.parallelism)
-        elif self._union:
-            everyone = self.state.get_union_list_state(self.SPLITS).get()
-            splits = source.assign_splits(everyone, ctx.subtask, ctx.parallelism)
-        else:
-            splits = self.state.get_list_state(self.SPLITS).get()
+        self._splits = self.state.get_list_state(self.SPLITS)
         self.reader: SourceReader = source.create_reader(
-            splits, SourceReaderContext(ctx.job_name, self.uid, ctx.subtask, ctx.parallelism)
+            SourceReaderContext(
+                ctx.job_name, self.uid, ctx.subtask, ctx.parallelism, self._request_split
+            )
         )
-        notify = getattr(self.reader, "notify_checkpoint_complete", None)
-        self._notify = notify if callable(notify) else None
-        splits_of_poll = getattr(self.reader, "last_poll_splits", None)
-        self._splits_of_poll = splits_of_poll if callable(splits_of_poll) else None
-        finished = getattr(self.reader, "finished_splits", None)
-        self._finished = finished if callable(finished) else None
-        self._taken: dict[int, list[dict]] = {}  # checkpoint id -> positions, until complete
+        try:
+            restored = self._splits.get()
+            if restored:
+                self.reader.add_splits(restored)
+            self.reader.start()
+        except BaseException:
+            self.reader.close()  # the task never lists an operator whose open failed
+            raise
+        self.tells_splits = tells_splits(self.reader)
+
+    def _request_split(self) -> None:
+        self._send_event(source_events.encode(source_events.SplitRequest()))
+
+    def handle_operator_event(self, payload: bytes) -> None:
+        """An assignment of the enumerator: more splits, or the news that none will come."""
+        event = source_events.decode_to_reader(payload)
+        if isinstance(event, source_events.AddSplits):
+            self.reader.add_splits(event.splits)
+        else:
+            self.reader.notify_no_more_splits()
 
     def poll(self, max_records: int) -> list[Any] | None:
         try:
@@ -56,39 +67,21 @@ class SourceOperator(Operator):
         except Exception as e:
             raise UserFunctionError(f"{self._where} failed to read: {type(e).__name__}: {e}") from e
 
-    @property
-    def tells_splits(self) -> bool:
-        """Whether the reader says which split each record of a poll came from (then each
-        split gets its own watermarks)."""
-        return self._splits_of_poll is not None
-
-    def last_poll_splits(self) -> list[tuple[str, int]] | None:
-        """The splits of the records of the last poll, as runs of (split id, records); None
-        where the reader does not tell."""
-        return self._splits_of_poll() if self._splits_of_poll is not None else None
+    def last_poll_splits(self) -> list[SplitRun] | None:
+        """Which split each record of the last poll came from (None: the reader does not
+        tell; its subtask has one watermark)."""
+        return self.reader.split_runs() if self.tells_splits else None
 
     def finished_splits(self) -> list[str]:
-        """The splits read to their end since the last call (their watermarks stop counting)."""
-        return self._finished() if self._finished is not None else []
+        """The splits read to their end since the last call: their watermarks stop counting."""
+        return self.reader.finished_splits()
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        splits = self.reader.snapshot()
-        if self._union:
-            self.state.get_union_list_state(self.SPLITS).update(splits)
-        else:
-            self.state.get_list_state(self.SPLITS).update(splits)
-        if self._notify is not None:
-            self._taken[checkpoint_id] = splits
+        self._splits.update(self.reader.snapshot_state(checkpoint_id))
         return OperatorSnapshot(self.state.snapshot(), None)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        """Tells a reader that wants to know (Kafka commits offsets to its group) which
-        positions a completed checkpoint holds; older pending ones are subsumed."""
-        done = [cid for cid in self._taken if cid <= checkpoint_id]
-        if done and self._notify is not None:
-            self._notify(checkpoint_id, self._taken[max(done)])
-        for cid in done:
-            del self._taken[cid]
+        self.reader.notify_checkpoint_complete(checkpoint_id)
 
     def close(self) -> None:
         self.reader.close()

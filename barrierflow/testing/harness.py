@@ -63,6 +63,7 @@ from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM
 from barrierflow.testing.in_memory_network import InMemorySocket, InMemoryTaskNetwork
+from barrierflow.testing.local_coordinator_host import LocalCoordinatorHost
 
 CONSUMER = ("harness-output", 0)
 UNALIGNED = CheckpointOptions(alignment=Alignment.UNALIGNED)
@@ -128,11 +129,14 @@ class StreamTaskHarness:
         unaligned: bool = False,
         aligned_timeout_ms: int = 0,
         input_of_channel: tuple[int, ...] = (),
+        coordinator_restore: dict[str, tuple[int, bytes | None]] | None = None,
     ) -> None:
         """``storage_uri``: a job root for state files (None: all state inline).
         ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
         barriers the test sends carry their own options). ``input_of_channel``: for a head
-        operator with two inputs, the input (0 or 1) of each input channel."""
+        operator with two inputs, the input (0 or 1) of each input channel.
+        ``coordinator_restore``: per operator uid, what its coordinator restores (the
+        checkpoint id, its state); ``restored`` passes it."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -180,27 +184,34 @@ class StreamTaskHarness:
         self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
         self._emitted: list[Emitted] = []
         self._to_job_master: list[msg.AnyMessage] = []
+        self._open_coordinators(coordinator_restore or {})
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     def open(self) -> StreamTaskHarness:
         self.task.open()
+        self._pump_coordinators()
         return self
 
     def turns(self, n: int) -> bool:
         """Turns the loop ``n`` times (fewer if the task is done); True while it runs."""
         for _ in range(n):
-            if not self.task.step():
+            if not self._step():
                 self.task.end()
                 return False
         return True
+
+    def _step(self) -> bool:
+        running = self.task.step()
+        self._pump_coordinators()
+        return running
 
     def run_until_idle(self, max_turns: int = 10_000) -> bool:
         """Turns the loop until the task waits with nothing to do, or is done; True while it
         still runs."""
         for _ in range(max_turns):
             before = self.network.idle_waits
-            if not self.task.step():
+            if not self._step():
                 self.task.end()
                 return False
             if self.network.idle_waits > before:
@@ -209,6 +220,45 @@ class StreamTaskHarness:
 
     def close(self) -> None:
         self.task.close()
+        for host in self._coordinators.values():
+            host.detach(0)
+
+    # --- the coordinators' side: the JobMaster hosts them -----------------------------------------
+
+    def _open_coordinators(self, restore: dict[str, tuple[int, bytes | None]]) -> None:
+        """The coordinators of the chain's operators (a source's split enumerator), as the
+        JobMaster hosts them. Their events reach the operator between two turns of the loop,
+        after the control messages the task took in the turn (a trigger included), which keeps
+        the JobMaster's order."""
+        self._coordinators: dict[str, LocalCoordinatorHost] = {}
+        self._to_coordinators: dict[str, Callable[[bytes], None]] = {}
+        self._coordinator_states: dict[int, dict[str, tuple[int, bytes | None]]] = {}
+        self._routed = 0  # messages to the JobMaster already looked at
+        for spec in self._chain:
+            host = LocalCoordinatorHost(spec, 1, restore.get(spec.uid))
+            if host.coordinator is None:
+                continue
+            self._coordinators[spec.uid] = host
+            self._to_coordinators[spec.uid] = host.attach(
+                0,
+                lambda payload, uid=spec.uid: self.task.chain.dispatch_operator_event(uid, payload),
+            )
+
+    def _pump_coordinators(self) -> None:
+        """Hands the task's operator events to the coordinators, tells them the task runs,
+        and delivers what they send back."""
+        if not self._coordinators:
+            return
+        messages = self.sent_to_job_master()
+        for message in messages[self._routed :]:
+            if isinstance(message, msg.TaskRunning):
+                for host in self._coordinators.values():
+                    host.ready(0)
+            elif isinstance(message, msg.OperatorEventToCoordinator):
+                self._to_coordinators[message.operator_uid](message.payload)
+        self._routed = len(messages)
+        for host in self._coordinators.values():
+            host.pump()
 
     # --- the producers' side --------------------------------------------------------------------
 
@@ -296,10 +346,17 @@ class StreamTaskHarness:
         self.control(msg.OperatorEventToTask(d.attempt, d.vertex, d.subtask, operator_uid, payload))
 
     def trigger_checkpoint(self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT):
+        """As the JobMaster does: snapshots the coordinators, then sends the trigger."""
+        self._coordinator_states[checkpoint_id] = {
+            uid: (checkpoint_id, host.before_snapshot(checkpoint_id, 0))
+            for uid, host in self._coordinators.items()
+        }
         attempt = self.descriptor.attempt
         self.control(msg.TriggerCheckpoint(attempt, checkpoint_id, 1_000, options))
 
     def notify_complete(self, checkpoint_id: int) -> None:
+        for host in self._coordinators.values():
+            host.complete(checkpoint_id)
         self.control(msg.NotifyCheckpointComplete(self.descriptor.attempt, checkpoint_id))
 
     def notify_aborted(self, checkpoint_id: int) -> None:
@@ -389,14 +446,28 @@ class StreamTaskHarness:
             "unaligned": d.config.unaligned_checkpoints,
             "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
             "input_of_channel": d.input_of_channel,
+            "coordinator_restore": self._coordinator_states.get(ack.checkpoint_id),
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)
 
 
+class HarnessSubtaskState(OperatorSubtaskState, frozen=True):
+    """What ``OperatorHarness.snapshot`` returns: the subtask's state, and its coordinator's
+    state in the same checkpoint (a split enumerator's, a global committer's)."""
+
+    checkpoint_id: int = 0
+    coordinator_state: bytes | None = None
+
+
 class OperatorHarness:
     """One operator subtask, opened and called directly; snapshots written inline. The
-    operator gets a copy of ``spec``'s function, as in ``StreamTaskHarness``."""
+    operator gets a copy of ``spec``'s function, as in ``StreamTaskHarness``.
+
+    Its coordinator (a source's split enumerator, a sink's global committer) runs in-process
+    (``LocalCoordinatorHost``), shared by the subtasks made together (``subtasks``,
+    ``rescaled``); each call hands over the events due between them first. Snapshot every open
+    subtask of a checkpoint before reading more from them, as their triggers would."""
 
     def __init__(
         self,
@@ -409,7 +480,10 @@ class OperatorHarness:
         subtask: int = 0,
         parallelism: int = 1,
         job_name: str = "harness",
+        coordinators: LocalCoordinatorHost | None = None,
     ) -> None:
+        """``coordinators``: the host of the operator's coordinator, shared with its other
+        subtasks (default: one of its own, started afresh)."""
         self.spec = spec
         self._settings = {
             "checkpointing": checkpointing,
@@ -418,36 +492,49 @@ class OperatorHarness:
             "job_name": job_name,
         }
         self.subtask = subtask
+        self.coordinators = coordinators or LocalCoordinatorHost(spec, parallelism)
         self.metrics = MetricRegistry()  # the operator's metrics: ``metrics.sample()``
         self._outputs_ready = threading.Event()  # an async operator said it has outputs
         self.operator: Operator = create_operator(copy.deepcopy(spec))
-        self.operator.open(
-            OperatorContext(
-                subtask=subtask,
-                parallelism=parallelism,
-                max_parallelism=DEFAULT_MAX_PARALLELISM,
-                attempt=attempt,
-                task_name=f"{spec.name} ({subtask + 1}/{parallelism})",
-                checkpointing=checkpointing,
-                restore=restore,
-                restore_streams=StorageRestoreStreams(None, shares_storage=False),
-                state_backend=self._settings["state_backend"],
-                job_id=job_name,
-                job_name=job_name,
-                local_dir=local_dir,
-                metrics=self.metrics,
-                output_ready=self._outputs_ready.set,
+        send = self.coordinators.attach(subtask, self._receive)
+        try:
+            self.operator.open(
+                OperatorContext(
+                    subtask=subtask,
+                    parallelism=parallelism,
+                    max_parallelism=DEFAULT_MAX_PARALLELISM,
+                    attempt=attempt,
+                    task_name=f"{spec.name} ({subtask + 1}/{parallelism})",
+                    checkpointing=checkpointing,
+                    restore=restore,
+                    restore_streams=StorageRestoreStreams(None, shares_storage=False),
+                    state_backend=self._settings["state_backend"],
+                    job_id=job_name,
+                    job_name=job_name,
+                    local_dir=local_dir,
+                    metrics=self.metrics,
+                    operator_events=send,
+                    output_ready=self._outputs_ready.set,
+                )
             )
-        )
+        except BaseException:
+            self.coordinators.detach(subtask)
+            raise
+        self.coordinators.ready(subtask)
         self.attempt = attempt
+
+    def _receive(self, payload: bytes) -> None:
+        self.operator.handle_operator_event(payload)
 
     @classmethod
     def subtasks(
         cls, spec: OperatorSpec, parallelism: int, **settings: Any
     ) -> list[OperatorHarness]:
         """Every subtask of the operator at ``parallelism``, started afresh."""
+        host = LocalCoordinatorHost(spec, parallelism)
         return [
-            cls(spec, subtask=s, parallelism=parallelism, **settings) for s in range(parallelism)
+            cls(spec, subtask=s, parallelism=parallelism, coordinators=host, **settings)
+            for s in range(parallelism)
         ]
 
     @classmethod
@@ -460,10 +547,12 @@ class OperatorHarness:
         **settings: Any,
     ) -> list[OperatorHarness]:
         """Every subtask at ``parallelism``, restoring the operator state of ``states`` (one per
-        old subtask), as a restore at another parallelism does. Operator state only."""
+        old subtask) and their coordinator's, as a restore at another parallelism does.
+        Operator state only."""
         if any(s.keyed_state for s in states):
             raise ValueError("OperatorHarness.rescaled restores operator state only")
         restore = OperatorRestore([s.operator_state for s in states], [])
+        host = LocalCoordinatorHost(spec, parallelism, _coordinator_restore(states[0]))
         return [
             cls(
                 spec,
@@ -471,6 +560,7 @@ class OperatorHarness:
                 attempt=attempt,
                 subtask=s,
                 parallelism=parallelism,
+                coordinators=host,
                 **settings,
             )
             for s in range(parallelism)
@@ -478,18 +568,26 @@ class OperatorHarness:
 
     def poll(self, max_records: int = 100) -> list[Any] | None:
         """A source operator's next records; None at its end."""
-        return self.operator.poll(max_records)
+        self.coordinators.pump()
+        try:
+            return self.operator.poll(max_records)
+        finally:
+            self.coordinators.pump(to_subtasks=False)
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        return self.operator.process_batch(batch)
+        self.coordinators.pump()
+        try:
+            return self.operator.process_batch(batch)
+        finally:
+            self.coordinators.pump(to_subtasks=False)
 
     def process(self, records: list[Any]) -> list[Any]:
         """The outputs of ``records`` (a batch without timestamps)."""
-        return self.operator.process_batch(RecordBatch(records)).values
+        return self.process_batch(RecordBatch(records)).values
 
     def process_timed(self, records: list[Any], timestamps: list[int]) -> tuple[list, list]:
         """The outputs of ``records`` with their ``timestamps``, and the outputs' timestamps."""
-        return _pair(self.operator.process_batch(RecordBatch(records, timestamps)))
+        return _pair(self.process_batch(RecordBatch(records, timestamps)))
 
     def watermark(self, watermark: int) -> tuple[list, list]:
         """What the operator emits when event time advances to ``watermark``."""
@@ -500,7 +598,11 @@ class OperatorHarness:
         return _pair(self.operator.on_processing_time(now_ms))
 
     def finish(self) -> list[Any]:
-        batch = self.operator.finish()
+        self.coordinators.pump()
+        try:
+            batch = self.operator.finish()
+        finally:
+            self.coordinators.pump(to_subtasks=False)
         return [] if batch is None else batch.values
 
     def take_completed(self, wait_s: float = 10.0) -> list[RecordBatch | int]:
@@ -513,36 +615,63 @@ class OperatorHarness:
         return self.operator.take_completed()
 
     def operator_event(self, payload: bytes) -> None:
-        """An event from the operator's coordinator on the JobMaster."""
+        """An event from the operator's coordinator on the JobMaster, sent by the test."""
         self.operator.handle_operator_event(payload)
 
     def snapshot(
         self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT
-    ) -> OperatorSubtaskState:
-        """Both phases of a snapshot, as the subtask checkpoint coordinator runs them."""
+    ) -> HarnessSubtaskState:
+        """Both phases of a snapshot, as the subtask checkpoint coordinator runs them, after
+        the coordinator's snapshot of the same checkpoint."""
+        coordinator_state = self.coordinators.before_snapshot(checkpoint_id, self.subtask)
         snap = self.operator.snapshot_state(checkpoint_id, options)
+        self.coordinators.pump(to_subtasks=False)
         if snap is None:
-            return OperatorSubtaskState(0)
+            return HarnessSubtaskState(
+                0, checkpoint_id=checkpoint_id, coordinator_state=coordinator_state
+            )
         streams = CheckpointStreams(None, checkpoint_id, self.spec.uid, 0, self.attempt, 1 << 30)
         operator_state = streams.write(snap.operator_state, "op") if snap.operator_state else None
         keyed: list[KeyedStateHandle] = snap.keyed(streams) if snap.keyed else []
-        return OperatorSubtaskState(0, operator_state, keyed)
+        return HarnessSubtaskState(
+            0,
+            operator_state,
+            keyed,
+            checkpoint_id=checkpoint_id,
+            coordinator_state=coordinator_state,
+        )
 
     def notify_complete(self, checkpoint_id: int) -> None:
+        self.coordinators.complete(checkpoint_id)
         self.operator.notify_checkpoint_complete(checkpoint_id)
 
     def notify_aborted(self, checkpoint_id: int) -> None:
         self.operator.notify_checkpoint_aborted(checkpoint_id)
 
     def close(self) -> None:
-        self.operator.close()
+        try:
+            self.operator.close()
+        finally:
+            self.coordinators.detach(self.subtask)
 
     def restored(self, state: OperatorSubtaskState) -> OperatorHarness:
         """A new harness of the same operator, restoring ``state`` in its next attempt."""
         restore = OperatorRestore([state.operator_state], list(state.keyed_state))
+        host = LocalCoordinatorHost(self.spec, 1, _coordinator_restore(state))
         return OperatorHarness(
-            self.spec, restore=restore, attempt=self.attempt + 1, **self._settings
+            self.spec,
+            restore=restore,
+            attempt=self.attempt + 1,
+            coordinators=host,
+            **self._settings,
         )
+
+
+def _coordinator_restore(state: OperatorSubtaskState) -> tuple[int, bytes | None] | None:
+    """What the coordinator restores with a subtask's ``state`` (None: a fresh start)."""
+    if isinstance(state, HarnessSubtaskState):
+        return state.checkpoint_id, state.coordinator_state
+    return None
 
 
 def _pair(batch: RecordBatch | None) -> tuple[list, list]:

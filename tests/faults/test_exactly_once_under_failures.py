@@ -16,6 +16,7 @@ import pytest
 from barrierflow import CheckpointingMode, StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointStorage
 from tests.jobs import odd_even
+from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
 
@@ -30,7 +31,9 @@ def _run(
     source_parallelism=None,
     state_backend: str = "hashmap",
     conf: dict | None = None,
+    sink_kind: str = "files",
 ):
+    """``sink_kind``: "files" (FileSink) or "sqlite" (the sink the tests write themselves)."""
     base = tmp_path / name
     fault = None
     if fault_kind is not None:
@@ -47,8 +50,11 @@ def _run(
         source_parallelism=source_parallelism,
         state_backend=state_backend,
         conf=conf,
+        sink=SqliteSink(str(tmp_path / f"{name}.db")) if sink_kind == "sqlite" else None,
     )
     result = env.execute(name)
+    if sink_kind == "sqlite":
+        return result, committed_records(str(tmp_path / f"{name}.db")), base
     return result, odd_even.read_committed(str(base / "out")), base
 
 
@@ -62,10 +68,15 @@ def test_a_failure_mid_stream_commits_each_sum_exactly_once(spark, tmp_path, kin
     odd_even.check_exactly_once(records, N)
 
 
-def test_output_after_a_kill_equals_the_failure_free_output_record_by_record(spark, tmp_path):
+@pytest.mark.parametrize("sink_kind", ["files", "sqlite"])
+def test_output_after_a_kill_equals_the_failure_free_output_record_by_record(
+    spark, tmp_path, sink_kind
+):
     # One source subtask: the order of values per key is deterministic, so are the sums.
-    _, golden, _ = _run(tmp_path, "golden", None, source_parallelism=1)
-    result, faulty, base = _run(tmp_path, "faulty", "kill", 5000, source_parallelism=1)
+    _, golden, _ = _run(tmp_path, "golden", None, source_parallelism=1, sink_kind=sink_kind)
+    result, faulty, base = _run(
+        tmp_path, "faulty", "kill", 5000, source_parallelism=1, sink_kind=sink_kind
+    )
 
     assert os.path.exists(base / "fired") and result.attempts == 2
     assert len(golden) == N

@@ -36,6 +36,7 @@ from barrierflow.connectors.kafka import (
 from barrierflow.connectors.postgres import PostgresSink
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
+from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
 N = 600
 
@@ -115,7 +116,7 @@ class SinkUnderTest:
     committed: Callable[[], list[tuple]]  # what a reader of the external system sees
 
 
-@pytest.fixture(params=["json-files", "parquet-files", "postgres", "kafka"])
+@pytest.fixture(params=["json-files", "parquet-files", "postgres", "kafka", "sqlite"])
 def sink(request, tmp_path) -> SinkUnderTest:
     """A sink of records ``(i, i * i)``."""
     kind = request.param
@@ -149,6 +150,11 @@ def sink(request, tmp_path) -> SinkUnderTest:
 
         sql = "INSERT INTO squares (i, square) VALUES (%s, %s)"
         return SinkUnderTest(PostgresSink(conninfo, sql, batch_size=25), table_rows)
+    if kind == "sqlite":  # a sink written in the tests: only a writer and a committer
+        path = str(tmp_path / "sink.db")
+        return SinkUnderTest(
+            SqliteSink(path), lambda: sorted(tuple(r) for r in committed_records(path))
+        )
     kafka = request.getfixturevalue("kafka")
     topic = kafka.create_topic(f"contract-out-{uuid.uuid4().hex[:8]}", 2)
     built = (

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors.committables import Committable, Recovery, owner_of
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
     KafkaOffsetsInitializer,
@@ -18,9 +19,11 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.kafka.partition_assignment import owner
-from barrierflow.connectors.sink import JobSettings, SinkWriterContext
+from barrierflow.connectors.sink import CommitterContext, JobSettings, SinkWriterContext
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.errors import ConfigurationError
+from barrierflow.graph.transformation import TransformationKind
+from barrierflow.testing.harness import OperatorHarness, operator
 
 CHECKPOINTING = JobSettings(
     checkpointing=True, exactly_once=True, interval_ms=1000, timeout_ms=60_000
@@ -47,14 +50,20 @@ def _source(kafka, topic: str, bounded: bool = True, **properties) -> KafkaSourc
     return builder.build()
 
 
-def _read_all(reader, limit: int | None = None) -> list[str]:
+def _read_all(h, limit: int | None = None) -> list[str]:
+    """What a source subtask (or a reader) reads, up to ``limit`` records or to its end."""
     out: list[str] = []
     while limit is None or len(out) < limit:
-        batch = reader.poll(limit - len(out) if limit else 100)
+        batch = h.poll(limit - len(out) if limit else 100)
         if batch is None:
             break
         out += batch
     return out
+
+
+def _partitions(h: OperatorHarness) -> list[int]:
+    """The partitions a source subtask's reader was given and reads."""
+    return sorted(s["partition"] for s in h.operator.reader.snapshot_state(0))
 
 
 def _sink(kafka, topic: str, prefix: str, guarantee=DeliveryGuarantee.EXACTLY_ONCE) -> KafkaSink:
@@ -78,6 +87,25 @@ def _writer(sink, subtask=0, parallelism=1, attempt=1, previous=None):
     return sink.create_writer(context)
 
 
+def _committer(sink, writer=None, subtask=0, parallelism=1, attempt=1):
+    context = CommitterContext("id", "job", "sink", subtask, parallelism, attempt, writer)
+    return sink.create_committer(context)
+
+
+def _committed(committables: list[dict], checkpoint_id: int = 1, subtask: int = 0):
+    return [Committable(checkpoint_id, subtask, c) for c in committables]
+
+
+def _recover(sink, restored: list[Committable], subtask=0, parallelism=1, attempt=2, previous=1):
+    """What the framework does when a sink subtask of a restored job opens: its committer
+    commits the committables it answers for, then cleans up what failed attempts left."""
+    writer = _writer(sink, subtask, parallelism, attempt, previous)
+    committer = _committer(sink, writer, subtask, parallelism, attempt)
+    committer.commit([c for c in restored if owner_of(c.subtask, parallelism) == subtask])
+    committer.abort_lingering(Recovery(subtask, parallelism, previous, tuple(restored)))
+    return writer
+
+
 def _values(kafka, topic: str) -> list[str]:
     return sorted(v.decode() for _, _, v in kafka.read_committed(topic))
 
@@ -88,41 +116,30 @@ def _values(kafka, topic: str) -> list[str]:
 def test_each_partition_is_read_by_one_subtask_and_a_rescaled_restore_resumes_every_offset(kafka):
     topic = _topic(kafka, 4)
     kafka.produce(topic, [str(i).encode() for i in range(200)], partition_of=lambda i: i % 4)
-    source = _source(kafka, topic)
+    spec = operator(TransformationKind.SOURCE, _source(kafka, topic), uid="src")
 
     # Two subtasks read 30 records each, then snapshot (a checkpoint).
-    splits = [source.initial_splits(s, 2) for s in range(2)]
-    assert sorted(s["partition"] for ss in splits for s in ss) == [0, 1, 2, 3]
-    for s, ss in enumerate(splits):
-        assert all(owner(topic, x["partition"], 2) == s for x in ss)
-    readers = [
-        source.create_reader(ss, SourceReaderContext("job", "src", s, 2))
-        for s, ss in enumerate(splits)
-    ]
-    first = [v for r in readers for v in _read_all(r, 30)]
-    union = [x for r in readers for x in r.snapshot()]
-    for r in readers:
-        r.close()
+    old = OperatorHarness.subtasks(spec, 2)
+    first = [v for h in old for v in _read_all(h, 30)]
+    assert sorted(p for h in old for p in _partitions(h)) == [0, 1, 2, 3]
+    for s, h in enumerate(old):
+        assert all(owner(topic, p, 2) == s for p in _partitions(h))
+    states = [h.snapshot(1) for h in old]
+    for h in old:
+        h.close()
 
     # Restored at parallelism 3: every partition read on from its offset, by one subtask.
-    rest = []
-    for s in range(3):
-        mine = source.assign_splits(union, s, 3)
-        reader = source.create_reader(mine, SourceReaderContext("job", "src", s, 3))
-        rest += _read_all(reader)
-        reader.close()
+    rest = [v for h in OperatorHarness.rescaled(spec, states, 3) for v in _read_all(h)]
     assert sorted(first + rest, key=int) == [str(i) for i in range(200)]
 
 
 def test_a_bounded_source_stops_at_the_offsets_of_its_start(kafka):
     topic = _topic(kafka, 1)
     kafka.produce(topic, [b"a", b"b"])
-    source = _source(kafka, topic)
-    splits = source.initial_splits(0, 1)
+    (h,) = OperatorHarness.subtasks(operator(TransformationKind.SOURCE, _source(kafka, topic)), 1)
     kafka.produce(topic, [b"late"])  # after the stopping offsets were fixed
-    reader = source.create_reader(splits, SourceReaderContext("job", "src", 0, 1))
-    assert _read_all(reader) == ["a", "b"]
-    reader.close()
+    assert _read_all(h) == ["a", "b"]
+    h.close()
 
 
 def test_new_partitions_are_discovered_and_read_from_their_start(kafka):
@@ -130,31 +147,29 @@ def test_new_partitions_are_discovered_and_read_from_their_start(kafka):
 
     topic = _topic(kafka, 1)
     source = _source(kafka, topic, bounded=False, **{"partition.discovery.interval.ms": 100})
-    readers = [
-        source.create_reader(source.initial_splits(s, 2), SourceReaderContext("job", "src", s, 2))
-        for s in range(2)
-    ]
+    subtasks = OperatorHarness.subtasks(operator(TransformationKind.SOURCE, source), 2)
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     admin.create_partitions([NewPartitions(topic, 3)])[topic].result(30)
     kafka.produce(topic, [str(i).encode() for i in range(30)], partition_of=lambda i: i % 3)
     seen: list[str] = []
     deadline = time.monotonic() + 30
     while len(seen) < 30 and time.monotonic() < deadline:
-        for r in readers:
-            seen += r.poll(100)
+        subtasks[0].coordinators.run_periodic_work()  # discovery, when its interval passed
+        for h in subtasks:
+            seen += h.poll(100)
         time.sleep(0.05)
     assert sorted(seen, key=int) == [str(i) for i in range(30)]
-    partitions = sorted(x["partition"] for r in readers for x in r.snapshot())
-    assert partitions == [0, 1, 2]
-    for r in readers:
-        r.close()
+    assert sorted(p for h in subtasks for p in _partitions(h)) == [0, 1, 2]
+    for h in subtasks:
+        h.close()
 
 
 def test_a_malformed_message_is_named_with_its_partition_and_offset(kafka):
     topic = _topic(kafka, 1)
     kafka.produce(topic, [b"fine", b"\xff\xfe not utf-8"])
-    source = _source(kafka, topic)
-    reader = source.create_reader(source.initial_splits(0, 1), SourceReaderContext("j", "s", 0, 1))
+    reader = _source(kafka, topic).create_reader(SourceReaderContext("j", "s", 0, 1))
+    reader.add_splits([{"topic": topic, "partition": 0, "offset": 0, "stop": 2}])
+    reader.notify_no_more_splits()
     with pytest.raises(ValueError, match=rf"topic {topic} partition 0 offset 1 .*not utf-8"):
         _read_all(reader)
     reader.close()
@@ -186,15 +201,17 @@ def test_a_transaction_timeout_shorter_than_a_checkpoint_may_take_is_refused(kaf
 
 def test_records_are_invisible_until_their_checkpoint_commits_them(kafka):
     topic = _topic(kafka, 2)
-    writer = _writer(_sink(kafka, topic, f"p-{topic}"))
+    sink = _sink(kafka, topic, f"p-{topic}")
+    writer = _writer(sink)
+    committer = _committer(sink, writer)
     writer.write(["a", "b", "c"])
-    committables = writer.prepare_commit(1)
+    committables = _committed(writer.prepare_commit(1))
     writer.write(["d"])  # the next checkpoint's transaction
 
     assert _values(kafka, topic) == []
-    writer.commit(committables)
+    committer.commit(committables)
     assert _values(kafka, topic) == ["a", "b", "c"]
-    writer.commit(writer.prepare_commit(2))
+    committer.commit(_committed(writer.prepare_commit(2), 2))
     assert _values(kafka, topic) == ["a", "b", "c", "d"]
     writer.close()
 
@@ -204,17 +221,15 @@ def test_a_checkpointed_transaction_whose_writer_died_is_committed_once_by_recov
     sink = _sink(kafka, topic, f"p-{topic}")
     dead = _writer(sink)
     dead.write([f"r{i}" for i in range(50)])
-    committables = dead.prepare_commit(1)  # checkpoint 1 completes; the commit never happens
+    committables = _committed(dead.prepare_commit(1))  # checkpoint 1 completes; no commit
     dead.write(["never checkpointed"])  # an open transaction the next attempt must abort
 
-    recovering = _writer(sink, attempt=2, previous=1)
-    recovering.recover(committables, 1)  # fences the dead writer, resends the records
-    again = _writer(sink, attempt=3, previous=1)
-    again.recover(committables, 1)  # a second failover: finds them committed, sends nothing
+    recovering = _recover(sink, committables)  # fences the dead writer, resends the records
+    again = _recover(sink, committables, attempt=3)  # a second failover: committed, sends nothing
 
     assert _values(kafka, topic) == sorted(f"r{i}" for i in range(50))
     with pytest.raises(Exception, match=r"(?i)fenced"):
-        dead.commit(committables + dead.prepare_commit(2))
+        _committer(sink, dead).commit(committables + _committed(dead.prepare_commit(2), 2))
     recovering.close()
     again.close()
 
@@ -224,11 +239,11 @@ def test_recovery_commits_a_transaction_that_was_committed_before_the_failure_on
     sink = _sink(kafka, topic, f"p-{topic}")
     writer = _writer(sink)
     writer.write(["x", "y"])
-    committables = writer.prepare_commit(1)
-    writer.commit(committables)
+    committables = _committed(writer.prepare_commit(1))
+    _committer(sink, writer).commit(committables)
     writer.close()
 
-    _writer(sink, attempt=2, previous=1).recover(committables, 1)
+    _recover(sink, committables).close()
     assert _values(kafka, topic) == ["x", "y"]
 
 
@@ -239,14 +254,13 @@ def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):
     committables = []
     for s, w in enumerate(old):
         w.write([f"done-{s}"])
-        committables += w.prepare_commit(1)
+        committables += _committed(w.prepare_commit(1), subtask=s)
         w.write([f"open-{s}"])  # never checkpointed: must never become visible
 
     for w in old:
         w._slots[w._current.slot].producer.flush(10)  # the open records reached the broker
-    new = [_writer(sink, s, parallelism=2, attempt=2, previous=3) for s in range(2)]
-    for w in new:  # one after the other: no subtask's recovery waits for another's
-        w.recover(committables, 2)
+    for s in range(2):  # one after the other: no subtask's recovery waits for another's
+        _recover(sink, committables, subtask=s, parallelism=2, previous=3).close()
 
     # The open transactions were aborted: reading to the end does not wait for them.
     assert _values(kafka, topic) == ["done-0", "done-1", "done-2"]

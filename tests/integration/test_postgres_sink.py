@@ -8,8 +8,9 @@ import pytest
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import DeliveryGuarantee, SequenceSource
+from barrierflow.connectors.committables import Committable, Recovery, owner_of
 from barrierflow.connectors.postgres import PostgresSink, PostgresSinkError
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.connectors.sink import CommitterContext, SinkWriterContext
 from barrierflow.errors import ConfigurationError
 from tests.jobs import odd_even
 from tests.servers.postgres import postgres_server
@@ -44,19 +45,27 @@ def _context(subtask: int = 0, attempt: int = 1, parallelism: int = 2) -> SinkWr
     return SinkWriterContext("job-id", "sums-job", "sink", subtask, parallelism, attempt)
 
 
+def _commit(sink, committables: list[dict], checkpoint_id: int = 1, subtask: int = 0) -> None:
+    """What the framework does when the checkpoint completes."""
+    committer = sink.create_committer(CommitterContext("job-id", "sums-job", "sink", 0, 2, 1))
+    committer.commit([Committable(checkpoint_id, subtask, c) for c in committables])
+    committer.close()
+
+
 # --- the writer on its own ---------------------------------------------------------------------
 
 
 def test_prepared_records_stay_invisible_until_committed_and_a_second_commit_is_a_no_op(db):
-    writer = PostgresSink(db, INSERT, batch_size=2).create_writer(_context())
+    sink = PostgresSink(db, INSERT, batch_size=2)
+    writer = sink.create_writer(_context())
     writer.write([(1, 1, 1), (0, 2, 2), (1, 3, 4)])
     committables = writer.prepare_commit(7)
 
     assert _rows(db) == []
-    assert committables == [{"gid": "barrierflow:sums-job:sink:0:7:1", "subtask": 0}]
+    assert committables == [{"gid": "barrierflow:sums-job:sink:0:7:1"}]
     assert _prepared(db) == ["barrierflow:sums-job:sink:0:7:1"]
-    writer.commit(committables)
-    writer.commit(committables)
+    _commit(sink, committables, 7)
+    _commit(sink, committables, 7)
     assert _rows(db) == [(1, 1, 1), (0, 2, 2), (1, 3, 4)]
     assert _prepared(db) == []
     writer.close()
@@ -69,25 +78,27 @@ def test_recovery_commits_the_restored_transactions_and_rolls_back_the_others(db
     restored = []
     for s, w in enumerate(old):
         w.write([(s, 10 + s, 0)])
-        restored += w.prepare_commit(4)
+        restored += [Committable(4, s, c) for c in w.prepare_commit(4)]
         w.write([(s, 20 + s, 0)])
         w.prepare_commit(5)
         w.close()
     assert len(_prepared(db)) == 6
 
-    # Attempt 2 at parallelism 2: both subtasks recover from checkpoint 4's union state.
-    new = [sink.create_writer(_context(s, attempt=2, parallelism=2)) for s in range(2)]
-    for w in new:
-        w.recover(restored, 2)
+    # Attempt 2 at parallelism 2: each subtask commits the restored transactions it answers
+    # for, then rolls back the others its share of the old subtasks left (as the framework).
+    for s in range(2):
+        committer = sink.create_committer(CommitterContext("job-id", "sums-job", "sink", s, 2, 2))
+        committer.commit([c for c in restored if owner_of(c.subtask, 2) == s])
+        committer.abort_lingering(Recovery(s, 2, 3, tuple(restored)))
+        committer.close()
 
     assert [r[1] for r in _rows(db)] == [10, 11, 12]
     assert _prepared(db) == []
-    for w in new:
-        w.close()
 
 
 def test_a_lost_connection_is_retried_by_replaying_the_open_transaction(db):
-    writer = PostgresSink(db, INSERT, batch_size=2, retry_backoff_ms=10).create_writer(_context())
+    sink = PostgresSink(db, INSERT, batch_size=2, retry_backoff_ms=10)
+    writer = sink.create_writer(_context())
     writer.write([(1, 1, 1), (0, 2, 2)])  # one batch written into the open transaction
     with psycopg.connect(db, autocommit=True) as admin:
         killed = admin.execute(
@@ -96,7 +107,7 @@ def test_a_lost_connection_is_retried_by_replaying_the_open_transaction(db):
         ).fetchall()
     assert killed, "no connection of the writer to terminate"
     writer.write([(1, 3, 4), (0, 4, 6)])
-    writer.commit(writer.prepare_commit(1))
+    _commit(sink, writer.prepare_commit(1))
 
     assert _rows(db) == [(1, 1, 1), (0, 2, 2), (1, 3, 4), (0, 4, 6)]
     writer.close()
@@ -184,12 +195,14 @@ def test_a_write_to_a_row_its_own_prepared_transaction_holds_waits_for_the_commi
     # The prepared transaction of checkpoint 1 locks row v=1 until it commits; the writer
     # must not write to it (it would wait on itself) before the commit comes.
     upsert = INSERT + " ON CONFLICT (v) DO UPDATE SET total = EXCLUDED.total"
-    writer = PostgresSink(db, upsert, batch_size=1).create_writer(_context())
+    sink = PostgresSink(db, upsert, batch_size=1)
+    writer = sink.create_writer(_context())
     writer.write([(1, 1, 1)])
     first = writer.prepare_commit(1)
     writer.write([(1, 1, 10), (0, 2, 2)])  # more than a batch: buffered, not blocked
-    writer.commit(first)
-    writer.commit(writer.prepare_commit(2))
+    _commit(sink, first)
+    writer.notify_checkpoint_complete(1)
+    _commit(sink, writer.prepare_commit(2), 2)
 
     assert _rows(db) == [(1, 1, 10), (0, 2, 2)]
     writer.close()

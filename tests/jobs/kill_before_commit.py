@@ -12,30 +12,34 @@ from typing import Any
 
 import cloudpickle
 
+from barrierflow.connectors.sink import Committable, Committer, Sink, SinkWriter
 
-class KillBeforeCommit:
-    def __init__(self, sink: Any, marker: str, after_commits: int = 2) -> None:
+
+class KillBeforeCommit(Sink):
+    def __init__(self, sink: Sink, marker: str, after_commits: int = 2) -> None:
         self.sink = sink
         self.marker = marker  # created when the kill fires, so it fires once across attempts
         self.after_commits = after_commits
+        self.delivery_guarantee = sink.delivery_guarantee
+        self.commit_retry = sink.commit_retry
 
-    def create_writer(self, context: Any) -> _Writer:
-        return _Writer(self.sink.create_writer(context), self)
+    def check(self, job: Any) -> None:
+        self.sink.check(job)
+
+    def create_writer(self, context: Any) -> SinkWriter:
+        return self.sink.create_writer(context)
+
+    def create_committer(self, context: Any) -> Committer:
+        return _Committer(self.sink.create_committer(context), self)
 
 
-class _Writer:
-    def __init__(self, inner: Any, plan: KillBeforeCommit) -> None:
+class _Committer(Committer):
+    def __init__(self, inner: Committer, plan: KillBeforeCommit) -> None:
         self._inner = inner
         self._plan = plan
         self._commits = 0
 
-    def write(self, records: list) -> None:
-        self._inner.write(records)
-
-    def prepare_commit(self, checkpoint_id: int) -> list[dict]:
-        return self._inner.prepare_commit(checkpoint_id)
-
-    def commit(self, committables: list[dict]) -> None:
+    def commit(self, committables: list[Committable]) -> None:
         if committables:
             self._commits += 1
             if self._commits > self._plan.after_commits and not os.path.exists(self._plan.marker):
@@ -44,8 +48,8 @@ class _Writer:
                 os.kill(os.getpid(), signal.SIGKILL)
         self._inner.commit(committables)
 
-    def recover(self, committables: list[dict], parallelism: int) -> None:
-        self._inner.recover(committables, parallelism)
+    def abort_lingering(self, recovery: Any) -> None:
+        self._inner.abort_lingering(recovery)
 
     def close(self) -> None:
         self._inner.close()

@@ -123,6 +123,17 @@ PURE = (
     "barrierflow.cluster.attempt",
     "barrierflow.state_processor.read_plan",
     "barrierflow.runtime.async_element_queue",
+    "barrierflow.connectors.committables",
+    "barrierflow.connectors.commit_retry",
+    "barrierflow.connectors.delivery_guarantee",
+    "barrierflow.connectors.job_settings",
+    "barrierflow.connectors.range_reader",
+    "barrierflow.connectors.sink_events",
+    "barrierflow.connectors.source_events",
+    "barrierflow.connectors.source_reader",
+    "barrierflow.connectors.split_enumerator",
+    "barrierflow.connectors.static_split_enumerator",
+    "barrierflow.connectors.files.file_enumerator",
 )
 IMPURE_LIBRARIES = frozenset(
     {

@@ -1,39 +1,34 @@
 """KafkaSource: topic partitions as replayable splits, their offsets in the checkpoint.
 
-Each partition is read by the subtask ``partition_assignment.owner`` names, so subtasks agree
-on who reads what without a coordinator, at start, after discovery and after a rescale. The
-offsets are the source's union operator state: on restore every subtask sees every partition's
-offset and takes those it owns at the new parallelism; a partition it owns that no checkpoint
-knows is new and is read from its earliest offset (Flink's rule for discovered partitions).
-Offsets are committed to the consumer group when a checkpoint completes, for monitoring only:
-recovery uses the checkpoint. Messages are read ``read_committed`` unless told otherwise, so
-only committed transactional data is seen.
+The enumerator (``source_enumerator.py``) finds the partitions, at the start and every
+``partition.discovery.interval.ms``, and hands each to the subtask the owner rule names; the
+readers (``source_reader.py``) read them, and their offsets are the source operator's state,
+dealt out anew on a rescale. Offsets are committed to the consumer group when a checkpoint
+completes, for monitoring only: recovery uses the checkpoint. Messages are read
+``read_committed`` unless told otherwise, so only committed transactional data is seen.
 
-**Threading:** a reader is used by its subtask's task thread only.
-**I/O:** one confluent-kafka consumer per subtask (and a short-lived one for metadata).
+**I/O:** ``check`` and the enumerator ask the brokers for metadata.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 from typing import Any
 
-from barrierflow.connectors.kafka.offsets import KafkaOffsetsInitializer, resolve
-from barrierflow.connectors.kafka.partition_assignment import owner
+from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.kafka.offsets import KafkaOffsetsInitializer
+from barrierflow.connectors.kafka.source_enumerator import KafkaSourceEnumerator
+from barrierflow.connectors.kafka.source_reader import KafkaSourceReader
 from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import JobSettings
-from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
+from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
 from barrierflow.errors import ConfigurationError
-
-log = logging.getLogger("barrierflow.connectors.kafka")
 
 _METADATA_TIMEOUT_S = 10.0
 _OUR_PROPERTIES = {"partition.discovery.interval.ms"}
 
 
-class KafkaSource:
+class KafkaSource(Source):
     def __init__(
         self,
         bootstrap_servers: str,
@@ -83,7 +78,7 @@ class KafkaSource:
         conf.update({k: v for k, v in self.properties.items() if k not in _OUR_PROPERTIES})
         return conf
 
-    def _metadata_consumer(self) -> Any:
+    def metadata_consumer(self) -> Any:
         kafka = require("confluent_kafka", "kafka", "KafkaSource")
         return kafka.Consumer(self.consumer_config(self.group_id or "barrierflow-metadata"))
 
@@ -109,7 +104,7 @@ class KafkaSource:
     def check(self, job: JobSettings | None = None) -> None:
         """On the driver, before submission: the brokers answer and the topics exist."""
         kafka = require("confluent_kafka", "kafka", "KafkaSource")
-        consumer = self._metadata_consumer()
+        consumer = self.metadata_consumer()
         try:
             self.partitions(consumer)
         except kafka.KafkaException as e:
@@ -120,24 +115,20 @@ class KafkaSource:
         finally:
             consumer.close()
 
-    def initial_splits(self, subtask: int, parallelism: int) -> list[dict]:
-        consumer = self._metadata_consumer()
-        try:
-            mine = [tp for tp in self.partitions(consumer) if owner(*tp, parallelism) == subtask]
-            start = resolve(self.starting_offsets, consumer, mine)
-            stop = resolve(self.stopping_offsets, consumer, mine) if self.bounded else {}
-        finally:
-            consumer.close()
-        return [
-            {"topic": t, "partition": p, "offset": start[(t, p)], "stop": stop.get((t, p))}
-            for t, p in mine
-        ]
+    def create_enumerator(self, context: SplitEnumeratorContext) -> KafkaSourceEnumerator:
+        return KafkaSourceEnumerator(self, context)
 
-    def assign_splits(self, all_splits: list[dict], subtask: int, parallelism: int) -> list[dict]:
-        return [s for s in all_splits if owner(s["topic"], s["partition"], parallelism) == subtask]
+    def restore_enumerator(
+        self, context: SplitEnumeratorContext, state: dict[str, Any]
+    ) -> KafkaSourceEnumerator:
+        return KafkaSourceEnumerator.restore(self, context, state)
 
-    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> KafkaSourceReader:
-        return KafkaSourceReader(self, splits, context)
+    def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
+        return KafkaSourceReader(self, context)
+
+    @property
+    def boundedness(self) -> Boundedness:
+        return Boundedness.BOUNDED if self.bounded else Boundedness.CONTINUOUS_UNBOUNDED
 
     @property
     def bounded(self) -> bool:
@@ -146,136 +137,6 @@ class KafkaSource:
     def __repr__(self) -> str:
         what = self.topics if self.topics is not None else f"pattern {self.topic_pattern!r}"
         return f"KafkaSource({self.bootstrap_servers!r}, {what})"
-
-
-class KafkaSourceReader:
-    def __init__(
-        self, source: KafkaSource, splits: list[dict], context: SourceReaderContext
-    ) -> None:
-        kafka = require("confluent_kafka", "kafka", "KafkaSource")
-        self._kafka = kafka
-        self._source = source
-        self._context = context
-        self._deserialize = source.deserializer.deserialize
-        group = source.group_id or f"barrierflow-{context.job_name}-{context.operator_uid}"
-        self._consumer = kafka.Consumer(source.consumer_config(group))
-        self._splits: dict[tuple[str, int], dict] = {
-            (s["topic"], s["partition"]): dict(s) for s in splits
-        }
-        self._finished: set[tuple[str, int]] = set()
-        self._last: list[tuple[str, int]] = []
-        for tp, s in self._splits.items():
-            if s["stop"] is not None and s["offset"] >= s["stop"]:
-                self._finished.add(tp)
-        self._consumer.assign(
-            [kafka.TopicPartition(t, p, s["offset"]) for (t, p), s in self._splits.items()]
-        )
-        self._next_discovery = (
-            time.monotonic() + source.discovery_interval_ms / 1000
-            if source.discovery_interval_ms > 0
-            else float("inf")
-        )
-        log.info(
-            "KafkaSource %s subtask %d reads %s",
-            context.operator_uid, context.subtask,
-            ", ".join(f"{t}-{p}@{s['offset']}" for (t, p), s in sorted(self._splits.items()))
-            or "no partition",
-        )  # fmt: skip
-
-    def poll(self, max_records: int) -> list[Any] | None:
-        if time.monotonic() >= self._next_discovery:
-            self._discover()
-        if self._source.bounded and len(self._finished) == len(self._splits):
-            return None
-        out: list[Any] = []
-        runs: list[list] = []  # [split id, records] of consecutive records of one partition
-        for message in self._consumer.consume(max_records, timeout=0):
-            error = message.error()
-            tp = (message.topic(), message.partition())
-            split = self._splits.get(tp)
-            if error is not None:
-                if error.code() == self._kafka.KafkaError._PARTITION_EOF:
-                    stop = split["stop"] if split is not None else None
-                    if stop is not None and message.offset() >= stop:
-                        self._finished.add(tp)
-                    continue
-                raise self._kafka.KafkaException(error)
-            if split is None or tp in self._finished:
-                continue
-            offset = message.offset()
-            if split["stop"] is not None and offset >= split["stop"]:
-                self._finished.add(tp)
-                continue
-            try:
-                out.append(self._deserialize(message.value()))
-            except Exception as e:
-                raise ValueError(
-                    f"KafkaSource cannot deserialize the message at topic {tp[0]} partition "
-                    f"{tp[1]} offset {offset} with {self._source.deserializer!r}: "
-                    f"{type(e).__name__}: {e}; value {message.value()!r:.100}"
-                ) from e
-            split["offset"] = offset + 1
-            if split["stop"] is not None and offset + 1 >= split["stop"]:
-                self._finished.add(tp)
-            if runs and runs[-1][0] == tp:
-                runs[-1][1] += 1
-            else:
-                runs.append([tp, 1])
-        self._last = [(f"{t}-{p}", n) for (t, p), n in runs]
-        return out
-
-    def last_poll_splits(self) -> list[tuple[str, int]]:
-        return self._last
-
-    def _discover(self) -> None:
-        """Partitions this subtask owns and does not read: new ones, read from the start."""
-        self._next_discovery = time.monotonic() + self._source.discovery_interval_ms / 1000
-        try:
-            partitions = self._source.partitions(self._consumer)
-        except (self._kafka.KafkaException, ConfigurationError) as e:
-            log.warning("KafkaSource partition discovery failed, will retry: %s", e)
-            return
-        p = self._context.parallelism
-        new = [
-            tp
-            for tp in partitions
-            if tp not in self._splits and owner(*tp, p) == self._context.subtask
-        ]
-        if not new:
-            return
-        start = resolve(KafkaOffsetsInitializer.earliest(), self._consumer, new)
-        for t, part in new:
-            self._splits[(t, part)] = {
-                "topic": t, "partition": part, "offset": start[(t, part)], "stop": None,
-            }  # fmt: skip
-        self._consumer.incremental_assign(
-            [self._kafka.TopicPartition(t, part, start[(t, part)]) for t, part in new]
-        )
-        log.info(
-            "KafkaSource %s subtask %d discovered %s",
-            self._context.operator_uid, self._context.subtask,
-            ", ".join(f"{t}-{part}" for t, part in new),
-        )  # fmt: skip
-
-    def snapshot(self) -> list[dict]:
-        return [dict(s) for s in self._splits.values()]
-
-    def notify_checkpoint_complete(self, checkpoint_id: int, positions: list[dict]) -> None:
-        """Commits the checkpoint's offsets to the consumer group: for monitoring, as Flink."""
-        if self._source.group_id is None or not positions:
-            return
-        offsets = [
-            self._kafka.TopicPartition(s["topic"], s["partition"], s["offset"]) for s in positions
-        ]
-        try:
-            self._consumer.commit(offsets=offsets, asynchronous=True)
-        except self._kafka.KafkaException as e:
-            log.warning(
-                "KafkaSource could not commit offsets of checkpoint %d: %s", checkpoint_id, e
-            )
-
-    def close(self) -> None:
-        self._consumer.close()
 
 
 class KafkaSourceBuilder:

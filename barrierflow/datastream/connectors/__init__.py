@@ -2,7 +2,6 @@
 (each connector's own names are in its module: ``file_system``, ``kafka``)."""
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.file_sink import FileSink
-from barrierflow.connectors.file_source import FileSource
+from barrierflow.connectors.files import FileSink, FileSource
 
 __all__ = ["DeliveryGuarantee", "FileSink", "FileSource"]

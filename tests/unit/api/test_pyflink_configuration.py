@@ -10,6 +10,7 @@ import pytest
 from barrierflow import ConfigurationError
 from barrierflow.common import Configuration
 from barrierflow.connectors import DiscardingSink
+from barrierflow.connectors.source import Boundedness, Source
 from barrierflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
 from barrierflow.functions import RuntimeContext
 from barrierflow.metrics import MetricRegistry
@@ -73,11 +74,16 @@ def test_get_config_sets_the_watermark_interval_and_the_job_parameters():
 
 
 def test_batch_mode_needs_bounded_sources_and_automatic_picks_by_them():
-    class Endless:
-        def initial_splits(self, subtask, parallelism):
-            return []
+    class Endless(Source):
+        boundedness = Boundedness.CONTINUOUS_UNBOUNDED
 
-        def create_reader(self, splits, context):
+        def create_enumerator(self, context):
+            raise NotImplementedError
+
+        def restore_enumerator(self, context, state):
+            raise NotImplementedError
+
+        def create_reader(self, context):
             raise NotImplementedError
 
     env = StreamExecutionEnvironment()

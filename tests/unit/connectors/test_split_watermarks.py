@@ -8,6 +8,7 @@ from barrierflow.common import Duration, WatermarkStrategy
 from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.collection_source import CollectionSource
 from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.connectors.source_reader import SourceReader
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 
@@ -49,20 +50,25 @@ def test_without_splits_one_generator_serves_the_subtask():
     assert h.operator.periodic_watermark(0) == (289, None)
 
 
+def reader_of(source, splits) -> SourceReader:
+    """A reader given ``splits``, as its enumerator would, and told there are no more."""
+    reader = source.create_reader(SourceReaderContext("job", "source", 0, 1))
+    reader.add_splits(splits)
+    reader.notify_no_more_splits()
+    return reader
+
+
 def test_readers_say_which_split_each_record_came_from():
-    context = SourceReaderContext("job", "source", 0, 1)
     sequence = SequenceSource(1, 10)
-    reader = sequence.create_reader(
-        sequence.initial_splits(0, 2) + sequence.initial_splits(1, 2), context
-    )
+    reader = reader_of(sequence, sequence.splits(2))
     first = reader.poll(4)
-    assert reader.last_poll_splits() == [("to-5", 4)] and first == [1, 2, 3, 4]
+    assert reader.split_runs() == [("to-5", 4)] and first == [1, 2, 3, 4]
     reader.poll(4)
     reader.poll(4)
-    assert reader.last_poll_splits() == [("to-10", 4)]
+    assert reader.split_runs() == [("to-10", 4)]
     collection = CollectionSource(list("abcdef"))
-    reader = collection.create_reader(collection.initial_splits(1, 2), context)
-    assert reader.poll(10) == ["d", "e", "f"] and reader.last_poll_splits() == [("to-6", 3)]
+    reader = reader_of(collection, collection.splits(2)[1:])
+    assert reader.poll(10) == ["d", "e", "f"] and reader.split_runs() == [("to-6", 3)]
 
 
 def test_a_split_that_ended_stops_holding_the_watermark_back():
@@ -84,11 +90,8 @@ def test_with_every_split_ended_the_watermark_goes_where_they_took_it_and_stays(
 
 
 def test_readers_say_which_splits_ended():
-    context = SourceReaderContext("job", "source", 0, 1)
     sequence = SequenceSource(1, 10)
-    reader = sequence.create_reader(
-        sequence.initial_splits(0, 2) + sequence.initial_splits(1, 2), context
-    )
+    reader = reader_of(sequence, sequence.splits(2))
     reader.poll(4)
     assert reader.finished_splits() == []
     reader.poll(4)  # 5, the last of the first split
@@ -96,8 +99,9 @@ def test_readers_say_which_splits_ended():
     assert reader.finished_splits() == []  # told once
     reader.poll(10)
     assert reader.finished_splits() == ["to-10"]
+    assert reader.poll(10) is None
     collection = CollectionSource(list("abc"))
-    reader = collection.create_reader(collection.initial_splits(0, 1), context)
+    reader = reader_of(collection, collection.splits(1))
     reader.poll(2)
     assert reader.finished_splits() == []
     reader.poll(2)
@@ -105,18 +109,19 @@ def test_readers_say_which_splits_ended():
 
 
 def test_a_file_reader_says_a_file_ended_once_it_read_all_of_it(tmp_path):
-    from barrierflow.connectors.file_source import FileSource
+    from barrierflow.connectors.files import FileSource
 
     for name, lines in (("a.txt", "1\n2\n3\n"), ("b.txt", "4\n")):
         (tmp_path / name).write_text(lines)
-    source = FileSource(str(tmp_path))
-    reader = source.create_reader(source.initial_splits(0, 1), SourceReaderContext("j", "s", 0, 1))
+    reader = reader_of(
+        FileSource(str(tmp_path)),
+        [{"path": str(tmp_path / name), "offset": 0} for name in ("a.txt", "b.txt")],
+    )
     read = []
     while (batch := reader.poll(2)) is not None:
         read += batch
         ended = reader.finished_splits()
         if ended:
-            assert all(path.endswith(("a.txt", "b.txt")) for path in ended)
             read.append(("ended", [p.rsplit("/", 1)[-1] for p in ended]))
     assert read == ["1", "2", "3", ("ended", ["a.txt"]), "4", ("ended", ["b.txt"])]
 

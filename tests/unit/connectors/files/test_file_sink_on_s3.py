@@ -13,8 +13,10 @@ import pytest
 
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
-from barrierflow.connectors.file_sink import FileSink
-from barrierflow.connectors.parquet import ParquetWriterFactory
+from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committer import FileCommitter
+from barrierflow.connectors.files.file_sink import FileSink
+from barrierflow.connectors.files.parquet import ParquetWriterFactory
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.errors import StorageConfigError
 
@@ -46,6 +48,10 @@ def lines(s3, bucket, name) -> list:
     return [json.loads(line) for line in s3.get(bucket, f"out/{name}").splitlines()]
 
 
+def commit(uri: str, committables: list[dict]) -> None:
+    FileCommitter(uri).commit([Committable(1, 0, c) for c in committables])
+
+
 def test_records_are_invisible_until_commit_and_pending_whole_at_the_barrier(out):
     s3, bucket, uri = out
     w = writer(uri, subtask=2)
@@ -56,7 +62,7 @@ def test_records_are_invisible_until_commit_and_pending_whole_at_the_barrier(out
     assert names(s3, bucket) == [c["pending"]]
     assert c["pending"].startswith(".part-2-") and c["final"].startswith("part-2-000004-")
     assert lines(s3, bucket, c["pending"]) == [1, "two", {"three": 3}]
-    w.commit([c])
+    commit(uri, [c])
     assert names(s3, bucket) == [c["final"]]
     assert lines(s3, bucket, c["final"]) == [1, "two", {"three": 3}]
 
@@ -66,15 +72,15 @@ def test_commit_is_idempotent_wherever_a_failover_interrupted_it(out):
     w = writer(uri)
     w.write(["a"])
     (first,) = w.prepare_commit(1)
-    w.commit([first])
-    w.commit([first])  # repeated after a failover: a no-op
+    commit(uri, [first])
+    commit(uri, [first])  # repeated after a failover: a no-op
     assert names(s3, bucket) == [first["final"]]
 
     w.write(["b"])
     (second,) = w.prepare_commit(2)
     # killed between the copy and the delete: the final object and the pending one exist
     s3.put(bucket, f"out/{second['final']}", s3.get(bucket, f"out/{second['pending']}"))
-    writer(uri).commit([first, second])
+    commit(uri, [first, second])
     assert names(s3, bucket) == sorted([first["final"], second["final"]])
     assert lines(s3, bucket, second["final"]) == ["b"]
 
@@ -83,7 +89,7 @@ def test_commit_of_a_part_that_is_neither_pending_nor_final_fails_naming_it(out)
     _, _, uri = out
     missing = {"dir": uri, "pending": ".part-0-x.pending", "final": "part-0-000001-x.jsonl"}
     with pytest.raises(RuntimeError, match=r"part-0-000001-x\.jsonl"):
-        writer(uri).commit([missing])
+        commit(uri, [missing])
 
 
 def test_recovery_commits_the_restored_parts_and_deletes_this_subtasks_leftovers(out):
@@ -95,7 +101,10 @@ def test_recovery_commits_the_restored_parts_and_deletes_this_subtasks_leftovers
     w0.prepare_commit(2)  # never completed
     w1.write(["subtask 1"])
     (other,) = w1.prepare_commit(2)
-    writer(uri, 0).recover([restored], parallelism=2)
+    # as the framework recovers subtask 0 of 2: commits what it answers for, then cleans up
+    committer = FileCommitter(uri)
+    committer.commit([Committable(1, 0, restored)])
+    committer.abort_lingering(Recovery(0, 2, 2, (Committable(1, 0, restored),)))
     assert visible(s3, bucket) == [restored["final"]]
     assert names(s3, bucket) == sorted([restored["final"], other["pending"]])
 
@@ -113,7 +122,7 @@ def test_parquet_parts_on_s3_read_back_whole(out):
     schema = pa.schema([("k", pa.int64()), ("v", pa.string())])
     w = writer(uri, file_format=ParquetWriterFactory(schema, row_group_size=2))
     w.write([(1, "a"), (2, "b"), (3, "c")])
-    w.commit(w.prepare_commit(1))
+    commit(uri, w.prepare_commit(1))
     (name,) = visible(s3, bucket)
     table = pq.read_table(io.BytesIO(s3.get(bucket, f"out/{name}")))
     assert table.to_pylist() == [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}, {"k": 3, "v": "c"}]

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow.connectors.file_format import PartWriter, RecordEncodingError
+from barrierflow.connectors.files.file_format import PartWriter, RecordEncodingError
 from barrierflow.errors import ConfigurationError
 
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError)

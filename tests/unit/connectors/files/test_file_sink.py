@@ -9,12 +9,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from barrierflow.connectors.file_format import RecordEncodingError
-from barrierflow.connectors.file_sink import FileSink
-from barrierflow.connectors.parquet import ParquetWriterFactory
+from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committer import FileCommitter
+from barrierflow.connectors.files.file_format import RecordEncodingError
+from barrierflow.connectors.files.file_sink import FileSink
+from barrierflow.connectors.files.parquet import ParquetWriterFactory
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.errors import ConfigurationError
-from barrierflow.state.operator_state import OperatorStateStore
+from barrierflow.graph.transformation import TransformationKind
+from barrierflow.testing.harness import OperatorHarness, operator
 
 
 def visible(directory) -> list[str]:
@@ -34,6 +37,15 @@ def writer(directory, subtask: int = 0):
     return FileSink(str(directory)).create_writer(
         SinkWriterContext("job", "job", "sink", subtask, subtask + 1, attempt=0)
     )
+
+
+def committed(committables: list[dict], checkpoint_id: int = 1, subtask: int = 0):
+    return [Committable(checkpoint_id, subtask, c) for c in committables]
+
+
+def commit(directory, committables: list[dict]) -> None:
+    """What the framework does when their checkpoint completes."""
+    FileCommitter(str(directory)).commit(committed(committables))
 
 
 def test_prepare_commit_makes_a_hidden_pending_file_and_nothing_visible(tmp_path):
@@ -64,7 +76,7 @@ def test_each_checkpoint_gets_its_own_part_file(tmp_path):
     first = w.prepare_commit(1)
     w.write(["b"])
     second = w.prepare_commit(2)
-    w.commit(first + second)
+    commit(tmp_path, first + second)
     assert visible(tmp_path) == sorted([first[0]["final"], second[0]["final"]])
     assert read_lines(tmp_path / second[0]["final"]) == ["b"]
 
@@ -73,7 +85,7 @@ def test_commit_makes_the_part_file_visible(tmp_path):
     w = writer(tmp_path)
     w.write([{"k": 1}, {"k": 2}])
     committables = w.prepare_commit(4)
-    w.commit(committables)
+    commit(tmp_path, committables)
     assert visible(tmp_path) == [committables[0]["final"]]
     assert hidden(tmp_path) == []
     assert read_lines(tmp_path / committables[0]["final"]) == [{"k": 1}, {"k": 2}]
@@ -83,9 +95,9 @@ def test_commit_is_idempotent(tmp_path):
     w = writer(tmp_path)
     w.write(["x"])
     committables = w.prepare_commit(4)
-    w.commit(committables)
-    w.commit(committables)
-    writer(tmp_path).commit(committables)  # e.g. again after a failover
+    commit(tmp_path, committables)
+    commit(tmp_path, committables)
+    commit(tmp_path, committables)  # e.g. again after a failover
     assert visible(tmp_path) == [committables[0]["final"]]
     assert read_lines(tmp_path / committables[0]["final"]) == ["x"]
 
@@ -96,10 +108,20 @@ def test_commit_of_a_vanished_pending_file_names_it(tmp_path):
     committables = w.prepare_commit(4)
     os.remove(tmp_path / committables[0]["pending"])
     with pytest.raises(RuntimeError, match=committables[0]["pending"]):
-        w.commit(committables)
+        commit(tmp_path, committables)
 
 
-def test_recover_commits_the_given_committables_and_deletes_only_this_subtasks_leftovers(tmp_path):
+def recover(directory, subtask: int, parallelism: int, restored: list[Committable]) -> None:
+    """What the framework does when a subtask of a restored job opens: its committer commits
+    the restored committables it answers for, then cleans up."""
+    c = FileCommitter(str(directory))
+    c.commit([r for r in restored if r.subtask % parallelism == subtask])
+    c.abort_lingering(Recovery(subtask, parallelism, parallelism, tuple(restored)))
+
+
+def test_recovery_commits_the_restored_committables_and_deletes_only_its_subtasks_leftovers(
+    tmp_path,
+):
     old = writer(tmp_path, subtask=1)
     old.write(["in checkpoint"])
     restored = old.prepare_commit(5)
@@ -115,7 +137,7 @@ def test_recover_commits_the_given_committables_and_deletes_only_this_subtasks_l
     others_files = [n for n in hidden(tmp_path) if n.startswith(".part-2-")]
     assert len(hidden(tmp_path)) == 5
 
-    writer(tmp_path, subtask=1).recover(restored, parallelism=3)
+    recover(tmp_path, 1, 3, committed(restored, 5, subtask=1))
 
     assert visible(tmp_path) == [restored[0]["final"]]
     assert read_lines(tmp_path / restored[0]["final"]) == ["in checkpoint"]
@@ -123,39 +145,29 @@ def test_recover_commits_the_given_committables_and_deletes_only_this_subtasks_l
     assert others_pending in others_files
 
 
-def test_recover_after_a_commit_already_happened_is_a_no_op_for_those_files(tmp_path):
+def test_recovery_after_a_commit_already_happened_is_a_no_op_for_those_files(tmp_path):
     w = writer(tmp_path, subtask=0)
     w.write(["done"])
     committables = w.prepare_commit(2)
-    w.commit(committables)
-    writer(tmp_path, subtask=0).recover(committables, parallelism=1)
+    commit(tmp_path, committables)
+    recover(tmp_path, 0, 1, committed(committables, 2))
     assert visible(tmp_path) == [committables[0]["final"]]
 
 
-def test_recover_after_scaling_in_commits_every_committable_of_the_checkpoint(tmp_path):
+def test_recovery_after_scaling_in_commits_every_committable_of_the_checkpoint(tmp_path):
     # four old subtasks each prepared a part file for checkpoint 9, which completed
-    snapshots, expected = [], {}
-    for subtask in range(4):
-        w = writer(tmp_path, subtask)
-        w.write([f"from {subtask}"])
-        committables = w.prepare_commit(9)
-        expected[committables[0]["final"]] = [f"from {subtask}"]
-        store = OperatorStateStore()  # as SinkOperator keeps them: union list state
-        store.get_union_list_state("pending-committables").add(
-            {"checkpoint_id": 9, "committables": committables}
-        )
-        snapshots.append(store.snapshot())
-    # the job restarts with parallelism 2; each new subtask recovers its share
-    for subtask in range(2):
-        store = OperatorStateStore()
-        store.restore(snapshots, subtask, parallelism=2)
-        entries = store.get_union_list_state("pending-committables").get()
-        writer(tmp_path, subtask).recover(
-            [c for entry in entries for c in entry["committables"]], parallelism=2
-        )
-    assert visible(tmp_path) == sorted(expected)
-    for final, lines in expected.items():
-        assert read_lines(tmp_path / final) == lines
+    spec = operator(TransformationKind.SINK, FileSink(str(tmp_path)), uid="sink")
+    old = OperatorHarness.subtasks(spec, 4)
+    for subtask, h in enumerate(old):
+        h.process([f"from {subtask}"])
+    states = [h.snapshot(9) for h in old]
+    # the job restarts with parallelism 2; each new subtask commits its share when it opens
+    for h in OperatorHarness.rescaled(spec, states, 2):
+        h.close()
+    assert [read_lines(tmp_path / f) for f in visible(tmp_path)] == [
+        [f"from {subtask}"] for subtask in range(4)
+    ]
+    assert hidden(tmp_path) == []
 
 
 def test_a_record_that_cannot_be_json_encoded_raises_record_encoding_error_naming_it(tmp_path):
@@ -186,7 +198,7 @@ def test_file_sink_needs_a_directory_and_accepts_a_file_uri(tmp_path):
     sink = FileSink(f"file://{tmp_path}/out")
     w = sink.create_writer(SinkWriterContext("job", "job", "sink", 0, 1, 0))
     w.write([1])
-    w.commit(w.prepare_commit(1))
+    commit(tmp_path, w.prepare_commit(1))
     assert len(visible(tmp_path / "out")) == 1
 
 
@@ -194,9 +206,9 @@ def test_a_committable_is_committed_where_it_was_written_whatever_the_writers_di
     w = writer(tmp_path / "first")
     w.write(["x"])
     committables = w.prepare_commit(3)
-    writer(tmp_path / "second").commit(committables)  # a job restored with another directory
+    commit(tmp_path / "second", committables)  # a job restored with another directory
     assert visible(tmp_path / "first") == [committables[0]["final"]]
-    assert visible(tmp_path / "second") == []
+    assert not (tmp_path / "second").exists()
 
 
 def test_a_committable_without_a_directory_is_committed_in_the_writers(tmp_path):
@@ -204,7 +216,7 @@ def test_a_committable_without_a_directory_is_committed_in_the_writers(tmp_path)
     w.write(["x"])
     (committable,) = w.prepare_commit(3)
     del committable["dir"]  # as written before committables named their directory
-    writer(tmp_path).commit([committable])
+    commit(tmp_path, [committable])
     assert visible(tmp_path) == [committable["final"]]
 
 
@@ -227,7 +239,7 @@ def test_parquet_part_files_are_rolled_at_each_barrier_and_hold_dicts_and_tuples
     w.write([("c", 4)])
     second = w.prepare_commit(2)
     assert visible(tmp_path) == []
-    w.commit(first + second)
+    commit(tmp_path, first + second)
 
     names = visible(tmp_path)
     assert [n.split("-")[2] for n in names] == ["000001", "000002"]
@@ -255,7 +267,7 @@ def test_a_record_that_does_not_fit_the_parquet_schema_is_named(tmp_path):
     with pytest.raises(RecordEncodingError, match=r"record \('e', 2\)"):
         w.write([{"key": "ok", "count": 1}, ("e", 2)])  # a tuple among dicts
     (committable,) = w.prepare_commit(1)
-    w.commit([committable])
+    commit(tmp_path, [committable])
     assert pq.read_table(tmp_path / committable["final"]).to_pylist() == [{"key": "a", "count": 1}]
 
 

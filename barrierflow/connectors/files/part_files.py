@@ -62,6 +62,19 @@ def part_directory(directory: str) -> PartDirectory:
     return FileSystemPartDirectory(directory)
 
 
+class PartDirectories:
+    """The part directories one writer or committer uses, each made (and created) once."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[str, PartDirectory] = {}
+
+    def get(self, directory: str) -> PartDirectory:
+        parts = self._by_path.get(directory)
+        if parts is None:
+            parts = self._by_path[directory] = part_directory(directory)
+        return parts
+
+
 class LocalPartDirectory:
     def __init__(self, directory: str) -> None:
         os.makedirs(directory, exist_ok=True)

@@ -6,14 +6,16 @@ stays exactly once, and clear errors for bad arguments."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from barrierflow.common import Duration
 from barrierflow.common.serialization import Encoder
-from barrierflow.connectors.file_format import RecordEncodingError
+from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committer import FileCommitter
+from barrierflow.connectors.files.file_format import RecordEncodingError
 from barrierflow.connectors.sink import SinkWriterContext
-from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.datastream.connectors.file_system import (
     BucketAssigner,
     FileSink,
@@ -22,6 +24,8 @@ from barrierflow.datastream.connectors.file_system import (
     RollingPolicy,
     StreamFormat,
 )
+from barrierflow.graph.transformation import TransformationKind
+from barrierflow.testing.harness import OperatorHarness, operator
 
 
 def write(path, *lines: str) -> None:
@@ -30,15 +34,19 @@ def write(path, *lines: str) -> None:
         f.writelines(f"{line}\n" for line in lines)
 
 
-def drain(reader) -> list[str]:
-    out = []
-    while batch := reader.poll(100):
+def source_harness(source, parallelism=1) -> list[OperatorHarness]:
+    return OperatorHarness.subtasks(operator(TransformationKind.SOURCE, source), parallelism)
+
+
+def drain(h: OperatorHarness, idle_polls: int = 3) -> list[str]:
+    """What the subtask reads until its end, or until it found nothing ``idle_polls`` times
+    running (a monitored source never ends)."""
+    out: list[str] = []
+    idle = 0
+    while idle < idle_polls and (batch := h.poll(100)) is not None:
         out += batch
+        idle = 0 if batch else idle + 1
     return out
-
-
-def reader_of(source, splits, subtask=0, parallelism=1):
-    return source.create_reader(splits, SourceReaderContext("job", "src", subtask, parallelism))
 
 
 # --- FileSource ---------------------------------------------------------------------------------
@@ -53,10 +61,9 @@ def test_a_bounded_file_source_reads_every_path_once_and_ends(tmp_path):
     ).build()
     assert source.is_bounded()
     lines = []
-    for subtask in range(2):
-        reader = reader_of(source, source.initial_splits(subtask, 2), subtask, 2)
-        lines += drain(reader)
-        assert reader.poll(100) is None  # ended
+    for h in source_harness(source, 2):
+        lines += drain(h)
+        assert h.poll(100) is None  # ended
     assert sorted(lines) == ["a1", "a2", "b1"]
 
 
@@ -68,15 +75,17 @@ def test_a_monitored_source_reads_new_files_once_and_never_ends(tmp_path):
         .monitor_continuously(Duration.of_millis(1))
         .build()
     )
-    assert not source.is_bounded() and source.initial_splits(0, 1) == []
-    reader = reader_of(source, [])
-    assert drain(reader) == ["one"]
-    assert reader.poll(100) == []  # nothing new: not the end
+    assert not source.is_bounded()
+    (h,) = source_harness(source)
+    assert drain(h) == ["one"]
+    assert h.poll(100) == []  # nothing new: not the end
     write(inbox / "2.txt", "two", "three")
-    reader._next_listing = 0  # the next listing is due
-    assert drain(reader) == ["two", "three"]
-    reader._next_listing = 0
-    assert drain(reader) == []  # no file twice
+    time.sleep(0.002)  # the next listing is due
+    h.coordinators.run_periodic_work()
+    assert drain(h) == ["two", "three"]
+    time.sleep(0.002)
+    h.coordinators.run_periodic_work()
+    assert drain(h) == []  # no file twice
 
 
 def test_a_monitored_source_restored_at_another_parallelism_reads_each_file_once(tmp_path):
@@ -85,19 +94,19 @@ def test_a_monitored_source_restored_at_another_parallelism_reads_each_file_once
         write(inbox / f"{i:02d}.txt", *(f"{i}-{n}" for n in range(3)))
     source = (
         FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(inbox))
-        .monitor_continuously(Duration.of_seconds(1))
+        .monitor_continuously(Duration.of_millis(1))
         .build()
     )
-    read, everyone = [], []
-    for subtask in range(2):  # two subtasks read part of their files, then a checkpoint
-        reader = reader_of(source, [], subtask, 2)
-        read += reader.poll(4)
-        everyone += reader.snapshot()
+    spec = operator(TransformationKind.SOURCE, source)
+    old = OperatorHarness.subtasks(spec, 2)
+    read = [line for h in old for line in h.poll(4)]  # part of their files, then a checkpoint
+    states = [h.snapshot(1) for h in old]
+    for h in old:
+        h.close()
     for i in range(12, 15):  # files that appear while the job is down
         write(inbox / f"{i:02d}.txt", f"{i}-0")
-    for subtask in range(3):
-        mine = source.assign_splits(everyone, subtask, 3)
-        read += drain(reader_of(source, mine, subtask, 3))
+    for h in OperatorHarness.rescaled(spec, states, 3):
+        read += drain(h)
     expected = [f"{i}-{n}" for i in range(12) for n in range(3)] + ["12-0", "13-0", "14-0"]
     assert sorted(read) == sorted(expected)
 
@@ -115,11 +124,11 @@ def test_compressed_files_are_read_decompressed_and_resume_where_they_were(tmp_p
     source = FileSource.for_record_stream_format(
         StreamFormat.text_line_format(), str(tmp_path)
     ).build()
-    reader = reader_of(source, source.initial_splits(0, 1))
-    first = reader.poll(1200)
-    (position,) = reader.snapshot()  # an offset in the decompressed bytes
-    reader.close()
-    resumed = reader_of(source, [position])
+    (h,) = source_harness(source)
+    first = h.poll(1200)
+    state = h.snapshot(1)  # its position: an offset in the decompressed bytes
+    h.close()
+    resumed = h.restored(state)
     assert first + drain(resumed) == lines
     resumed.close()
 
@@ -129,7 +138,7 @@ def test_a_file_named_twice_is_read_once_and_file_systems_are_not_mixed(tmp_path
     source = FileSource.for_record_stream_format(
         StreamFormat.text_line_format(), str(tmp_path / "in"), str(tmp_path / "in" / "a.txt")
     ).build()
-    assert drain(reader_of(source, source.initial_splits(0, 1))) == ["a"]
+    assert drain(source_harness(source)[0]) == ["a"]
     with pytest.raises(ValueError, match="one file system"):
         FileSource.for_record_stream_format(
             StreamFormat.text_line_format(), str(tmp_path), "s3://bucket/in"
@@ -159,6 +168,18 @@ def sink_writer(sink, subtask=0):
     return sink.create_writer(SinkWriterContext("job", "job", "sink", subtask, 1, attempt=0))
 
 
+def commit(sink, committables: list[dict]) -> None:
+    FileCommitter(sink.directory).commit([Committable(1, 0, c) for c in committables])
+
+
+def recover(sink, restored: list[dict]) -> None:
+    """As the framework recovers the only subtask of a sink: commits, then cleans up."""
+    committer = FileCommitter(sink.directory)
+    committables = [Committable(2, 0, c) for c in restored]
+    committer.commit(committables)
+    committer.abort_lingering(Recovery(0, 1, 1, tuple(committables)))
+
+
 def visible(directory) -> list[str]:
     return sorted(n for n in os.listdir(directory) if not n.startswith((".", "_")))
 
@@ -175,7 +196,7 @@ def test_a_row_format_sink_writes_lines_in_named_part_files_at_commit(tmp_path):
     w.write(["a", 1, ("b", 2)])
     committables = w.prepare_commit(3)
     assert visible(tmp_path) == []
-    w.commit(committables)
+    commit(sink, committables)
     (name,) = visible(tmp_path)
     assert name.startswith("pre-1-000003-") and name.endswith(".txt")
     assert (tmp_path / name).read_text() == "a\n1\n('b', 2)\n"
@@ -199,7 +220,7 @@ def test_a_part_file_past_its_size_rolls_and_all_commit_with_the_checkpoint(tmp_
         w.write(batch)
     pending = w.prepare_commit(1)
     assert len(pending) == 3 and visible(tmp_path) == []
-    w.commit(pending)
+    commit(sink, pending)
     contents = sorted((tmp_path / n).read_text() for n in visible(tmp_path))
     assert contents == ["0123456789\n", "abc\n0123456789\n", "x\n"]
 
@@ -217,7 +238,7 @@ def test_rolled_files_of_an_unfinished_checkpoint_are_never_visible_and_recovery
     w.write(["b"])  # rolls the first
     w.close()  # failed before the barrier: nothing of it may become visible
     assert visible(tmp_path) == [] and len(os.listdir(tmp_path)) == 2
-    sink_writer(sink).recover([], parallelism=1)
+    recover(sink, [])
     assert os.listdir(tmp_path) == []
 
 
@@ -263,7 +284,7 @@ def test_each_bucket_commits_its_own_part_files(tmp_path):
     w.write(["a"])
     w.write(["b"])
     w.write(["c"])  # back to the first bucket's open part
-    w.commit(w.prepare_commit(1))
+    commit(sink, w.prepare_commit(1))
     committed = sorted(
         (bucket, (tmp_path / bucket / name).read_text())
         for bucket in os.listdir(tmp_path)
@@ -294,7 +315,7 @@ def test_recovery_cleans_the_buckets_the_checkpoint_names_and_only_part_files_of
     for path in foreign:
         path.parent.mkdir(exist_ok=True)
         path.write_text("not ours")
-    sink_writer(sink()).recover(checkpointed, parallelism=1)
+    recover(sink(), checkpointed)
     (name,) = visible(tmp_path / "h11")
     assert (tmp_path / "h11" / name).read_text() == "kept\n"
     assert sorted(os.listdir(tmp_path / "h11")) == sorted([name, ".part-00000.crc"])

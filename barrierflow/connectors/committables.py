@@ -1,0 +1,96 @@
+"""Committables, as the sink framework keeps them: with the checkpoint that prepared them and
+the subtask that produced them, in the checkpoint until committed; and the one rule of which
+subtask answers for which old subtask's committables and leftovers after a rescale.
+Performs no I/O.
+
+A committable is a connector's dict of plain values (a transaction id, a pending file name)
+that says how to make what a writer prepared at a barrier visible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def owner_of(old_subtask: int, parallelism: int) -> int:
+    """The subtask that commits old subtask ``old_subtask``'s committables, and cleans up what
+    it left, at ``parallelism``: every subtask applies the same rule, so no two race on one."""
+    return old_subtask % parallelism
+
+
+@dataclass(frozen=True)
+class Committable:
+    """What ``SinkWriter.prepare_commit`` returned at checkpoint ``checkpoint_id`` in subtask
+    ``subtask``: ``data``, the connector's own."""
+
+    checkpoint_id: int
+    subtask: int
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What the framework knows when a sink subtask starts, for its committer's clean-up
+    (``Committer.abort_lingering``): the parallelism of the restored snapshot (None: a fresh
+    start), and every committable it names (all subtasks'), which are committed by then."""
+
+    subtask: int
+    parallelism: int
+    previous_parallelism: int | None = None
+    committables: tuple[Committable, ...] = ()
+
+    def owns(self, old_subtask: int) -> bool:
+        """Whether this subtask answers for what ``old_subtask`` (of any earlier attempt) left."""
+        return owner_of(old_subtask, self.parallelism) == self.subtask
+
+    def owned_subtasks(self) -> range:
+        """The old subtasks it answers for, of the restored checkpoint's parallelism and of the
+        current one (earlier attempts ran at either)."""
+        return range(
+            self.subtask, max(self.previous_parallelism or 0, self.parallelism), self.parallelism
+        )
+
+
+class PendingCommittables:
+    """Committables prepared at barriers and not yet known to be committed. A checkpoint that
+    was aborted keeps its committables here: the next one to complete commits them (they are in
+    its snapshot too)."""
+
+    def __init__(self, restored: list[Committable] | None = None) -> None:
+        self._pending: list[Committable] = list(restored or [])
+
+    def add(self, checkpoint_id: int, subtask: int, committables: list[dict[str, Any]]) -> None:
+        self._pending += [Committable(checkpoint_id, subtask, c) for c in committables]
+
+    def up_to(self, checkpoint_id: int) -> list[Committable]:
+        return [c for c in self._pending if c.checkpoint_id <= checkpoint_id]
+
+    def drop_up_to(self, checkpoint_id: int) -> None:
+        self._pending = [c for c in self._pending if c.checkpoint_id > checkpoint_id]
+
+    def all(self) -> list[Committable]:
+        return list(self._pending)
+
+    def __bool__(self) -> bool:
+        return bool(self._pending)
+
+
+def to_state(committables: list[Committable]) -> list[dict[str, Any]]:
+    """Entries of operator state: one per checkpoint and subtask."""
+    entries: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for c in committables:
+        entries.setdefault((c.checkpoint_id, c.subtask), []).append(c.data)
+    return [
+        {"checkpoint_id": cid, "subtask": subtask, "committables": data}
+        for (cid, subtask), data in entries.items()
+    ]
+
+
+def from_state(entries: list[dict[str, Any]]) -> list[Committable]:
+    return [
+        # entries of earlier versions name no subtask: the committable's, where it names one
+        Committable(e["checkpoint_id"], e.get("subtask", c.get("subtask", 0)), c)
+        for e in entries
+        for c in e["committables"]
+    ]

@@ -1,0 +1,35 @@
+"""Files: FileSource (lines of text, a file per split) and FileSink (exactly-once part files,
+JSON Lines, lines of text or Parquet, in buckets). Parquet (pyarrow.parquet) is loaded when
+first named, so that executors of other jobs never load it."""
+
+from typing import Any
+
+from barrierflow.connectors.files.bucket_assigner import BucketAssigner
+from barrierflow.connectors.files.file_sink import FileSink, FileSinkBuilder
+from barrierflow.connectors.files.file_sink_options import (
+    OutputFileConfig,
+    OutputFileConfigBuilder,
+    RollingPolicy,
+)
+from barrierflow.connectors.files.file_source import FileSource, FileSourceBuilder, StreamFormat
+
+__all__ = [
+    "BucketAssigner",
+    "FileSink",
+    "FileSinkBuilder",
+    "FileSource",
+    "FileSourceBuilder",
+    "OutputFileConfig",
+    "OutputFileConfigBuilder",
+    "ParquetWriterFactory",
+    "RollingPolicy",
+    "StreamFormat",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ParquetWriterFactory":
+        from barrierflow.connectors.files.parquet import ParquetWriterFactory
+
+        return ParquetWriterFactory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,79 @@
+"""The enumerator of FileSource: hands out files one at a time, to the reader that asks.
+
+Bounded, it hands out the files listed when the job started, then tells each reader that asks
+that there are no more. Monitoring (``monitor_continuously``), it lists its directories every
+interval and keeps every path it found in its state, so that each file is read once, across
+restores at any parallelism; a reader that asks while nothing is left waits for the next file
+found. Performs no I/O itself: ``discover`` lists, on the coordinator's discovery thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+
+
+class FileSplitEnumerator(SplitEnumerator):
+    """``discover``: lists the files of the source's paths (None: bounded, ``pending`` is all
+    there is); ``known``: the paths found so far (pending or handed out)."""
+
+    def __init__(
+        self,
+        context: SplitEnumeratorContext,
+        pending: list[Split],
+        known: list[str] | None = None,
+        discover: Callable[[], list[str]] | None = None,
+        interval_s: float = 0.0,
+    ) -> None:
+        self._context = context
+        self._pending = list(pending)
+        self._known = set(known or ()) | {s["path"] for s in pending}
+        self._discover = discover
+        self._interval_s = interval_s
+        self._waiting: list[int] = []  # readers that asked while nothing was pending
+
+    @classmethod
+    def restore(
+        cls,
+        context: SplitEnumeratorContext,
+        state: dict[str, Any],
+        discover: Callable[[], list[str]] | None = None,
+        interval_s: float = 0.0,
+    ) -> FileSplitEnumerator:
+        return cls(context, state["pending"], state.get("known", []), discover, interval_s)
+
+    def start(self) -> None:
+        if self._discover is not None:
+            self._context.call_periodically(self._discover, self._found, self._interval_s)
+
+    def _found(self, paths: list[str]) -> None:
+        new = [p for p in paths if p not in self._known]
+        self._known.update(new)
+        self._pending += [{"path": p, "offset": 0} for p in new]
+        waiting, self._waiting = self._waiting, []
+        for subtask in waiting:
+            self.handle_split_request(subtask)
+
+    def handle_split_request(self, subtask: int) -> None:
+        if subtask not in self._context.registered_readers():
+            return  # of a reader that stopped; its new one asks again
+        if self._pending:
+            self._context.assign_splits({subtask: [self._pending.pop(0)]})
+        elif self._discover is None:
+            self._context.signal_no_more_splits(subtask)
+        elif subtask not in self._waiting:
+            self._waiting.append(subtask)
+
+    def add_splits_back(self, splits: list[Split], subtask: int) -> None:
+        self._pending = list(splits) + self._pending
+
+    def add_reader(self, subtask: int) -> None:
+        pass  # the reader asks for its files
+
+    def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
+        state: dict[str, Any] = {"pending": [dict(s) for s in self._pending]}
+        if self._discover is not None:
+            state["known"] = sorted(self._known)
+        return state

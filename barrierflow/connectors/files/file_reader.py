@@ -1,0 +1,155 @@
+"""The reader of FileSource: lines of text, one file (a split) at a time, asking the
+enumerator for the next file when it has none left (Flink's way: big and small files even out
+over the readers). A split's position is a byte offset, of the decompressed bytes for a file
+named ``.gz``, ``.gzip``, ``.bz2`` or ``.xz``, so a restored reader resumes at the first line
+after the checkpoint.
+
+**Threading:** the task thread. **I/O:** reads the files, through pyarrow's file systems.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from barrierflow.checkpoint.storage import resolve_filesystem
+from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext, SplitRun
+from barrierflow.connectors.split_enumerator import Split
+
+_CHUNK = 1 << 20
+
+# A file with one of these extensions is read decompressed, as Flink's FileSource reads it.
+_DECOMPRESSORS: dict[str, Callable[[Any], Any]] = {
+    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    ".bz2": bz2.BZ2File,
+    ".xz": lzma.LZMAFile,
+}
+
+
+class _Decompressed:
+    """A compressed file read as its decompressed bytes; closing it closes the file too."""
+
+    def __init__(self, opener: Callable[[Any], Any], raw: Any) -> None:
+        self._raw = raw
+        self._file = opener(raw)
+        self.read = self._file.read
+
+    def close(self) -> None:
+        self._file.close()
+        self._raw.close()
+
+
+def _open_at(fs: pafs.FileSystem, path: str, offset: int) -> Any:
+    """``path``, open at byte ``offset``: of its decompressed bytes where its extension names a
+    compression (they are read up to there: a compressed stream cannot seek)."""
+    opener = _DECOMPRESSORS.get(os.path.splitext(path)[1].lower())
+    if opener is None:
+        file = fs.open_input_file(path)
+        file.seek(offset)
+        return file
+    file = _Decompressed(opener, fs.open_input_stream(path, compression=None))
+    while offset > 0:
+        skipped = len(file.read(min(offset, _CHUNK)))
+        if skipped == 0:
+            break  # shorter than the position: the file changed; read on from its end
+        offset -= skipped
+    return file
+
+
+class FileReader(SourceReader):
+    """``uri``: any path of the source, naming the file system all its files are on."""
+
+    def __init__(self, uri: str, encoding: str, context: SourceReaderContext) -> None:
+        self._fs, _ = resolve_filesystem(uri)
+        self._encoding = encoding
+        self._request = context.send_split_request
+        self._splits: deque[Split] = deque()  # the first is being read
+        self._file: Any = None
+        self._lines: list[bytes] = []
+        self._line_index = 0
+        self._asked = False  # a split request is on its way
+        self._no_more = False
+        self._last: list[SplitRun] = []
+        self._finished: list[str] = []
+
+    def start(self) -> None:
+        if not self._splits:
+            self._ask()
+
+    def _ask(self) -> None:
+        if not self._asked and not self._no_more:
+            self._asked = True
+            self._request()
+
+    def add_splits(self, splits: list[Split]) -> None:
+        self._splits += [dict(s) for s in splits]
+        self._asked = False
+
+    def notify_no_more_splits(self) -> None:
+        self._no_more = True
+
+    def poll(self, max_records: int) -> list[Any] | None:
+        self._last = []
+        if self._file is None:
+            if not self._splits:
+                if self._no_more:
+                    return None
+                self._ask()
+                return []
+            split = self._splits[0]
+            self._file = _open_at(self._fs, split["path"], split["offset"])
+        split = self._splits[0]
+        out: list[str] = []
+        while len(out) < max_records:
+            if self._line_index >= len(self._lines) and not self._fill():
+                self._end_of_file()
+                break
+            line = self._lines[self._line_index]
+            self._line_index += 1
+            split["offset"] += len(line)
+            out.append(line.rstrip(b"\r\n").decode(self._encoding))
+        if out:
+            self._last = [(split["path"], len(out))]
+        return out
+
+    def _end_of_file(self) -> None:
+        self._file.close()
+        self._file = None
+        self._finished.append(self._splits.popleft()["path"])
+        if not self._splits:
+            self._ask()  # the next file while this poll's records go on their way
+
+    def _fill(self) -> bool:
+        data = self._file.read(_CHUNK)
+        if not data:
+            return False
+        while not data.endswith(b"\n"):
+            more = self._file.read(_CHUNK)
+            if not more:
+                break
+            data += more
+        self._lines = data.splitlines(keepends=True)
+        self._line_index = 0
+        return True
+
+    def split_runs(self) -> list[SplitRun]:
+        return self._last
+
+    def finished_splits(self) -> list[str]:
+        done, self._finished = self._finished, []
+        return done
+
+    def snapshot_state(self, checkpoint_id: int) -> list[Split]:
+        return [dict(s) for s in self._splits]
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()

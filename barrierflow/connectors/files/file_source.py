@@ -1,0 +1,176 @@
+"""FileSource: newline-delimited text files, one record (a str, without its newline) per line.
+
+Each path is a file or a directory (its non-hidden files, in name order), local or any URI
+pyarrow.fs understands (``s3://bucket/in`` with the job's ``s3.*`` settings:
+``checkpoint/file_systems.py``). Each file is a split: the enumerator hands them out one at a
+time to the readers that ask (``file_enumerator.py``); a reader reads lines from a byte offset,
+decompressing ``.gz``, ``.gzip``, ``.bz2`` and ``.xz`` files as Flink does (``file_reader.py``).
+
+PyFlink's form, ``FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths)
+.build()``, reads what is there when the job starts and ends; with
+``.monitor_continuously(Duration)`` it never ends: the enumerator lists the directories every
+interval and hands out each new file once, across restores at any parallelism. A file must be
+complete when it appears (moved in, not written in place), as with Flink's.
+
+**I/O:** lists the paths (on the driver before the job starts, and in the enumerator).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow.fs as pafs
+
+from barrierflow.checkpoint.storage import resolve_filesystem
+from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
+from barrierflow.connectors.files.file_reader import FileReader
+from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
+from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
+from barrierflow.errors import ConfigurationError
+from barrierflow.eventtime.durations import millis_of
+
+
+def _files(path: str) -> list[str]:
+    """The file ``path``, or the visible files of the directory ``path``, in name order."""
+    fs, root = resolve_filesystem(path)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"FileSource: {path} does not exist")
+    if info.type == pafs.FileType.File:
+        return [root]
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=False))
+    return sorted(
+        i.path
+        for i in infos
+        if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
+    )
+
+
+class FileSource(Source):
+    def __init__(self, path: str | list[str], encoding: str = "utf-8") -> None:
+        paths = [path] if isinstance(path, str) else list(path)
+        if not paths or not all(isinstance(p, str) and p for p in paths):
+            raise ValueError(f"FileSource needs one or more paths, got {path!r}")
+        # a relative path is the driver's: executors run in other directories
+        self.paths = [p if "://" in p else os.path.abspath(p) for p in paths]
+        # the reader opens every file on the first path's file system (and bucket, or host)
+        systems = {urlsplit(p)[:2] if "://" in p else ("file", "") for p in self.paths}
+        if len(systems) > 1:
+            named = sorted(f"{scheme}://{where}" for scheme, where in systems)
+            raise ValueError(
+                f"FileSource reads from one file system; {self.paths} are on {named}: "
+                "use one source per file system and union them"
+            )
+        self.encoding = encoding
+
+    def check(self, job: JobSettings | None = None) -> None:
+        """On the driver, before the job is submitted: every path exists."""
+        for p in self.paths:
+            try:
+                _files(p)
+            except FileNotFoundError:
+                raise ConfigurationError(f"FileSource: {p} does not exist") from None
+
+    @property
+    def path(self) -> str:
+        return self.paths[0]
+
+    @staticmethod
+    def for_record_stream_format(stream_format: StreamFormat, *paths: str) -> FileSourceBuilder:
+        """PyFlink's builder: ``StreamFormat.text_line_format()`` over files or directories."""
+        if not isinstance(stream_format, StreamFormat):
+            raise ValueError(
+                "for_record_stream_format() takes a StreamFormat such as "
+                f"StreamFormat.text_line_format(), got {stream_format!r}"
+            )
+        return FileSourceBuilder(stream_format, paths)
+
+    def _files(self) -> list[str]:
+        """Every file of the paths, once (a file and its directory may both be named)."""
+        return list(dict.fromkeys(f for p in self.paths for f in _files(p)))
+
+    def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
+        """Lists the files now, on the JobMaster, as Flink's bounded FileSource does."""
+        return FileSplitEnumerator(context, [{"path": f, "offset": 0} for f in self._files()])
+
+    def restore_enumerator(
+        self, context: SplitEnumeratorContext, state: dict[str, Any]
+    ) -> FileSplitEnumerator:
+        return FileSplitEnumerator.restore(context, state)
+
+    def create_reader(self, context: SourceReaderContext) -> FileReader:
+        return FileReader(self.path, self.encoding, context)
+
+    def __repr__(self) -> str:
+        return f"FileSource({', '.join(map(repr, self.paths))})"
+
+
+class ContinuousFileSource(FileSource):
+    """A FileSource that lists its directories every ``interval_ms`` and never ends."""
+
+    def __init__(self, paths: list[str], encoding: str, interval_ms: int) -> None:
+        super().__init__(paths, encoding)
+        self.interval_ms = interval_ms
+
+    @property
+    def boundedness(self) -> Boundedness:
+        return Boundedness.CONTINUOUS_UNBOUNDED
+
+    def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
+        return FileSplitEnumerator(context, [], [], self._files, self.interval_ms / 1000)
+
+    def restore_enumerator(
+        self, context: SplitEnumeratorContext, state: dict[str, Any]
+    ) -> FileSplitEnumerator:
+        return FileSplitEnumerator.restore(context, state, self._files, self.interval_ms / 1000)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, monitored every {self.interval_ms} ms)"
+
+
+class StreamFormat:
+    """How a file's bytes become records: lines of text in a charset."""
+
+    def __init__(self, charset: str) -> None:
+        try:
+            "".encode(charset)
+        except LookupError:
+            raise ValueError(f"StreamFormat: unknown charset {charset!r}") from None
+        self.charset = charset
+
+    @staticmethod
+    def text_line_format(charset_name: str = "UTF-8") -> StreamFormat:
+        return StreamFormat(charset_name)
+
+    def __repr__(self) -> str:
+        return f"StreamFormat.text_line_format({self.charset!r})"
+
+
+class FileSourceBuilder:
+    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
+        if not paths or not all(isinstance(p, str) and p for p in paths):
+            raise ValueError(f"for_record_stream_format() needs one or more paths, got {paths!r}")
+        self._format = stream_format
+        self._paths = list(paths)
+        self._interval_ms: int | None = None
+
+    def monitor_continuously(self, discovery_interval: Any) -> FileSourceBuilder:
+        """Never end: look for new files every ``discovery_interval`` (a Duration)."""
+        interval_ms = millis_of(discovery_interval, "monitor_continuously()")
+        if interval_ms <= 0:
+            raise ValueError(f"monitor_continuously() needs a positive interval, got {interval_ms}")
+        self._interval_ms = interval_ms
+        return self
+
+    def process_static_file_set(self) -> FileSourceBuilder:
+        """Read the files there are, then end (the default)."""
+        self._interval_ms = None
+        return self
+
+    def build(self) -> FileSource:
+        if self._interval_ms is None:
+            return FileSource(self._paths, self._format.charset)
+        return ContinuousFileSource(self._paths, self._format.charset, self._interval_ms)

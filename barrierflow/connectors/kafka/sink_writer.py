@@ -1,0 +1,228 @@
+"""KafkaSink's writers: with EXACTLY_ONCE, the records of one checkpoint interval go into one
+transaction, flushed at the barrier and committed when the checkpoint completes
+(``transactions.py``); AT_LEAST_ONCE flushes and checks every delivery at the barrier; NONE
+only sends.
+
+**Threading:** the task thread (librdkafka's threads call back into ``_delivered``, which only
+appends). **I/O:** per slot in use, a producer and a consumer of its commit group.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.kafka.transactions import (
+    FLUSH_TIMEOUT_S,
+    TRANSACTION_SLOTS,
+    commit_group,
+    flush,
+    last_committed,
+    produce,
+    send_sequence,
+)
+from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
+
+if TYPE_CHECKING:
+    from barrierflow.connectors.kafka.sink import KafkaSink
+
+log = logging.getLogger("barrierflow.connectors.kafka")
+
+
+class KafkaWriter(SinkWriter):
+    """NONE and AT_LEAST_ONCE: one idempotent producer; AT_LEAST_ONCE checks at the barrier
+    that every record sent since the last one was acknowledged."""
+
+    def __init__(self, sink: KafkaSink, context: SinkWriterContext) -> None:
+        self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
+        self._sink = sink
+        self._serialize = sink.serializer.serialize
+        self._topic = sink.serializer.topic
+        self._errors: list[str] = []
+        self._producer = self._kafka.Producer(
+            {**sink.producer_config(), "on_delivery": self._delivered}
+        )
+
+    def _delivered(self, error: Any, message: Any) -> None:
+        if error is not None:
+            self._errors.append(f"{error.str()} (topic {message.topic()})")
+
+    def write(self, records: list[Any]) -> None:
+        for record in records:
+            key, value = _serialized(self._serialize, record)
+            produce(self._producer, self._topic, key, value)
+        self._producer.poll(0)
+
+    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+        if self._sink.delivery_guarantee is DeliveryGuarantee.AT_LEAST_ONCE:
+            flush(self._producer)
+            if self._errors:
+                errors, self._errors = self._errors, []
+                raise RuntimeError(
+                    f"KafkaSink: {len(errors)} records were not delivered: {errors[0]}"
+                )
+        return []
+
+    def close(self) -> None:
+        self._producer.flush(10)
+
+
+class _Transaction:
+    """One transaction: its slot, its sequence number, and its records (kept for a resend)."""
+
+    __slots__ = ("records", "sequence", "slot")
+
+    def __init__(self, slot: int, sequence: int) -> None:
+        self.slot = slot
+        self.sequence = sequence
+        self.records: list[list] = []  # [key, value]
+
+
+class _Slot:
+    """A transactional id's producer, and a consumer of its commit group (whose committed
+    offset is the sequence number of the id's last committed transaction)."""
+
+    __slots__ = ("consumer", "next_sequence", "producer")
+
+    def __init__(self, producer: Any, consumer: Any, next_sequence: int) -> None:
+        self.producer = producer
+        self.consumer = consumer
+        self.next_sequence = next_sequence
+
+
+class TransactionalKafkaWriter(SinkWriter):
+    def __init__(self, sink: KafkaSink, context: SinkWriterContext) -> None:
+        self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
+        self._sink = sink
+        self._serialize = sink.serializer.serialize
+        self._topic = sink.serializer.topic
+        self._subtask = context.subtask
+        self._transactional_id = sink.transactional_ids(context.job_name, context.operator_uid)
+        self._slots: dict[int, _Slot] = {}
+        self._errors: list[str] = []  # deliveries refused, from librdkafka's callback
+        self._current: _Transaction | None = None
+        self._pending: dict[int, _Transaction] = {}  # slot -> pre-committed, not committed
+
+    def _delivered(self, error: Any, message: Any) -> None:
+        if error is not None:
+            self._errors.append(f"{error.str()} (topic {message.topic()}, {len(message)} bytes)")
+
+    def _slot(self, slot: int) -> _Slot:
+        found = self._slots.get(slot)
+        if found is None:
+            tid = self._transactional_id(self._subtask, slot)
+            producer = self._kafka.Producer(
+                {**self._sink.producer_config(tid), "on_delivery": self._delivered}
+            )
+            producer.init_transactions(FLUSH_TIMEOUT_S)  # fences older producers of this id
+            consumer = commit_group(self._kafka, self._sink, tid)
+            next_sequence = last_committed(self._kafka, consumer, self._topic) + 1
+            found = self._slots[slot] = _Slot(producer, consumer, next_sequence)
+        return found
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def write(self, records: list[Any]) -> None:
+        if not records:
+            return
+        txn = self._current
+        if txn is None:
+            txn = self._current = self._begin()
+        producer = self._slots[txn.slot].producer
+        for record in records:
+            key, value = _serialized(self._serialize, record)
+            produce(producer, self._topic, key, value)
+            txn.records.append([key, value])
+        producer.poll(0)
+
+    def _begin(self) -> _Transaction:
+        free = [s for s in range(TRANSACTION_SLOTS) if s not in self._pending]
+        if not free:
+            raise RuntimeError(
+                f"KafkaSink subtask {self._subtask}: {TRANSACTION_SLOTS} transactions await "
+                "checkpoints that have not completed; checkpoints are failing or too slow"
+            )
+        slot = self._slot(free[0])
+        txn = _Transaction(free[0], slot.next_sequence)
+        slot.next_sequence += 1
+        slot.producer.begin_transaction()
+        return txn
+
+    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+        txn = self._current
+        if txn is None:
+            return []
+        slot = self._slots[txn.slot]
+        flush(slot.producer)
+        tid = self._transactional_id(self._subtask, txn.slot)
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise RuntimeError(
+                f"KafkaSink: {len(errors)} records of transaction {tid} were refused: {errors[0]}"
+            )
+        send_sequence(
+            self._kafka, slot.producer, slot.consumer, self._topic, txn.sequence, checkpoint_id
+        )
+        self._current = None
+        self._pending[txn.slot] = txn
+        return [
+            {
+                "transactional_id": tid,
+                "slot": txn.slot,
+                "sequence": txn.sequence,
+                "topic": self._topic,
+                "records": txn.records,
+            }
+        ]
+
+    # --- committing (the committer's, on this writer's producers) -----------------------------
+
+    def commit_pending(self, c: dict[str, Any], checkpoint_id: int) -> bool:
+        """Commits the transaction of committable ``c`` if this writer has it open, pre-
+        committed; False if not (a restored one, or one a failed commit dropped)."""
+        txn = self._pending.get(c["slot"])
+        if txn is None or txn.sequence != c["sequence"]:
+            return False
+        if c["transactional_id"] != self._transactional_id(self._subtask, txn.slot):
+            return False
+        del self._pending[txn.slot]
+        try:
+            self._slots[txn.slot].producer.commit_transaction(FLUSH_TIMEOUT_S)
+        except self._kafka.KafkaException as e:
+            # Fenced (a newer attempt runs: this one is a zombie) or aborted by the brokers (a
+            # timeout bumps the producer's epoch too). The slot's producer is done for; a retry
+            # settles the committable on a new one (``transactions.ensure_committed``).
+            self._close_slot(txn.slot)
+            raise RuntimeError(
+                f"KafkaSink could not commit {c['transactional_id']} of checkpoint "
+                f"{checkpoint_id}: {e.args[0].str() if e.args else e}"
+            ) from e
+        return True
+
+    def _close_slot(self, slot: int) -> None:
+        found = self._slots.pop(slot, None)
+        if found is not None:
+            found.producer.flush(1)
+            found.consumer.close()
+
+    def close(self) -> None:
+        """Aborts the open transaction (its records go nowhere: they were never checkpointed)
+        and every pre-committed one (a restore sends their records again from the
+        checkpoint), so that no open transaction holds back read_committed consumers."""
+        for slot, found in list(self._slots.items()):
+            current = self._current is not None and self._current.slot == slot
+            if current or slot in self._pending:
+                try:
+                    found.producer.abort_transaction(5)
+                except self._kafka.KafkaException as e:
+                    log.debug("KafkaSink: abort on close of slot %d failed: %s", slot, e)
+            self._close_slot(slot)
+
+
+def _serialized(serialize: Any, record: Any) -> tuple[bytes | None, bytes]:
+    try:
+        return serialize(record)
+    except Exception as e:
+        raise ValueError(f"KafkaSink cannot serialize record {record!r:.200}: {e}") from e

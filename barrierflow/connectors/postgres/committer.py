@@ -1,0 +1,92 @@
+"""PostgresSink's committer: ``COMMIT PREPARED`` of the transactions a checkpoint recorded;
+``ROLLBACK PREPARED`` of those failed attempts left that no checkpoint names.
+
+A commit of an id no longer prepared is done (by an earlier attempt, or by another subtask
+after a rescale): commits are idempotent. A statement that fails closes the connection and
+raises; the framework tries again with backoff, on a new connection.
+
+**Threading:** the task thread. **I/O:** one autocommit connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from barrierflow.connectors.committables import Recovery
+from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.postgres.client import (
+    PostgresSinkError,
+    connect,
+    first_line,
+    transaction_id_prefix,
+    transaction_owner,
+    where,
+)
+from barrierflow.connectors.sink import Committable, Committer, CommitterContext
+
+if TYPE_CHECKING:
+    from barrierflow.connectors.postgres.sink import PostgresSink
+
+log = logging.getLogger("barrierflow.connectors.postgres")
+
+
+class PostgresCommitter(Committer):
+    def __init__(self, sink: PostgresSink, context: CommitterContext) -> None:
+        self._psycopg = require("psycopg", "postgres", "PostgresSink")
+        self._conninfo = sink.conninfo
+        self._prefix = transaction_id_prefix(context.job_name, context.operator_uid)
+        self._conn: Any = None
+
+    def commit(self, committables: list[Committable]) -> None:
+        for c in committables:
+            self._finish("COMMIT PREPARED", c.data["gid"])
+
+    def abort_lingering(self, recovery: Recovery) -> None:
+        """Rolls back the prepared transactions of the old subtasks this one answers for that
+        the restored checkpoint does not name (it commits those)."""
+        named = {c.data["gid"] for c in recovery.committables}
+        rows = self._run(
+            "list prepared transactions",
+            lambda conn: conn.execute(
+                "SELECT gid FROM pg_prepared_xacts "
+                "WHERE database = current_database() AND starts_with(gid, %s)",
+                (self._prefix,),
+            ).fetchall(),
+        )
+        for (gid,) in rows:
+            owner = transaction_owner(gid, self._prefix)
+            if owner is not None and gid not in named and recovery.owns(owner):
+                log.info("PostgresSink rolls back %s, prepared by a failed attempt", gid)
+                self._finish("ROLLBACK PREPARED", gid)
+
+    def _finish(self, verb: str, gid: str) -> None:
+        psycopg = self._psycopg
+        statement = psycopg.sql.SQL(verb + " {}").format(psycopg.sql.Literal(gid))
+
+        def run(conn: Any) -> None:
+            try:
+                conn.execute(statement)
+            except psycopg.errors.UndefinedObject:
+                # No such prepared transaction: finished before (a commit repeated after a
+                # failover, or by a subtask of an earlier attempt).
+                log.debug("PostgresSink: %s %s: already done", verb, gid)
+
+        self._run(f"{verb} {gid}", run)
+
+    def _run(self, what: str, action: Any) -> Any:
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = connect(self._psycopg, self._conninfo)
+            return action(self._conn)
+        except self._psycopg.Error as e:
+            self.close()
+            raise PostgresSinkError(
+                f"PostgresSink: {what} failed ({where(self._conninfo)}): "
+                f"{type(e).__name__}: {first_line(e)}"
+            ) from e
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,53 @@
+"""Committables as the framework keeps them, and the one rule of who answers for which old
+subtask after a rescale."""
+
+from __future__ import annotations
+
+import pytest
+
+from barrierflow.connectors.committables import (
+    Committable,
+    PendingCommittables,
+    Recovery,
+    from_state,
+    owner_of,
+    to_state,
+)
+
+
+@pytest.mark.parametrize(("old", "new"), [(1, 1), (4, 2), (2, 4), (3, 5), (7, 3)])
+def test_every_old_subtask_is_answered_for_by_exactly_one_new_subtask(old, new):
+    recoveries = [Recovery(s, new, old) for s in range(new)]
+    for o in range(max(old, new)):
+        assert [r.subtask for r in recoveries if r.owns(o)] == [owner_of(o, new)]
+        assert [r.subtask for r in recoveries if o in r.owned_subtasks()] == [owner_of(o, new)]
+
+
+def test_a_fresh_start_answers_for_the_subtasks_of_its_own_parallelism():
+    assert list(Recovery(1, 3).owned_subtasks()) == [1]
+    assert list(Recovery(1, 3, previous_parallelism=8).owned_subtasks()) == [1, 4, 7]
+
+
+def test_committables_go_to_state_per_checkpoint_and_subtask_and_back():
+    committables = [Committable(3, 0, {"a": 1}), Committable(3, 0, {"a": 2}), Committable(4, 1, {})]
+    state = to_state(committables)
+    assert [(e["checkpoint_id"], e["subtask"], len(e["committables"])) for e in state] == [
+        (3, 0, 2),
+        (4, 1, 1),
+    ]
+    assert from_state(state) == committables
+
+
+def test_pending_committables_are_taken_up_to_a_completed_checkpoint():
+    pending = PendingCommittables()
+    pending.add(1, 0, [{"n": 1}])
+    pending.add(2, 0, [{"n": 2}])
+    pending.add(3, 0, [])
+    assert [c.data["n"] for c in pending.up_to(2)] == [1, 2]
+    pending.drop_up_to(2)
+    assert not pending
+
+
+def test_committables_of_earlier_versions_take_their_subtask_from_the_committable():
+    entries = [{"checkpoint_id": 2, "committables": [{"gid": "g", "subtask": 3}, {"dir": "d"}]}]
+    assert [(c.checkpoint_id, c.subtask) for c in from_state(entries)] == [(2, 3), (2, 0)]
