@@ -46,7 +46,7 @@ def test_a_real_jobs_checkpoints_damaged_three_ways(spark, tmp_path):
         time.sleep(0.1)
     client.cancel()
     with pytest.raises(JobCanceledError):
-        client.get_job_execution_result(60)
+        client.get_job_execution_result().result(60)
     (root,) = glob.glob(f"{tmp_path}/ckpt/*")
     code, (healthy,) = fsck_json(str(tmp_path / "ckpt"))
     assert code == 0 and healthy["healthy"] and len(healthy["snapshots"]) >= 2, healthy

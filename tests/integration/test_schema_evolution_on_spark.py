@@ -29,7 +29,7 @@ def stopped_v1(spark, root: Path, backend: str, format_type: SavepointFormatType
     while len(read_committed(str(root / "out1"))) < 8:
         assert time.monotonic() < deadline, "the first job did not commit its output"
         time.sleep(0.1)
-    return client.stop_with_savepoint(str(root / "sp"), format_type=format_type)
+    return client.stop_with_savepoint(False, str(root / "sp"), format_type=format_type).result()
 
 
 def dry_run(path: str, version: int):

@@ -66,8 +66,10 @@ def savepoints_of_a_stopped_job(spark, root: Path, backend: str) -> tuple[str, s
     counts_job(env, N, KEYS, str(root / "out"), str(root / "ckpt"), backend)
     client = env.execute_async("counts")
     wait_for(lambda: len(read_committed(str(root / "out"))) == N)
-    canonical = client.trigger_savepoint(str(root / "sp"), SavepointFormatType.CANONICAL)
-    native = client.stop_with_savepoint(str(root / "sp"), format_type=SavepointFormatType.NATIVE)
+    canonical = client.trigger_savepoint(str(root / "sp"), SavepointFormatType.CANONICAL).result()
+    native = client.stop_with_savepoint(
+        False, str(root / "sp"), format_type=SavepointFormatType.NATIVE
+    ).result()
     return canonical, native, expected_state(read_committed(str(root / "out")))
 
 
@@ -188,7 +190,7 @@ def test_a_removed_operator_restores_without_n_and_a_fixed_value_is_restored(spa
     counts_job(env, 400, KEYS, str(tmp_path / "out"), str(tmp_path / "ckpt"), extra_operator=True)
     client = env.execute_async("two operators")
     wait_for(lambda: len(read_committed(str(tmp_path / "out"))) == 400)
-    original = client.stop_with_savepoint(str(tmp_path / "sp"))
+    original = client.stop_with_savepoint(False, str(tmp_path / "sp")).result()
     per_key = 400 // KEYS
 
     with pytest.raises(ConfigurationError, match=r"operators \['values', 'extra'\].*-n"):
