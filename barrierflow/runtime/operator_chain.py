@@ -46,7 +46,6 @@ from barrierflow.runtime.operators import (
     OperatorSnapshot,
     OperatorSpec,
     TimestampsAndWatermarksOperator,
-    TwoInputOperator,
 )
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
@@ -201,7 +200,7 @@ class OperatorChain:
 
     @property
     def takes_two_inputs(self) -> bool:
-        return bool(self._body) and isinstance(self._body[0], TwoInputOperator)
+        return bool(self._body) and self._body[0].takes_two_inputs
 
     def process_second_input(self, batch: RecordBatch) -> None:
         """A batch of the second input of a two-input head operator."""

@@ -69,6 +69,7 @@ class OperatorSpec:
     key_selector: Callable[[Any], Any] | None = None
     side_outputs: frozenset[str] = frozenset()  # tags someone consumes: the others are dropped
     output_type: Any = None  # a declared TypeInformation: results are converted to it
+    key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
 
 
 @dataclass
@@ -141,6 +142,7 @@ def _describe_record(record: Any) -> str:
 
 
 class Operator:
+    takes_two_inputs = False  # a TwoInputOperator: batches of input 2 go to process_batch2
     assigns_timestamps = False  # a TimestampsAndWatermarksOperator: event time starts here
     uses_event_time = False  # keeps event-time timers: the end of input fires them
     has_timers = False  # on_watermark / on_processing_time may return records
@@ -251,6 +253,8 @@ class TwoInputOperator(Operator):
     takes the batches of input 1, ``process_batch2`` those of input 2; the task's watermark is
     the minimum of the two inputs'."""
 
+    takes_two_inputs = True
+
     def process_batch2(self, batch: RecordBatch) -> RecordBatch:
         raise NotImplementedError
 
@@ -317,8 +321,12 @@ class ProcessOperator(Operator):
         self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        process = self.spec.function.process_element
-        ctx = self._ctx
+        return self._process(batch, self.spec.function.process_element, self._ctx)
+
+    def _process(
+        self, batch: RecordBatch, process: Callable[[Any, Any], Any], ctx: Any
+    ) -> RecordBatch:
+        """``process(record, ctx)`` for each record (a two-input operator's per input)."""
         timestamps = batch.timestamps
         timed = timestamps is not None
         out: list[Any] = []
@@ -539,10 +547,19 @@ class KeyedProcessOperator(KeyedOperator):
         fn.open(self.runtime_context(ctx))
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        select = self.spec.key_selector
-        process = self.spec.function.process_element
+        fn = self.spec.function
+        return self._process_keyed(batch, self.spec.key_selector, fn.process_element, self._ctx)
+
+    def _process_keyed(
+        self,
+        batch: RecordBatch,
+        select: Callable[[Any], Any],
+        process: Callable[[Any, Any], Any],
+        ctx: Any,
+    ) -> RecordBatch:
+        """``process(record, ctx)`` for each record, with its key (by ``select``) current (a
+        two-input operator's per input)."""
         key_context = self.backend.key_context
-        ctx = self._ctx
         timestamps = batch.timestamps
         out: list[Any] = []
         extend = out.extend
