@@ -215,14 +215,14 @@ class OperatorChain:
         for p in partitions:
             p.emit(batch)
 
-    def emit_to_edge(self, edge: int, batch: RecordBatch) -> bool:
-        """``batch`` on job edge ``edge`` alone (restored output channel state); False if this
-        chain has no such edge."""
+    def emit_restored(self, edge: int, batch: RecordBatch, channels: list[int] | None) -> None:
+        """``batch`` on job edge ``edge`` alone (restored output channel state), routed by its
+        partitioner or to ``channels``."""
         for plan, p in zip(self._d.outputs, self.partitions, strict=True):
             if plan.edge == edge:
-                p.emit(batch)
-                return True
-        return False
+                p.emit_restored(batch, channels)
+                return
+        raise ValueError(f"{self._d.name} has no output edge {edge}")
 
     # --- event time and timers ------------------------------------------------------------------
 

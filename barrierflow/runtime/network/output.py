@@ -210,6 +210,26 @@ class ResultPartition:
         buffer of this partition carries them (records without get ``NO_TIMESTAMP``)."""
         if self._selects:
             batch = self._selected(batch)
+        self._route(batch.values, self._timestamps(batch))
+
+    def emit_restored(self, batch: RecordBatch, channels: list[int] | None = None) -> None:
+        """Records of a restored buffer of this edge (an unaligned checkpoint's output channel
+        state): selected for the edge when first emitted, so not selected again; routed by the
+        partitioner, or to ``channels`` alone (a broadcast edge's records that some consumers
+        had not received)."""
+        timestamps = self._timestamps(batch)
+        if channels is None:
+            self._route(batch.values, timestamps)
+            return
+        for c in channels:
+            self._pending[c].extend(batch.values)
+            if timestamps is not None:
+                self._pending_ts[c].extend(timestamps)
+        self._flush_full()
+
+    def _timestamps(self, batch: RecordBatch) -> list[int] | None:
+        """The batch's timestamp column as this partition carries it: none until a batch came
+        with one, then one for every record."""
         timestamps = batch.timestamps
         if self._pending_ts is not None:
             if timestamps is None:
@@ -217,7 +237,7 @@ class ResultPartition:
         elif timestamps is not None:
             # From now on every buffer carries timestamps: what is pending gets none.
             self._pending_ts = [[NO_TIMESTAMP] * len(p) for p in self._pending]
-        self._route(batch.values, timestamps)
+        return timestamps
 
     def _selected(self, batch: RecordBatch) -> RecordBatch:
         """This edge's records: its side output's values, or the records that are none."""
