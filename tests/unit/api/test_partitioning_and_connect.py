@@ -49,6 +49,18 @@ def routed(spec: PartitionerSpec, records: list, channels: int = 3) -> list[list
 # --- where records go --------------------------------------------------------------------------
 
 
+def test_restored_records_are_routed_again_but_not_selected_again():
+    """An unaligned checkpoint's output channel state holds an edge's records as they were
+    sent: a side output's values, no longer wrapped, which a second selection would drop."""
+    sent = [Sent() for _ in range(3)]
+    late = PartitionerSpec(Partitioning.BROADCAST, side_output="late")
+    partition = ResultPartition(late, sent, 1024, 128, "the next operator")
+    partition.emit_restored(RecordBatch([1, 2]))
+    partition.emit_restored(RecordBatch([3]), channels=[2])
+    partition.flush()
+    assert [s.records for s in sent] == [[1, 2], [1, 2], [1, 2, 3]]
+
+
 def test_broadcast_sends_every_record_to_every_channel():
     assert routed(PartitionerSpec(Partitioning.BROADCAST), [1, 2, 3]) == [[1, 2, 3]] * 3
 
