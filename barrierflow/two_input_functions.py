@@ -9,7 +9,7 @@ order they arrive; there is no order between the inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from barrierflow.functions import KEY, OUT, Function, KeyedProcessFunction, ProcessFunction
@@ -42,6 +42,10 @@ class Delegating(KeyedProcessFunction):
 class CoMapProcess(Delegating):
     """A CoMapFunction: one output per record."""
 
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        """The user's methods that get a record's context: none."""
+        return ()
+
     def process_element1(self, value: Any, ctx: Any) -> tuple[Any]:
         return (self._fn.map1(value),)
 
@@ -52,6 +56,9 @@ class CoMapProcess(Delegating):
 class CoFlatMapProcess(Delegating):
     """A CoFlatMapFunction."""
 
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        return ()
+
     def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         return self._fn.flat_map1(value)
 
@@ -61,6 +68,10 @@ class CoFlatMapProcess(Delegating):
 
 class CoProcess(Delegating):
     """A CoProcessFunction or KeyedCoProcessFunction (``on_timer`` where it has one)."""
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        """The user's methods that get a record's context (which may read its timestamp)."""
+        return (self._fn.process_element1, self._fn.process_element2)
 
     def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         return self._fn.process_element1(value, ctx)
@@ -80,6 +91,9 @@ class BroadcastProcess(CoProcess):
     def __init__(self, fn: Any, state_names: tuple[str, ...]) -> None:
         super().__init__(fn)
         self.state_names = state_names
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        return (self._fn.process_element, self._fn.process_broadcast_element)
 
     def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
         return self._fn.process_element(value, ctx)

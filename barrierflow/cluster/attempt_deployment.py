@@ -48,6 +48,7 @@ def slot_descriptors(
                             frozenset(n.side_outputs),
                             n.output_type,
                             n.key_selector2,
+                            n.input_timestamps,
                         )
                         for n in v.chain
                     ),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barrierflow.graph.job_graph import JobGraph, JobVertex
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 
 SubtaskId = tuple[str, int]  # (vertex id, subtask index)
@@ -29,6 +30,7 @@ class OutputPlan:
     partitioner: PartitionerSpec
     targets: tuple[OutputTarget, ...]  # ordered by consumer subtask index
     input: int | None = None  # which input of a two-input consumer it feeds; None: its only one
+    timestamps: TimestampColumn = TimestampColumn.NEEDED  # DROPPED: its consumer reads none
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,9 @@ def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
                     key = (edge.index, i)
                     if key in channels[consumer]:
                         targets.append(OutputTarget(consumer, channels[consumer].index(key)))
+                timestamps = edge.target.chain[0].input_timestamps
                 outputs.append(
-                    OutputPlan(edge.index, edge.partitioner, tuple(targets), edge.input)
+                    OutputPlan(edge.index, edge.partitioner, tuple(targets), edge.input, timestamps)
                 )
             chans = tuple(channels[(vertex.id, i)])
             inputs = _inputs_of(job_graph, chans)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from barrierflow.errors import ConfigurationError
+from barrierflow.graph.timestamp_use import TimestampColumn, plan_timestamps
 from barrierflow.graph.transformation import (
     ChainingStrategy,
     PartitionerSpec,
@@ -36,6 +37,8 @@ class StreamNode:
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     out_edges: list[StreamEdge] = field(default_factory=list)
     key_selector2: Any = None  # a two-input operator's, of its second input
+    # whether its input needs the timestamp column (``timestamp_use.py``), set once built
+    input_timestamps: TimestampColumn = TimestampColumn.NEEDED
 
     @property
     def takes_two_inputs(self) -> bool:
@@ -119,7 +122,9 @@ def build_stream_graph(
                 "uids must be unique within a job"
             )
         uids[n.uid] = n
-    return StreamGraph(job_name, order, max_parallelism)
+    graph = StreamGraph(job_name, order, max_parallelism)
+    plan_timestamps(graph)
+    return graph
 
 
 def _after_source_timestamps(

@@ -145,6 +145,7 @@ class OperatorChain:
                     d.chain[-1].name,
                     drop_side_outputs=side_edges,
                     encoder=BufferEncoder(_edge_type(d.chain[-1], plan.partitioner)),
+                    timestamps=plan.timestamps,
                 )
             )
         for spec in d.chain:
@@ -191,8 +192,11 @@ class OperatorChain:
     # --- records --------------------------------------------------------------------------------
 
     def process(self, batch: RecordBatch, start: int = 0) -> None:
-        """Runs ``batch`` through the operators from ``start`` on and emits what comes out."""
+        """Runs ``batch`` through the operators from ``start`` on and emits what comes out;
+        the timestamp column is left out before an operator that needs none."""
         for op in self._body[start:] if start else self._body:
+            if op.drops_timestamps and batch.timestamps is not None:
+                batch = RecordBatch(batch.values)
             batch = op.process_batch(batch)
             if not batch.values:
                 return
@@ -204,7 +208,10 @@ class OperatorChain:
 
     def process_second_input(self, batch: RecordBatch) -> None:
         """A batch of the second input of a two-input head operator."""
-        batch = self._body[0].process_batch2(batch)
+        head = self._body[0]
+        if head.drops_timestamps and batch.timestamps is not None:
+            batch = RecordBatch(batch.values)
+        batch = head.process_batch2(batch)
         if batch.values:
             self.process(batch, 1)
 

@@ -37,6 +37,7 @@ from barrierflow.functions import (
     RuntimeContext,
     TimeDomain,
 )
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
@@ -70,6 +71,8 @@ class OperatorSpec:
     side_outputs: frozenset[str] = frozenset()  # tags someone consumes: the others are dropped
     output_type: Any = None  # a declared TypeInformation: results are converted to it
     key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
+    # NEEDED: it reads its input's timestamp column, or carries it to outputs that need it
+    input_timestamps: TimestampColumn = TimestampColumn.NEEDED
 
 
 @dataclass
@@ -152,6 +155,8 @@ class Operator:
         self.name = spec.name
         self.spec = spec
         self._where = spec.uid
+        # no one downstream reads the timestamps of its input: the chain drops them before it
+        self.drops_timestamps = spec.input_timestamps is TimestampColumn.DROPPED
 
     def open(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"

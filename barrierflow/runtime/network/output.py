@@ -29,6 +29,7 @@ from typing import Any
 import zmq
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
@@ -168,15 +169,19 @@ class ResultPartition:
         describe_operator: str,
         drop_side_outputs: bool = False,
         encoder: BufferEncoder | None = None,
+        timestamps: TimestampColumn = TimestampColumn.NEEDED,
     ) -> None:
         """``drop_side_outputs``: the producer emits side output records (another of its edges
         takes them), which this edge, not a side output's, leaves out. ``encoder``: how a
-        buffer becomes bytes (by the records' declared type; pickle without one)."""
+        buffer becomes bytes (by the records' declared type; pickle without one).
+        ``timestamps``: DROPPED where the consumer reads none (``graph/timestamp_use.py``):
+        the edge leaves the column out."""
         self.channels = channels
         self._encode = (encoder or BufferEncoder(None)).encode
         self._buffer_size = buffer_size
         self._pending: list[list[Any]] = [[] for _ in channels]
         self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
+        self._drops_timestamps = timestamps is TimestampColumn.DROPPED
         self._describe = describe_operator
         self._rotation = 0
         self._route: Callable[[list[Any], list[int] | None], None]
@@ -229,8 +234,10 @@ class ResultPartition:
 
     def _timestamps(self, batch: RecordBatch) -> list[int] | None:
         """The batch's timestamp column as this partition carries it: none until a batch came
-        with one, then one for every record."""
+        with one, then one for every record; none where the edge drops the column."""
         timestamps = batch.timestamps
+        if self._drops_timestamps:
+            return None
         if self._pending_ts is not None:
             if timestamps is None:
                 timestamps = [NO_TIMESTAMP] * len(batch.values)

@@ -21,6 +21,7 @@ from barrierflow.datastream.functions import (
 from barrierflow.datastream.state import MapStateDescriptor
 from barrierflow.graph.execution_graph import build_execution_graph, rescale_producers
 from barrierflow.graph.job_graph import build_job_graph
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import RecordRoutingError, ResultPartition
@@ -59,6 +60,17 @@ def test_restored_records_are_routed_again_but_not_selected_again():
     partition.emit_restored(RecordBatch([3]), channels=[2])
     partition.flush()
     assert [s.records for s in sent] == [[1, 2], [1, 2], [1, 2, 3]]
+
+
+def test_an_edge_whose_consumer_reads_no_timestamps_leaves_the_column_out():
+    sent = [Sent()]
+    partition = ResultPartition(
+        PartitionerSpec(Partitioning.FORWARD), sent, 1024, 128, "the next operator",
+        timestamps=TimestampColumn.DROPPED,
+    )  # fmt: skip
+    partition.emit(RecordBatch([1, 2], [10, 20]))
+    partition.flush()
+    assert sent[0].records == [1, 2]  # a plain buffer, not (records, timestamps)
 
 
 def test_broadcast_sends_every_record_to_every_channel():
