@@ -9,7 +9,7 @@ order they arrive; there is no order between the inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from barrierflow.functions import KEY, OUT, Function, KeyedProcessFunction, ProcessFunction
@@ -19,8 +19,8 @@ IN2 = TypeVar("IN2")
 
 
 class Delegating(KeyedProcessFunction):
-    """Runs a two-input function as the process function of a one-input operator (the
-    runtime's adapters subclass it): ``open`` and ``close`` reach the function."""
+    """Runs a user's function in a runtime operator (the two-input adapters below subclass
+    it): ``open`` and ``close`` reach the function."""
 
     def __init__(self, fn: Any) -> None:
         self._fn = fn
@@ -32,6 +32,74 @@ class Delegating(KeyedProcessFunction):
     def close(self) -> None:
         if callable(getattr(self._fn, "close", None)):
             self._fn.close()
+
+
+# What the two-input operators call: ``process_element1`` on the records of input 1,
+# ``process_element2`` on those of input 2 (each returns its outputs, or None), ``on_timer``.
+# One adapter per kind of user function, so that an operator has one loop per input.
+
+
+class CoMapProcess(Delegating):
+    """A CoMapFunction: one output per record."""
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        """The user's methods that get a record's context: none."""
+        return ()
+
+    def process_element1(self, value: Any, ctx: Any) -> tuple[Any]:
+        return (self._fn.map1(value),)
+
+    def process_element2(self, value: Any, ctx: Any) -> tuple[Any]:
+        return (self._fn.map2(value),)
+
+
+class CoFlatMapProcess(Delegating):
+    """A CoFlatMapFunction."""
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        return ()
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.flat_map1(value)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.flat_map2(value)
+
+
+class CoProcess(Delegating):
+    """A CoProcessFunction or KeyedCoProcessFunction (``on_timer`` where it has one)."""
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        """The user's methods that get a record's context (which may read its timestamp)."""
+        return (self._fn.process_element1, self._fn.process_element2)
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.process_element1(value, ctx)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.process_element2(value, ctx)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        on_timer = getattr(self._fn, "on_timer", None)
+        return on_timer(timestamp, ctx) if on_timer is not None else None
+
+
+class BroadcastProcess(CoProcess):
+    """A (Keyed)BroadcastProcessFunction and the broadcast states it declared (by name):
+    input 1 is the stream, input 2 the broadcast stream."""
+
+    def __init__(self, fn: Any, state_names: tuple[str, ...]) -> None:
+        super().__init__(fn)
+        self.state_names = state_names
+
+    def per_record_methods(self) -> tuple[Callable[..., Any], ...]:
+        return (self._fn.process_element, self._fn.process_broadcast_element)
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.process_element(value, ctx)
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._fn.process_broadcast_element(value, ctx)
 
 
 class CoMapFunction(Function):

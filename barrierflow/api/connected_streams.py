@@ -1,16 +1,15 @@
 """``connect``: two streams into one operator with a method per input (ConnectedStreams), or a
 stream and a broadcast stream with broadcast state (BroadcastConnectedStream).
 
-Each input is tagged by a map chained to it, ``(0, record)`` or ``(1, record)``, and the two
-are unioned into the operator, which calls the method of the record's input; so a two-input
-operator is a one-input operator of the runtime, and its checkpoints, barrier alignment and
-watermarks (the minimum over both inputs) are those of a union. When keyed, each input keeps
-its own key selector. Nothing runs here.
+The operator has two inputs (``TransformationKind.CO_PROCESS`` or ``BROADCAST_PROCESS``): the
+graph keeps which edge feeds which, and the task hands each input's batches to its own method,
+so barrier alignment spans both inputs and the operator's watermark is the minimum of the
+two inputs' (Flink's rule). When keyed, each input keeps its own key selector and is
+partitioned by it. Nothing runs here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.errors import ConfigurationError
@@ -20,58 +19,41 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
-from barrierflow.runtime.broadcast_process import BroadcastProcess
 from barrierflow.state.descriptors import MapStateDescriptor
-from barrierflow.two_input_functions import Delegating
+from barrierflow.two_input_functions import (
+    BroadcastProcess,
+    CoFlatMapProcess,
+    CoMapProcess,
+    CoProcess,
+)
 from barrierflow.typeinfo import checked_type
 
 if TYPE_CHECKING:
     from barrierflow.api.datastream import DataStream
 
 
-class _Tag:
-    """The map chained to each input: which input a record came from."""
-
-    def __init__(self, side: int) -> None:
-        self.side = side
-
-    def __call__(self, record: Any) -> tuple[int, Any]:
-        return (self.side, record)
-
-
-class _TaggedKey:
-    """The key of a tagged record, by its input's key selector (None: the broadcast input,
-    which has no key)."""
-
-    def __init__(self, first: Any, second: Any) -> None:
-        self.selectors = (first, second)
-
-    def __call__(self, tagged: tuple[int, Any]) -> Any:
-        select = self.selectors[tagged[0]]
-        return None if select is None else select(tagged[1])
-
-
 def _unkeyed(stream: DataStream) -> tuple[Transformation, Any]:
-    """The transformation feeding ``stream`` and its key selector: a keyed input is tagged
-    before its key_by, which the connected operator then applies (one shuffle, not two)."""
+    """The transformation feeding ``stream`` and its key selector: a keyed input is
+    partitioned by the key selector the connected operator is given (one shuffle, not two)."""
     key_selector = getattr(stream, "_key_selector", None)  # a KeyedStream's
     if key_selector is not None:
         return stream.get_transformation().inputs[0], key_selector
     return stream.get_transformation(), None
 
 
-def _tagged(t: Transformation, side: int, env: Any, partitioner: PartitionerSpec | None) -> Any:
-    tag = Transformation(
-        TransformationKind.MAP,
-        f"Connect(input {side + 1})",
-        [t],
-        _Tag(side),
-        parallelism=t.parallelism if not t.is_virtual else None,
+def _input(t: Transformation, side: int, env: Any, partitioner: PartitionerSpec | None) -> Any:
+    """Input ``side`` of a two-input operator: ``t`` through ``partitioner`` (None: forward
+    where the parallelism allows, else rebalance).
+
+    It is recorded in the program's transformations where the map that tagged each input
+    stood when connect unioned its inputs, so that the positions which name the operators
+    declared after it without a uid, and with them the state of savepoints taken then, stay
+    the same."""
+    t = Transformation(
+        TransformationKind.PARTITION, f"Connect(input {side + 1})", [t], partitioner=partitioner
     )
-    env._add(tag)
-    if partitioner is None:
-        return tag
-    return Transformation(TransformationKind.PARTITION, "KeyBy", [tag], partitioner=partitioner)
+    env._add(t)
+    return t
 
 
 def _selector(fn: Any, what: str) -> Any:
@@ -106,20 +88,18 @@ class ConnectedStreams:
         return ConnectedStreams(self.stream1, self.stream2, keys)
 
     def _process(self, adapter: Any, name: str, output_type: Any) -> DataStream:
-        key_selector = _TaggedKey(*self._keys) if self._keys is not None else None
-        partitioner = (
-            PartitionerSpec(Partitioning.KEY_GROUPS, key_selector) if key_selector else None
-        )
+        keys = self._keys or (None, None)
         inputs = [
-            _tagged(t, side, self._env, partitioner) for side, (t, _) in enumerate(self._inputs)
+            _input(t, side, self._env, _by_key(key))
+            for side, ((t, _), key) in enumerate(zip(self._inputs, keys, strict=True))
         ]
-        union = Transformation(TransformationKind.UNION, "Connect", inputs)
         t = Transformation(
-            TransformationKind.PROCESS,
+            TransformationKind.CO_PROCESS,
             name,
-            [union],
+            inputs,
             adapter,
-            key_selector=key_selector,
+            key_selector=keys[0],
+            key_selector2=keys[1],
             output_type=checked_type(output_type, f"{name}()"),
         )
         self._env._add(t)
@@ -127,11 +107,11 @@ class ConnectedStreams:
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
         _require(func, ("map1", "map2"), "map()", "a CoMapFunction")
-        return self._process(_CoMap(func), type(func).__name__, output_type)
+        return self._process(CoMapProcess(func), type(func).__name__, output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
         _require(func, ("flat_map1", "flat_map2"), "flat_map()", "a CoFlatMapFunction")
-        return self._process(_CoFlatMap(func), type(func).__name__, output_type)
+        return self._process(CoFlatMapProcess(func), type(func).__name__, output_type)
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         _require(
@@ -140,7 +120,7 @@ class ConnectedStreams:
             "process()",
             "a CoProcessFunction or KeyedCoProcessFunction",
         )
-        return self._process(_CoProcess(func), type(func).__name__, output_type)
+        return self._process(CoProcess(func), type(func).__name__, output_type)
 
 
 def _require(func: Any, methods: tuple[str, ...], what: str, expected: str) -> None:
@@ -149,28 +129,8 @@ def _require(func: Any, methods: tuple[str, ...], what: str, expected: str) -> N
         raise ConfigurationError(f"{what} needs {expected}; {func!r} has no {missing[0]}()")
 
 
-class _CoMap(Delegating):
-    def process_element(self, tagged: tuple[int, Any], ctx: Any) -> list[Any]:
-        side, value = tagged
-        return [self._fn.map2(value) if side else self._fn.map1(value)]
-
-
-class _CoFlatMap(Delegating):
-    def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
-        side, value = tagged
-        return self._fn.flat_map2(value) if side else self._fn.flat_map1(value)
-
-
-class _CoProcess(Delegating):
-    def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
-        side, value = tagged
-        if side:
-            return self._fn.process_element2(value, ctx)
-        return self._fn.process_element1(value, ctx)
-
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
-        on_timer = getattr(self._fn, "on_timer", None)
-        return on_timer(timestamp, ctx) if on_timer is not None else None
+def _by_key(key_selector: Any) -> PartitionerSpec | None:
+    return None if key_selector is None else PartitionerSpec(Partitioning.KEY_GROUPS, key_selector)
 
 
 class BroadcastStream:
@@ -209,14 +169,9 @@ class BroadcastConnectedStream:
         )
         env = self._stream._env
         t, key_selector = _unkeyed(self._stream)
-        main_partitioner = None
-        if key_selector is not None:
-            main_partitioner = PartitionerSpec(
-                Partitioning.KEY_GROUPS, _TaggedKey(key_selector, None)
-            )
         inputs = [
-            _tagged(t, 0, env, main_partitioner),
-            _tagged(
+            _input(t, 0, env, _by_key(key_selector)),
+            _input(
                 self._broadcast.stream.get_transformation(),
                 1,
                 env,
@@ -227,11 +182,10 @@ class BroadcastConnectedStream:
         t = Transformation(
             TransformationKind.BROADCAST_PROCESS,
             type(func).__name__,
-            [Transformation(TransformationKind.UNION, "Connect", inputs)],
+            inputs,
             BroadcastProcess(func, names),
-            key_selector=_TaggedKey(key_selector, None) if key_selector is not None else None,
+            key_selector=key_selector,
             output_type=checked_type(output_type, "process()"),
         )
         env._add(t)
         return self._stream._derived(t)
-

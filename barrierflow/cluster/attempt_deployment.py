@@ -47,6 +47,8 @@ def slot_descriptors(
                             n.key_selector,
                             frozenset(n.side_outputs),
                             n.output_type,
+                            n.key_selector2,
+                            n.input_timestamps,
                         )
                         for n in v.chain
                     ),
@@ -55,6 +57,7 @@ def slot_descriptors(
                     config=plan.task_config,
                     restore_uri=restore_uri,
                     restore=assignment[sub.id] if assignment is not None else None,
+                    input_of_channel=sub.input_of_channel,
                 )
             )
         slots.append(

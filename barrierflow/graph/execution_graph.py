@@ -2,7 +2,9 @@
 
 Slot *k* runs subtask *k* of every vertex that has more than *k* subtasks, so the job needs as
 many slots as its highest parallelism. One ordered channel per (producer subtask, consumer
-subtask) pair; forward edges connect equal indexes only. Performs no I/O.
+subtask) pair; forward edges connect equal indexes only. A subtask of a two-input vertex knows
+the input each of its channels feeds, and a producer the input its edge feeds. Performs no
+I/O.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from barrierflow.graph.job_graph import JobGraph, JobVertex
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 
 SubtaskId = tuple[str, int]  # (vertex id, subtask index)
@@ -26,6 +29,8 @@ class OutputPlan:
     edge: int
     partitioner: PartitionerSpec
     targets: tuple[OutputTarget, ...]  # ordered by consumer subtask index
+    input: int | None = None  # which input of a two-input consumer it feeds; None: its only one
+    timestamps: TimestampColumn = TimestampColumn.NEEDED  # DROPPED: its consumer reads none
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class SubtaskPlan:
     subtask: int
     input_channels: tuple[tuple[int, int], ...]  # channel index -> (edge index, producer subtask)
     outputs: tuple[OutputPlan, ...]
+    # channel index -> the input (0 or 1) it feeds, for a two-input vertex; empty for one input
+    input_of_channel: tuple[int, ...] = ()
 
     @property
     def id(self) -> SubtaskId:
@@ -101,6 +108,19 @@ def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
                     key = (edge.index, i)
                     if key in channels[consumer]:
                         targets.append(OutputTarget(consumer, channels[consumer].index(key)))
-                outputs.append(OutputPlan(edge.index, edge.partitioner, tuple(targets)))
-            plans.append(SubtaskPlan(vertex, i, tuple(channels[(vertex.id, i)]), tuple(outputs)))
+                timestamps = edge.target.chain[0].input_timestamps
+                outputs.append(
+                    OutputPlan(edge.index, edge.partitioner, tuple(targets), edge.input, timestamps)
+                )
+            chans = tuple(channels[(vertex.id, i)])
+            inputs = _inputs_of(job_graph, chans)
+            plans.append(SubtaskPlan(vertex, i, chans, tuple(outputs), inputs))
     return ExecutionGraph(job_graph, tuple(plans))
+
+
+def _inputs_of(job_graph: JobGraph, channels: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """The input each channel feeds, where the channels' edges feed a two-input vertex."""
+    inputs = {e.index: e.input for e in job_graph.edges}
+    if not any(inputs[edge] is not None for edge, _ in channels):
+        return ()
+    return tuple(inputs[edge] for edge, _ in channels)

@@ -1,5 +1,6 @@
 """JobGraph: operators chained into vertices where the edge is forward and parallelism equal,
-unless the program said otherwise (``start_new_chain``, ``disable_chaining``).
+unless the program said otherwise (``start_new_chain``, ``disable_chaining``). An operator with
+two inputs starts a vertex, whose input edges say which input each feeds.
 
 A chain runs in one thread with no serialization between its operators. Performs no I/O.
 """
@@ -26,6 +27,10 @@ class JobVertex:
     def is_source(self) -> bool:
         return not self.chain[0].in_edges
 
+    @property
+    def takes_two_inputs(self) -> bool:
+        return self.chain[0].takes_two_inputs
+
 
 @dataclass(frozen=True, eq=False)
 class JobEdge:
@@ -33,6 +38,7 @@ class JobEdge:
     source: JobVertex
     target: JobVertex
     partitioner: PartitionerSpec
+    input: int | None = None  # which input (0 or 1) of a two-input target; None: its only one
 
 
 @dataclass
@@ -56,7 +62,7 @@ class JobGraph:
 def _chainable(node: StreamNode) -> bool:
     """Whether ``node`` joins the chain of its single upstream operator."""
     if len(node.in_edges) != 1 or node.chaining is not ChainingStrategy.ALWAYS:
-        return False
+        return False  # a two-input operator has an edge per input at least
     edge = node.in_edges[0]
     return (
         edge.source.chaining is not ChainingStrategy.NEVER
@@ -82,7 +88,6 @@ def build_job_graph(graph: StreamGraph) -> JobGraph:
     for node in graph.nodes:
         for e in node.in_edges:
             if vertex_of[e.source.id] is not vertex_of[node.id]:
-                edges.append(
-                    JobEdge(len(edges), vertex_of[e.source.id], vertex_of[node.id], e.partitioner)
-                )
+                source, target = vertex_of[e.source.id], vertex_of[node.id]
+                edges.append(JobEdge(len(edges), source, target, e.partitioner, e.input))
     return JobGraph(graph.job_name, vertices, edges, graph.max_parallelism)

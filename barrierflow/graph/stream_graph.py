@@ -1,7 +1,7 @@
 """StreamGraph: one node per operator, edges carrying a partitioner.
 
-Virtual transformations (key_by, rebalance, union) become edge properties here. Performs no
-I/O.
+Virtual transformations (key_by, rebalance, union) become edge properties here. The edges into
+a two-input operator say which of its inputs they feed. Performs no I/O.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from barrierflow.errors import ConfigurationError
+from barrierflow.graph.timestamp_use import TimestampColumn, plan_timestamps
 from barrierflow.graph.transformation import (
     ChainingStrategy,
     PartitionerSpec,
@@ -28,7 +29,7 @@ class StreamNode:
     uid: str
     parallelism: int
     function: Any = None
-    key_selector: Any = None
+    key_selector: Any = None  # of its (first) input
     key_type: Any = None  # declared by key_by(): recorded with the operator's keyed state
     in_edges: list[StreamEdge] = field(default_factory=list)
     # the side outputs someone consumes: the operator emits only these
@@ -36,6 +37,13 @@ class StreamNode:
     output_type: Any = None  # declared by the program: the operator converts its results
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     out_edges: list[StreamEdge] = field(default_factory=list)
+    key_selector2: Any = None  # a two-input operator's, of its second input
+    # whether its input needs the timestamp column (``timestamp_use.py``), set once built
+    input_timestamps: TimestampColumn = TimestampColumn.NEEDED
+
+    @property
+    def takes_two_inputs(self) -> bool:
+        return self.kind.takes_two_inputs
 
 
 @dataclass(eq=False)
@@ -43,6 +51,7 @@ class StreamEdge:
     source: StreamNode
     target: StreamNode
     partitioner: PartitionerSpec
+    input: int | None = None  # which input (0 or 1) of a two-input target; None: its only one
 
 
 @dataclass
@@ -84,18 +93,20 @@ def build_stream_graph(
             t.id,
             t.kind,
             t.name,
-            t.uid or f"{t.kind.value}-{position}",
+            t.uid or f"{t.kind.uid_prefix}-{position}",
             parallelism,
             t.function.for_batch() if batch and hasattr(t.function, "for_batch") else t.function,
             t.key_selector,
             key_type=t.key_type,
             output_type=t.output_type,
             chaining=t.chaining,
+            key_selector2=t.key_selector2,
         )
         nodes[t.id] = node
-        for upstream, partitioner in _resolve_inputs(t):
+        for upstream, partitioner, input_index in _inputs(t):
             source = _after_source_timestamps(node_for(upstream), upstream, order)
-            edge = StreamEdge(source, node, _default_partitioner(partitioner, source, node))
+            partitioner = _default_partitioner(partitioner, source, node)
+            edge = StreamEdge(source, node, partitioner, input_index)
             if edge.partitioner.side_output is not None:
                 source.side_outputs.add(edge.partitioner.side_output)
             source.out_edges.append(edge)
@@ -113,7 +124,9 @@ def build_stream_graph(
                 "uids must be unique within a job"
             )
         uids[n.uid] = n
-    return StreamGraph(job_name, order, max_parallelism)
+    graph = StreamGraph(job_name, order, max_parallelism)
+    plan_timestamps(graph)
+    return graph
 
 
 def _after_source_timestamps(
@@ -141,12 +154,27 @@ def _after_source_timestamps(
     return timestamps
 
 
+def _inputs(
+    t: Transformation,
+) -> list[tuple[Transformation, PartitionerSpec | None, int | None]]:
+    """The real upstream transformations of ``t``, each with the partitioner set on the way
+    and the input of ``t`` it feeds (None where ``t`` has one input)."""
+    if not t.kind.takes_two_inputs:
+        return [(upstream, p, None) for upstream, p in _resolve_inputs(t.inputs)]
+    return [
+        (upstream, p, i)
+        for i, side in enumerate(t.inputs)
+        for upstream, p in _resolve_inputs([side])
+    ]
+
+
 def _resolve_inputs(
-    t: Transformation, partitioner: PartitionerSpec | None = None
+    inputs: list[Transformation], partitioner: PartitionerSpec | None = None
 ) -> list[tuple[Transformation, PartitionerSpec | None]]:
-    """The real upstream transformations of ``t``, each with the partitioner set on the way."""
+    """The real upstream transformations of ``inputs``, each with the partitioner set on the
+    way."""
     resolved = []
-    for upstream in t.inputs:
+    for upstream in inputs:
         p = partitioner
         side_output = None
         while upstream.kind in (TransformationKind.PARTITION, TransformationKind.SIDE_OUTPUT):
@@ -158,7 +186,7 @@ def _resolve_inputs(
         if side_output is not None:
             p = replace(p or PartitionerSpec(Partitioning.FORWARD), side_output=side_output)
         if upstream.kind is TransformationKind.UNION:
-            resolved += _resolve_inputs(upstream, p)
+            resolved += _resolve_inputs(upstream.inputs, p)
         else:
             resolved.append((upstream, p))
     return resolved

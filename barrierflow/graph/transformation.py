@@ -18,7 +18,8 @@ class TransformationKind(enum.Enum):
     FLAT_MAP = "flat_map"
     FILTER = "filter"
     PROCESS = "process"
-    BROADCAST_PROCESS = "broadcast_process"  # connect(broadcast stream).process(...)
+    CO_PROCESS = "co_process"  # connect(stream).map/flat_map/process(...): two inputs
+    BROADCAST_PROCESS = "broadcast_process"  # connect(broadcast stream).process(...): two inputs
     SINK = "sink"
     TIMESTAMPS = "timestamps"  # assigns event timestamps and generates watermarks
     WINDOW = "window"
@@ -26,6 +27,22 @@ class TransformationKind(enum.Enum):
     PARTITION = "partition"  # virtual: sets the partitioner of the edge to the next operator
     UNION = "union"  # virtual: the next operator reads all inputs
     SIDE_OUTPUT = "side_output"  # virtual: the next operator reads the side output ``function``
+
+    @property
+    def takes_two_inputs(self) -> bool:
+        """Its operator reads two inputs, ``inputs[0]`` and ``inputs[1]``, each through its
+        own edges (Flink's two-input operators)."""
+        return self in _TWO_INPUTS
+
+    @property
+    def uid_prefix(self) -> str:
+        """How an operator of this kind without a uid is named (with its position). A
+        connect's operator was a process operator, reading its inputs tagged and unioned,
+        before it had two inputs: it keeps that name, so its state restores."""
+        return "process" if self is TransformationKind.CO_PROCESS else self.value
+
+
+_TWO_INPUTS = frozenset({TransformationKind.CO_PROCESS, TransformationKind.BROADCAST_PROCESS})
 
 
 class Partitioning(enum.Enum):
@@ -71,7 +88,7 @@ class Transformation:
     name: str
     inputs: list[Transformation] = field(default_factory=list)
     function: Any = None
-    key_selector: Callable[[Any], Any] | None = None
+    key_selector: Callable[[Any], Any] | None = None  # of the (first) input
     key_type: Any = None  # key_by's declared TypeInformation: recorded with the keyed state
     partitioner: PartitionerSpec | None = None
     parallelism: int | None = None
@@ -80,6 +97,7 @@ class Transformation:
     output_type: Any = None  # a declared TypeInformation (``output_type=``): results converted
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     slot_sharing_group: str | None = None  # recorded: every subtask of a job shares slots
+    key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -1,117 +1,95 @@
-"""The operator of ``stream.connect(broadcast_stream).process(...)``: a (keyed or not)
+"""The operator of ``stream.connect(broadcast_stream).process(...)``: a (keyed or not) two-input
 process operator whose second input is a broadcast stream, with broadcast state.
 
-Both inputs reach it as one stream of tagged records, ``(0, record)`` from the stream and
-``(1, record)`` from the broadcast stream (tagged by the map the API chains to each input),
-so barrier alignment, watermarks and keyed state are the process operators' own. The user's
-function is wrapped in a dispatcher that calls ``process_element`` with the broadcast state
-read-only and ``process_broadcast_element`` with it writable; the broadcast state is the
-operator state of the snapshot.
+Input 1 (the stream) reaches ``process_element`` with the broadcast state read-only, input 2
+(the broadcast stream, every record in every subtask) reaches ``process_broadcast_element``
+with it writable; each has a context of its own that offers ``get_broadcast_state``. Keyed,
+input 1 is keyed by the stream's key selector and a broadcast record has no key (as in Flink,
+it is not one key's). The broadcast state is the operator state of the snapshot: every subtask
+holds the same, and a restore at any parallelism gives each new subtask one old subtask's copy.
 
 **Threading:** the task thread only.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any
 
+from barrierflow.functions import KeyedProcessFunction
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
-from barrierflow.runtime.operators import (
-    KeyedProcessOperator,
-    OperatorContext,
-    OperatorSnapshot,
-    ProcessOperator,
-)
+from barrierflow.runtime.co_process import CoProcessOperator, KeyedCoProcessOperator
+from barrierflow.runtime.operators import OperatorContext, OperatorSnapshot
 from barrierflow.state.broadcast_state import BroadcastStateStore
-from barrierflow.two_input_functions import Delegating
+from barrierflow.two_input_functions import BroadcastProcess
 
 
-class BroadcastProcess(NamedTuple):
-    """What the API records: the user's function and the broadcast states it declared."""
+class _ElementContext(KeyedProcessFunction.Context):
+    """A record's context with ``get_broadcast_state``: read-only or writable."""
 
-    function: Any
-    state_names: tuple[str, ...]
-
-
-class _BroadcastContext:
-    """A process function's context with ``get_broadcast_state``: read-only or writable."""
-
-    def __init__(self, inner: Any, store: BroadcastStateStore, writable: bool) -> None:
-        self._inner = inner
-        self._store = store
-        self._writable = writable
+    __slots__ = ("_broadcast_state",)
 
     def get_broadcast_state(self, descriptor: Any) -> Any:
-        store = self._store
-        return store.state(descriptor) if self._writable else store.read_only(descriptor)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return self._broadcast_state(descriptor)
 
 
-class _Dispatch(Delegating):
-    """Calls the user's method for the input a tagged record came from."""
+class _OnTimerContext(KeyedProcessFunction.OnTimerContext):
+    """A timer's context with ``get_broadcast_state``, read-only."""
 
-    def __init__(self, fn: Any, store: BroadcastStateStore) -> None:
-        super().__init__(fn)
-        self._store = store
-        self._contexts: tuple[Any, Any, Any] | None = None  # of the operator's one context
+    __slots__ = ("_broadcast_state",)
 
-    def process_element(self, tagged: tuple[int, Any], ctx: Any) -> Iterable[Any] | None:
-        contexts = self._contexts
-        if contexts is None or contexts[0] is not ctx:
-            contexts = self._contexts = (
-                ctx,
-                _BroadcastContext(ctx, self._store, writable=False),
-                _BroadcastContext(ctx, self._store, writable=True),
-            )
-        side, value = tagged
-        if side == 0:
-            return self._fn.process_element(value, contexts[1])
-        return self._fn.process_broadcast_element(value, contexts[2])
-
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
-        on_timer = getattr(self._fn, "on_timer", None)
-        if on_timer is None:
-            return None
-        return on_timer(timestamp, _BroadcastContext(ctx, self._store, writable=False))
+    def get_broadcast_state(self, descriptor: Any) -> Any:
+        return self._broadcast_state(descriptor)
 
 
-def _opened_with_dispatch(op: Any, ctx: OperatorContext) -> None:
-    recorded: BroadcastProcess = op.spec.function
-    op.broadcast_state = BroadcastStateStore(recorded.state_names)
+def _with_state(context: Any, access: Callable[[Any], Any]) -> Any:
+    context._broadcast_state = access
+    return context
+
+
+def _open_broadcast_state(ctx: OperatorContext, function: BroadcastProcess) -> BroadcastStateStore:
+    store = BroadcastStateStore(function.state_names)
     if ctx.restore is not None:
         read = ctx.restore_streams.read
-        op.broadcast_state.restore(
+        store.restore(
             [read(h) if h is not None else None for h in ctx.restore.operator_states],
             ctx.subtask,
             ctx.parallelism,
         )
-    op.spec = dataclasses.replace(
-        op.spec, function=_Dispatch(recorded.function, op.broadcast_state)
-    )
+    return store
 
 
-class BroadcastProcessOperator(ProcessOperator):
+class BroadcastProcessOperator(CoProcessOperator):
     """``stream.connect(broadcast_stream).process(BroadcastProcessFunction)``."""
 
     def open(self, ctx: OperatorContext) -> None:
-        _opened_with_dispatch(self, ctx)
+        store = self.broadcast_state = _open_broadcast_state(ctx, self.spec.function)
         super().open(ctx)
+        side_outputs = self.spec.side_outputs
+        self._ctx = _with_state(_ElementContext(None, None, side_outputs), store.read_only)
+        self._ctx2 = _with_state(_ElementContext(None, None, side_outputs), store.state)
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         return OperatorSnapshot(self.broadcast_state.snapshot(), None)
 
 
-class KeyedBroadcastProcessOperator(KeyedProcessOperator):
+class KeyedBroadcastProcessOperator(KeyedCoProcessOperator):
     """``keyed.connect(broadcast_stream).process(KeyedBroadcastProcessFunction)``."""
 
     def open(self, ctx: OperatorContext) -> None:
-        _opened_with_dispatch(self, ctx)
+        store = self.broadcast_state = _open_broadcast_state(ctx, self.spec.function)
         super().open(ctx)
+        self._select2 = _no_key
+        keys, timers, side_outputs = self.backend.key_context, self.timers, self.spec.side_outputs
+        self._ctx = _with_state(_ElementContext(keys, timers, side_outputs), store.read_only)
+        self._ctx2 = _with_state(_ElementContext(keys, timers, side_outputs), store.state)
+        self._timer_ctx = _with_state(_OnTimerContext(keys, timers, side_outputs), store.read_only)
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
         keyed = super().snapshot_state(checkpoint_id, options)
         return OperatorSnapshot(self.broadcast_state.snapshot(), keyed.keyed)
+
+
+def _no_key(record: Any) -> None:
+    """A broadcast record's key: none."""
+    return None

@@ -47,7 +47,6 @@ from barrierflow.runtime.operators import (
     OperatorSnapshot,
     OperatorSpec,
     TimestampsAndWatermarksOperator,
-    TwoInputOperator,
 )
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
@@ -151,6 +150,7 @@ class OperatorChain:
                     d.chain[-1].name,
                     drop_side_outputs=side_edges,
                     encoder=BufferEncoder(_edge_type(d.chain[-1], plan.partitioner)),
+                    timestamps=plan.timestamps,
                 )
             )
         for spec in d.chain:
@@ -206,8 +206,11 @@ class OperatorChain:
     # --- records --------------------------------------------------------------------------------
 
     def process(self, batch: RecordBatch, start: int = 0) -> None:
-        """Runs ``batch`` through the operators from ``start`` on and emits what comes out."""
+        """Runs ``batch`` through the operators from ``start`` on and emits what comes out;
+        the timestamp column is left out before an operator that needs none."""
         for op in self._body[start:] if start else self._body:
+            if op.drops_timestamps and batch.timestamps is not None:
+                batch = RecordBatch(batch.values)
             batch = op.process_batch(batch)
             if not batch.values:
                 return
@@ -215,11 +218,14 @@ class OperatorChain:
 
     @property
     def takes_two_inputs(self) -> bool:
-        return bool(self._body) and isinstance(self._body[0], TwoInputOperator)
+        return bool(self._body) and self._body[0].takes_two_inputs
 
     def process_second_input(self, batch: RecordBatch) -> None:
         """A batch of the second input of a two-input head operator."""
-        batch = self._body[0].process_batch2(batch)
+        head = self._body[0]
+        if head.drops_timestamps and batch.timestamps is not None:
+            batch = RecordBatch(batch.values)
+        batch = head.process_batch2(batch)
         if batch.values:
             self.process(batch, 1)
 
@@ -230,14 +236,14 @@ class OperatorChain:
         for p in partitions:
             p.emit(batch)
 
-    def emit_to_edge(self, edge: int, batch: RecordBatch) -> bool:
-        """``batch`` on job edge ``edge`` alone (restored output channel state); False if this
-        chain has no such edge."""
+    def emit_restored(self, edge: int, batch: RecordBatch, channels: list[int] | None) -> None:
+        """``batch`` on job edge ``edge`` alone (restored output channel state), routed by its
+        partitioner or to ``channels``."""
         for plan, p in zip(self._d.outputs, self.partitions, strict=True):
             if plan.edge == edge:
-                p.emit(batch)
-                return True
-        return False
+                p.emit_restored(batch, channels)
+                return
+        raise ValueError(f"{self._d.name} has no output edge {edge}")
 
     # --- event time and timers ------------------------------------------------------------------
 

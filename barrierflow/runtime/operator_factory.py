@@ -8,6 +8,7 @@ from barrierflow.runtime.broadcast_process import (
     BroadcastProcessOperator,
     KeyedBroadcastProcessOperator,
 )
+from barrierflow.runtime.co_process import CoProcessOperator, KeyedCoProcessOperator
 from barrierflow.runtime.operators import (
     FilterOperator,
     FlatMapOperator,
@@ -30,7 +31,6 @@ _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.MAP: MapOperator,
     TransformationKind.FLAT_MAP: FlatMapOperator,
     TransformationKind.FILTER: FilterOperator,
-    TransformationKind.PROCESS: KeyedProcessOperator,
     TransformationKind.SINK: SinkOperator,
     TransformationKind.TIMESTAMPS: TimestampsAndWatermarksOperator,
     TransformationKind.WINDOW: WindowOperator,
@@ -46,12 +46,21 @@ def converted_type(spec: OperatorSpec) -> TypeInformation | None:
     return spec.output_type if value_converter(spec.output_type) is not None else None
 
 
+# The process operators by kind: (not keyed, keyed)
+_PROCESS: dict[TransformationKind, tuple[type[Operator], type[Operator]]] = {
+    TransformationKind.PROCESS: (ProcessOperator, KeyedProcessOperator),
+    TransformationKind.CO_PROCESS: (CoProcessOperator, KeyedCoProcessOperator),
+    TransformationKind.BROADCAST_PROCESS: (
+        BroadcastProcessOperator,
+        KeyedBroadcastProcessOperator,
+    ),
+}
+
+
 def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
-    if spec.kind is TransformationKind.PROCESS and spec.key_selector is None:
-        op = ProcessOperator(spec)  # a ProcessFunction on a stream that is not keyed
-    elif spec.kind is TransformationKind.BROADCAST_PROCESS:
-        keyed = spec.key_selector is not None
-        op = (KeyedBroadcastProcessOperator if keyed else BroadcastProcessOperator)(spec)
+    process = _PROCESS.get(spec.kind)
+    if process is not None:
+        op = process[spec.key_selector is not None](spec)
     else:
         op = _OPERATORS[spec.kind](spec)
     output_type = converted_type(spec)

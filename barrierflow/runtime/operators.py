@@ -37,6 +37,7 @@ from barrierflow.functions import (
     RuntimeContext,
     TimeDomain,
 )
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
@@ -69,6 +70,9 @@ class OperatorSpec:
     key_selector: Callable[[Any], Any] | None = None
     side_outputs: frozenset[str] = frozenset()  # tags someone consumes: the others are dropped
     output_type: Any = None  # a declared TypeInformation: results are converted to it
+    key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
+    # NEEDED: it reads its input's timestamp column, or carries it to outputs that need it
+    input_timestamps: TimestampColumn = TimestampColumn.NEEDED
 
 
 @dataclass
@@ -144,6 +148,7 @@ def _describe_record(record: Any) -> str:
 
 
 class Operator:
+    takes_two_inputs = False  # a TwoInputOperator: batches of input 2 go to process_batch2
     assigns_timestamps = False  # a TimestampsAndWatermarksOperator: event time starts here
     uses_event_time = False  # keeps event-time timers: the end of input fires them
     has_timers = False  # on_watermark / on_processing_time may return records
@@ -156,6 +161,8 @@ class Operator:
         self.name = spec.name
         self.spec = spec
         self._where = spec.uid
+        # no one downstream reads the timestamps of its input: the chain drops them before it
+        self.drops_timestamps = spec.input_timestamps is TimestampColumn.DROPPED
 
     def open(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
@@ -262,6 +269,8 @@ class TwoInputOperator(Operator):
     takes the batches of input 1, ``process_batch2`` those of input 2; the task's watermark is
     the minimum of the two inputs'."""
 
+    takes_two_inputs = True
+
     def process_batch2(self, batch: RecordBatch) -> RecordBatch:
         raise NotImplementedError
 
@@ -328,8 +337,12 @@ class ProcessOperator(Operator):
         self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        process = self.spec.function.process_element
-        ctx = self._ctx
+        return self._process(batch, self.spec.function.process_element, self._ctx)
+
+    def _process(
+        self, batch: RecordBatch, process: Callable[[Any, Any], Any], ctx: Any
+    ) -> RecordBatch:
+        """``process(record, ctx)`` for each record (a two-input operator's per input)."""
         timestamps = batch.timestamps
         timed = timestamps is not None
         out: list[Any] = []
@@ -551,10 +564,19 @@ class KeyedProcessOperator(KeyedOperator):
         fn.open(self.runtime_context(ctx))
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        select = self.spec.key_selector
-        process = self.spec.function.process_element
+        fn = self.spec.function
+        return self._process_keyed(batch, self.spec.key_selector, fn.process_element, self._ctx)
+
+    def _process_keyed(
+        self,
+        batch: RecordBatch,
+        select: Callable[[Any], Any],
+        process: Callable[[Any, Any], Any],
+        ctx: Any,
+    ) -> RecordBatch:
+        """``process(record, ctx)`` for each record, with its key (by ``select``) current (a
+        two-input operator's per input)."""
         key_context = self.backend.key_context
-        ctx = self._ctx
         timestamps = batch.timestamps
         out: list[Any] = []
         extend = out.extend

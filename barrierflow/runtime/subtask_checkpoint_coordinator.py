@@ -295,7 +295,7 @@ class SubtaskCheckpointCoordinator:
         snapshots = self._chain.snapshot_state(cid, options)
         payload = encode_barrier(barrier)
         timed = options.alignment is Alignment.ALIGNED_WITH_TIMEOUT
-        capture = ChannelStateCapture(cid) if unaligned or timed else None
+        capture = self._new_capture(cid) if unaligned or timed else None
         first_barrier_ms = self._first_barrier_ms.pop(cid, time.time_ns() / 1e6)
         snapshot = _Snapshot(
             barrier,
@@ -337,6 +337,13 @@ class SubtaskCheckpointCoordinator:
         if snapshot is not None and snapshot.capture is not None:
             snapshot.capture.input_complete()
             self._write_channel_state_if_complete(snapshot)
+
+    def _new_capture(self, checkpoint_id: int) -> ChannelStateCapture:
+        """A capture that records which input each channel feeds and how many consumers each
+        output edge has, for a restore into a two-input head or at another parallelism."""
+        d = self._d
+        consumers = {plan.edge: len(plan.targets) for plan in d.outputs}
+        return ChannelStateCapture(checkpoint_id, d.input_of_channel, consumers)
 
     def _drop_capture(self, checkpoint_id: int) -> None:
         if self._capture is not None and self._capture.checkpoint_id == checkpoint_id:

@@ -51,6 +51,10 @@ class TypedOutput:
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
         return self._converted_batch(self._inner.process_batch(batch))
 
+    def process_batch2(self, batch: RecordBatch) -> RecordBatch:
+        """Input 2 of a two-input operator."""
+        return self._converted_batch(self._inner.process_batch2(batch))
+
     def on_watermark(self, watermark: int) -> RecordBatch | None:
         return self._converted_batch(self._inner.on_watermark(watermark))
 

@@ -31,6 +31,7 @@ from barrierflow.control import messages as msg
 from barrierflow.graph.execution_graph import OutputPlan, OutputTarget
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
 from barrierflow.metrics import MetricRegistry
+from barrierflow.protocol.buffer_codec import decode_buffer
 from barrierflow.protocol.checkpoint_barrier import (
     CHECKPOINT,
     Alignment,
@@ -74,10 +75,14 @@ def operator(
     function: Any,
     uid: str | None = None,
     key_selector: Callable[[Any], Any] | None = None,
+    key_selector2: Callable[[Any], Any] | None = None,
 ) -> OperatorSpec:
-    """The spec of one operator, as the JobMaster would ship it."""
+    """The spec of one operator, as the JobMaster would ship it (``key_selector2``: a
+    two-input operator's, of its second input)."""
     uid = uid or kind.value
-    return OperatorSpec(uid, type(function).__name__, kind, function, key_selector)
+    return OperatorSpec(
+        uid, type(function).__name__, kind, function, key_selector, key_selector2=key_selector2
+    )
 
 
 class _RunNow(Executor):
@@ -390,11 +395,10 @@ class StreamTaskHarness:
             if kind == Kind.HELLO:
                 continue
             if kind == Kind.BUFFER:
-                data = pickle.loads(payload)
-                if type(data) is tuple:
-                    self._emitted.append(Emitted(Kind.BUFFER, records=data[0], timestamps=data[1]))
-                else:
-                    self._emitted.append(Emitted(Kind.BUFFER, records=data))
+                batch = decode_buffer(payload)  # however the edge encoded it
+                self._emitted.append(
+                    Emitted(Kind.BUFFER, records=batch.values, timestamps=batch.timestamps)
+                )
             elif kind == Kind.WATERMARK:
                 watermark = WATERMARK.unpack(payload)[0]
                 self._emitted.append(Emitted(Kind.WATERMARK, watermark=watermark))

@@ -29,6 +29,7 @@ from typing import Any
 import zmq
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
@@ -168,15 +169,19 @@ class ResultPartition:
         describe_operator: str,
         drop_side_outputs: bool = False,
         encoder: BufferEncoder | None = None,
+        timestamps: TimestampColumn = TimestampColumn.NEEDED,
     ) -> None:
         """``drop_side_outputs``: the producer emits side output records (another of its edges
         takes them), which this edge, not a side output's, leaves out. ``encoder``: how a
-        buffer becomes bytes (by the records' declared type; pickle without one)."""
+        buffer becomes bytes (by the records' declared type; pickle without one).
+        ``timestamps``: DROPPED where the consumer reads none (``graph/timestamp_use.py``):
+        the edge leaves the column out."""
         self.channels = channels
         self._encode = (encoder or BufferEncoder(None)).encode
         self._buffer_size = buffer_size
         self._pending: list[list[Any]] = [[] for _ in channels]
         self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
+        self._drops_timestamps = timestamps is TimestampColumn.DROPPED
         self._describe = describe_operator
         self._rotation = 0
         self._route: Callable[[list[Any], list[int] | None], None]
@@ -210,14 +215,36 @@ class ResultPartition:
         buffer of this partition carries them (records without get ``NO_TIMESTAMP``)."""
         if self._selects:
             batch = self._selected(batch)
+        self._route(batch.values, self._timestamps(batch))
+
+    def emit_restored(self, batch: RecordBatch, channels: list[int] | None = None) -> None:
+        """Records of a restored buffer of this edge (an unaligned checkpoint's output channel
+        state): selected for the edge when first emitted, so not selected again; routed by the
+        partitioner, or to ``channels`` alone (a broadcast edge's records that some consumers
+        had not received)."""
+        timestamps = self._timestamps(batch)
+        if channels is None:
+            self._route(batch.values, timestamps)
+            return
+        for c in channels:
+            self._pending[c].extend(batch.values)
+            if timestamps is not None:
+                self._pending_ts[c].extend(timestamps)
+        self._flush_full()
+
+    def _timestamps(self, batch: RecordBatch) -> list[int] | None:
+        """The batch's timestamp column as this partition carries it: none until a batch came
+        with one, then one for every record; none where the edge drops the column."""
         timestamps = batch.timestamps
+        if self._drops_timestamps:
+            return None
         if self._pending_ts is not None:
             if timestamps is None:
                 timestamps = [NO_TIMESTAMP] * len(batch.values)
         elif timestamps is not None:
             # From now on every buffer carries timestamps: what is pending gets none.
             self._pending_ts = [[NO_TIMESTAMP] * len(p) for p in self._pending]
-        self._route(batch.values, timestamps)
+        return timestamps
 
     def _selected(self, batch: RecordBatch) -> RecordBatch:
         """This edge's records: its side output's values, or the records that are none."""

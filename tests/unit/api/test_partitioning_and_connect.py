@@ -21,7 +21,8 @@ from barrierflow.datastream.functions import (
 from barrierflow.datastream.state import MapStateDescriptor
 from barrierflow.graph.execution_graph import build_execution_graph, rescale_producers
 from barrierflow.graph.job_graph import build_job_graph
-from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.graph.timestamp_use import TimestampColumn
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import RecordRoutingError, ResultPartition
 from barrierflow.state.broadcast_state import BroadcastStateStore
@@ -47,6 +48,29 @@ def routed(spec: PartitionerSpec, records: list, channels: int = 3) -> list[list
 
 
 # --- where records go --------------------------------------------------------------------------
+
+
+def test_restored_records_are_routed_again_but_not_selected_again():
+    """An unaligned checkpoint's output channel state holds an edge's records as they were
+    sent: a side output's values, no longer wrapped, which a second selection would drop."""
+    sent = [Sent() for _ in range(3)]
+    late = PartitionerSpec(Partitioning.BROADCAST, side_output="late")
+    partition = ResultPartition(late, sent, 1024, 128, "the next operator")
+    partition.emit_restored(RecordBatch([1, 2]))
+    partition.emit_restored(RecordBatch([3]), channels=[2])
+    partition.flush()
+    assert [s.records for s in sent] == [[1, 2], [1, 2], [1, 2, 3]]
+
+
+def test_an_edge_whose_consumer_reads_no_timestamps_leaves_the_column_out():
+    sent = [Sent()]
+    partition = ResultPartition(
+        PartitionerSpec(Partitioning.FORWARD), sent, 1024, 128, "the next operator",
+        timestamps=TimestampColumn.DROPPED,
+    )  # fmt: skip
+    partition.emit(RecordBatch([1, 2], [10, 20]))
+    partition.flush()
+    assert sent[0].records == [1, 2]  # a plain buffer, not (records, timestamps)
 
 
 def test_broadcast_sends_every_record_to_every_channel():
@@ -141,7 +165,7 @@ class Both(CoMapFunction):
         return value
 
 
-def test_connect_tags_each_input_and_keys_each_by_its_own_selector():
+def test_connect_keys_each_input_by_its_own_selector_on_the_edge_of_that_input():
     env = StreamExecutionEnvironment().set_parallelism(2)
     a = env.from_collection([1, 2])
     b = env.from_collection(["x"])
@@ -149,12 +173,24 @@ def test_connect_tags_each_input_and_keys_each_by_its_own_selector():
     joined.sink_to(DiscardingSink())
     graph = stream_graph(env)
     (node,) = [n for n in graph.nodes if n.name == "Pair"]
+    assert node.takes_two_inputs and node.kind is TransformationKind.CO_PROCESS
     assert [e.partitioner.kind for e in node.in_edges] == [Partitioning.KEY_GROUPS] * 2
-    assert [e.source.name for e in node.in_edges] == ["Connect(input 1)", "Connect(input 2)"]
-    select = node.key_selector
-    assert select((0, 7)) == 7 and select((1, "abc")) == 3
-    tags = [e.source.function for e in node.in_edges]
-    assert [tag("r") for tag in tags] == [(0, "r"), (1, "r")]
+    assert [e.input for e in node.in_edges] == [0, 1]
+    selectors = [e.partitioner.key_selector for e in node.in_edges]
+    assert [selectors[0](7), selectors[1]("abc")] == [7, 3]
+    assert node.key_selector(7) == 7 and node.key_selector2("abc") == 3
+    assert [e.source.name for e in node.in_edges] == ["Collection Source"] * 2  # no tagging map
+
+
+def test_connect_keeps_the_uids_of_operators_without_one_that_tagging_maps_gave():
+    """Before connect had two inputs, a map tagged each input: the operators after it are
+    named by positions that counted those maps, and their savepoints by those names."""
+    env = StreamExecutionEnvironment()
+    a = env.from_collection([1])
+    connected = a.connect(env.from_collection([2])).map(Both())
+    connected.map(lambda v: v).sink_to(DiscardingSink())
+    uids = [n.uid for n in stream_graph(env).nodes]
+    assert uids == ["source-0", "source-1", "process-4", "map-5", "sink-6"]
 
 
 class Pair(KeyedCoProcessFunction):

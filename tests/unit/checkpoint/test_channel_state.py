@@ -46,7 +46,7 @@ def test_nothing_in_flight_is_no_channel_state():
     assert capture.complete and capture.snapshot() is None and capture.persisted_bytes == 0
 
 
-@pytest.mark.parametrize("data", [b"", b"\x02\x80", b"\x00"])
+@pytest.mark.parametrize("data", [b"", b"\x03\x80", b"\x00"])
 def test_channel_state_of_an_unknown_version_is_refused(data):
     with pytest.raises(ChannelStateFormatError, match="version"):
         decode_channel_state(data)

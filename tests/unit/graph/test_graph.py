@@ -11,6 +11,7 @@ from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_gr
 from barrierflow.graph.job_graph import JobGraph, build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import Partitioning
+from barrierflow.two_input_functions import CoMapFunction
 
 
 class Passthrough(KeyedProcessFunction):
@@ -162,6 +163,37 @@ def test_union_of_two_sources_gives_the_consumer_channels_of_both_edges():
     assert edge_b.partitioner.kind is Partitioning.REBALANCE
     assert plan(execution, consumer, 0).input_channels == ((edge_a.index, 0), (edge_b.index, 0))
     assert plan(execution, consumer, 1).input_channels == ((edge_a.index, 1), (edge_b.index, 0))
+
+
+class Either(CoMapFunction):
+    def map1(self, value):
+        return value
+
+    def map2(self, value):
+        return value
+
+
+def test_a_two_input_operator_heads_its_vertex_and_knows_the_input_of_each_channel():
+    """Input 1 a union of two sources (one forward, one keyed), input 2 a broadcast one."""
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    a = env.from_source(SequenceSource(1, 10), "a")
+    b = env.from_source(SequenceSource(11, 20), "b").set_parallelism(1)
+    c = env.from_source(SequenceSource(21, 30), "c")
+    joined = a.union(b.key_by(lambda v: v)).connect(c.broadcast()).map(Either())
+    joined.sink_to(DiscardingSink())
+    job_graph, execution = graphs(env)
+    assert chains(job_graph) == [["a"], ["b"], ["c"], ["Either", "DiscardingSink"]]
+    head = job_graph.vertices[3]
+    assert head.takes_two_inputs and not job_graph.vertices[0].takes_two_inputs
+    assert [(e.source.chain[0].name, e.input) for e in job_graph.inputs_of(head)] == [
+        ("a", 0), ("b", 0), ("c", 1)
+    ]  # fmt: skip
+    for subtask in (0, 1):
+        consumer = plan(execution, head.id, subtask)
+        inputs = {e.index: e.input for e in job_graph.edges}
+        assert consumer.input_of_channel == tuple(inputs[e] for e, _ in consumer.input_channels)
+        assert consumer.input_of_channel == (0, 0, 1, 1)  # c broadcasts from both subtasks
+    assert [plan(execution, v.id, 0).outputs[0].input for v in job_graph.vertices[:3]] == [0, 0, 1]
 
 
 # --- uids and validation -------------------------------------------------------------------------

@@ -6,8 +6,11 @@ following timestamp assigner each batch's splits."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from barrierflow.checkpoint.channel_state import decode_channel_state, encode_channel_state
+from barrierflow.checkpoint.metadata import InlineHandle
 from barrierflow.common import WatermarkStrategy
 from barrierflow.connectors import SequenceSource
 from barrierflow.graph.transformation import TransformationKind
@@ -122,19 +125,45 @@ def test_barriers_align_over_the_channels_of_both_inputs(two_inputs):
     assert h.output_records() == [("first", 7)]
 
 
-def test_data_in_flight_is_not_restored_into_a_two_input_head(monkeypatch):
+def _unaligned_snapshot_with_data_in_flight(monkeypatch):
+    """A two-input head's acknowledgement of an unaligned checkpoint whose barriers overtook
+    [1] on channel 0 (input 1) and [2, 3] on channel 1 (input 2): its channel state."""
     monkeypatch.setattr(operator_chain, "create_operator", Sides)
     head = operator(TransformationKind.MAP, None, uid="sides")
     h = StreamTaskHarness(
         [head], num_input_channels=2, input_of_channel=(0, 1), unaligned=True
     ).open()
     h.records(0, [1])
-    h.priority_barrier(0, 1)  # overtook [1]: channel state
+    h.records(1, [2, 3])
+    h.priority_barrier(0, 1)
     h.priority_barrier(1, 1)
     h.run_until_idle()
     (ack,) = h.acknowledgements()
-    assert ack.operator_states["sides"].channel_state is not None
-    with pytest.raises(RuntimeError, match="two-input operator"):
+    return h, ack
+
+
+def test_data_in_flight_is_restored_into_the_input_it_was_recorded_for(monkeypatch):
+    h, ack = _unaligned_snapshot_with_data_in_flight(monkeypatch)
+    restored = h.restored(ack).open()
+    restored.run_until_idle()
+    assert sorted(restored.output_records()) == [("first", 1), ("second", 2), ("second", 3)]
+    restored.close()
+    h.close()
+
+
+def test_data_in_flight_from_before_connect_had_two_inputs_is_refused(monkeypatch):
+    """Such channel state (version 1) holds connect's records tagged with their input."""
+    h, ack = _unaligned_snapshot_with_data_in_flight(monkeypatch)
+    state = ack.operator_states["sides"]
+    recorded = decode_channel_state(state.channel_state.data)
+    untagged_then = msgspec.structs.replace(
+        recorded, version=1, inputs=[msgspec.structs.replace(c, input=0) for c in recorded.inputs]
+    )
+    old = InlineHandle(encode_channel_state(untagged_then))
+    ack = msgspec.structs.replace(
+        ack, operator_states={"sides": msgspec.structs.replace(state, channel_state=old)}
+    )
+    with pytest.raises(RuntimeError, match="aligned checkpoint or a savepoint"):
         h.restored(ack).open()
     h.close()
 
