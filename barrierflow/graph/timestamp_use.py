@@ -12,11 +12,11 @@ input needs the column when the operator reads it or carries it to outputs that 
 - a process function (one or two inputs, broadcast) reads it if its per-record method may use
   its context (``ctx.timestamp()``, event-time timers): only a method whose code provably never
   loads the context parameter does not; its outputs carry its inputs' timestamps;
-- map, filter and flat_map read none and carry them; a sink reads none.
+- map, filter, flat_map and async I/O read none and carry them; a sink reads none.
 
 Each job edge and each operator in a chain then drops the column where its consumer does not
 need it (``TimestampColumn.DROPPED``), so a job whose functions never look at the timestamps
-after a shuffle pays for them only up to it (docs/adr/0016-timestamps-where-they-are-read.md).
+after a shuffle pays for them only up to it (docs/adr/0015-operator-chain-and-one-record-path.md).
 Watermarks are untouched: they flow as before, and timers registered from a context that
 reads them fire as before. Performs no I/O.
 """
@@ -41,15 +41,15 @@ class TimestampColumn(enum.Enum):
     DROPPED = "dropped"  # no one downstream reads it: left out
 
 
-# Operators whose outputs carry the timestamps of the inputs they came from.
-_CARRIES = frozenset(
+# Operators whose outputs do not carry their inputs' timestamps: an assigner and a window give
+# new ones, a sink has no outputs. Every other operator carries them (map, process functions,
+# async I/O, ...), so that an operator added later is safe by default.
+_GIVES_NEW = frozenset(
     {
-        TransformationKind.MAP,
-        TransformationKind.FLAT_MAP,
-        TransformationKind.FILTER,
-        TransformationKind.PROCESS,
-        TransformationKind.CO_PROCESS,
-        TransformationKind.BROADCAST_PROCESS,
+        TransformationKind.SOURCE,
+        TransformationKind.TIMESTAMPS,
+        TransformationKind.WINDOW,
+        TransformationKind.SINK,
     }
 )
 _PROCESSES = frozenset(
@@ -69,7 +69,7 @@ def plan_timestamps(graph: StreamGraph) -> None:
     needed: dict[int, bool] = {}
     for node in reversed(graph.nodes):  # topological order: consumers after producers
         downstream = any(needed[edge.target.id] for edge in node.out_edges)
-        needed[node.id] = _reads(node) or (node.kind in _CARRIES and downstream)
+        needed[node.id] = _reads(node) or (node.kind not in _GIVES_NEW and downstream)
         node.input_timestamps = (
             TimestampColumn.NEEDED if needed[node.id] else TimestampColumn.DROPPED
         )

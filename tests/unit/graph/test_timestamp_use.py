@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 
 from barrierflow import StreamExecutionEnvironment
+from barrierflow.api.async_data_stream import AsyncDataStream
+from barrierflow.async_functions import AsyncFunction
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.common.watermark_strategy import TimestampAssigner
 from barrierflow.connectors import DiscardingSink, SequenceSource
@@ -14,6 +16,7 @@ from barrierflow.functions import KeyedProcessFunction, ProcessFunction
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.timestamp_use import TimestampColumn, may_use_argument
+from barrierflow.graph.transformation import TransformationKind
 from barrierflow.two_input_functions import CoMapFunction, KeyedCoProcessFunction
 from barrierflow.windowing.assigners import TumblingEventTimeWindows
 from tests.unit.graph.test_graph import stream_graph
@@ -166,3 +169,27 @@ def test_a_two_input_operator_needs_them_if_either_input_method_may_read_them():
     a.connect(b).map(Both()).sink_to(DiscardingSink())
     inputs = {n.name: n.input_timestamps for n in stream_graph(env).nodes}
     assert inputs["Join"] is NEEDED and inputs["Both"] is DROPPED
+
+
+class Echo(AsyncFunction):
+    async def async_invoke(self, value):
+        return [value]
+
+
+def test_async_io_carries_them_to_a_window_after_it():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+        lambda i, _: i
+    )
+    events = env.from_source(SequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
+        strategy
+    )
+    (
+        AsyncDataStream.unordered_wait(events, Echo(), Duration.of_seconds(1))
+        .key_by(lambda v: v % 2)
+        .window(TumblingEventTimeWindows.of(Time.milliseconds(5)))
+        .reduce(lambda a, b: a)
+        .sink_to(DiscardingSink())
+    )
+    waits = [n for n in stream_graph(env).nodes if n.kind is TransformationKind.ASYNC_WAIT]
+    assert [n.input_timestamps for n in waits] == [NEEDED]
