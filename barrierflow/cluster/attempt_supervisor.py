@@ -39,6 +39,7 @@ from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status import TaskState
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
+from barrierflow.cluster.recovery_times import RecoveryTimes
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -84,6 +85,7 @@ class AttemptSupervisor:
         self._canceled = canceled
         self.current: Attempt | None = None
         self.restores: list[RestoreStats] = []
+        self.recovery_times = RecoveryTimes()
         self._submitted: SubmittedAttempt = _NothingSubmitted()
         self._next_tick = 0.0
         # What a slot or task of the running attempt may send; a new message is one line.
@@ -155,6 +157,7 @@ class AttemptSupervisor:
             attempt.fail(str(e), _trace(e))
             return attempt
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
+        self.recovery_times.attempt_submitted(number, attempt.restored_checkpoint, time.time())
         self._submitted = self._deployer.submit(
             slots,
             f"{plan.job_name} attempt {number}",
@@ -220,6 +223,7 @@ class AttemptSupervisor:
         attempt.slot_last_seen[m.slot] = time.monotonic()
         if m.tasks:
             self._status_view.subtask_metrics(m.tasks)
+            self.recovery_times.subtasks_sampled(attempt.number, m.tasks)
 
     def _on_slot_stopped(self, attempt: Attempt, m: msg.SlotStopped) -> None:
         attempt.stopped_slots.add(m.slot)

@@ -190,6 +190,7 @@ class JobMaster:
                     self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
+                self._supervisor.recovery_times.attempt_failed(time.time())
                 delay = self._end_attempt(attempt)
                 self.status = JobStatus.RESTARTING
                 log.warning(
@@ -346,4 +347,5 @@ class JobMaster:
             checkpoint_history=tuple(coordinator.history.records),
             processing_ms=attempt.processing_ms() if attempt is not None else 0,
             restores=tuple(self._supervisor.restores),
+            recoveries=self._supervisor.recovery_times.stats(coordinator.history.records),
         )

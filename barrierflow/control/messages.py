@@ -47,6 +47,9 @@ class SubtaskMetrics(msgspec.Struct, frozen=True):
     idle_ms: float
     # the program's metrics (get_metrics_group()): (operator, name, value)
     user: tuple[tuple[str, str, float], ...] = ()
+    # epoch seconds at which the subtask took its first record in (None: not yet): how long
+    # a recovery took (cluster/recovery_times.py)
+    first_record_at: float | None = None
 
 
 class SlotHeartbeat(Message, frozen=True):
