@@ -99,7 +99,9 @@ class AttemptSupervisor:
             msg.DeclineCheckpoint: lambda _, m: self._coordinator.on_decline(m),
             msg.EndOfInput: self._on_end_of_input,
             msg.TaskFinished: self._on_task_finished,
-            msg.TaskFailed: lambda a, m: a.fail(m.error, m.traceback),
+            msg.TaskFailed: lambda a, m: a.fail(
+                m.error, m.traceback, corrupt_checkpoint_file=m.corrupt_checkpoint_file
+            ),
             msg.OperatorEventToCoordinator: lambda _, m: operator_coordinators.handle_event(m),
         }
         # While an attempt stops: only which of its slots stopped or still live.

@@ -116,6 +116,8 @@ class TaskFailed(Message, frozen=True):
     subtask: int
     error: str
     traceback: str
+    # a file of the checkpoint being restored that is corrupt: the checkpoint is unusable
+    corrupt_checkpoint_file: str | None = None
 
 
 class OperatorEventToCoordinator(Message, frozen=True):
