@@ -234,4 +234,3 @@ class BroadcastConnectedStream:
         )
         env._add(t)
         return self._stream._derived(t)
-

@@ -48,6 +48,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     Alignment,
     CheckpointOptions,
 )
+from barrierflow.runtime.network import channel_faults
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.declared_states import declared_states_of
@@ -193,9 +194,7 @@ class StreamExecutionEnvironment:
         if mode == "STREAMING":
             return False
         sources = [t for t in self._job_reach() if t.kind is TransformationKind.SOURCE]
-        unbounded = [
-            t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()
-        ]
+        unbounded = [t for t in sources if not getattr(t.function, "is_bounded", lambda: False)()]
         if mode == "AUTOMATIC":
             return not unbounded
         if unbounded:
@@ -343,9 +342,7 @@ class StreamExecutionEnvironment:
             )
         if isinstance(watermark_strategy, str) and source_name is None:
             watermark_strategy, source_name = None, watermark_strategy
-        if watermark_strategy is not None and not isinstance(
-            watermark_strategy, WatermarkStrategy
-        ):
+        if watermark_strategy is not None and not isinstance(watermark_strategy, WatermarkStrategy):
             raise ConfigurationError(
                 "from_source() takes a WatermarkStrategy (from barrierflow.common) as its second "
                 f"argument, or the source's name, got {watermark_strategy!r}"
@@ -511,6 +508,7 @@ class StreamExecutionEnvironment:
             if batch
             else self._configuration.get("pipeline.auto-watermark-interval"),
             job_parameters=self._configuration.get("pipeline.global-job-parameters"),
+            channel_faults=channel_faults.installed(),
         )
         return JobPlan(
             job_id=job_id,
