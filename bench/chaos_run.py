@@ -30,6 +30,7 @@ from chaos_jobs.catalog import JOBS, Record, Servers
 from chaos_jobs.spec import JobSpec, Recovery, RunReport
 from chaos_plan import BadInput, FaultKind, PlannedFault, RunPlan
 
+from barrierflow.testing.channel_faults import ChannelCuts
 from barrierflow.testing.storage_faults import (
     ArmedFault,
     StorageFault,
@@ -38,15 +39,6 @@ from barrierflow.testing.storage_faults import (
 )
 
 STALL_BEYOND_TIMEOUT_S = 2.0
-# Faults after which the job restarts from a checkpoint: their recovery is timed.
-RESTARTING = {
-    FaultKind.KILL_TASK,
-    FaultKind.KILL_DRIVER,
-    FaultKind.KILL_DURING_RESTORE,
-    FaultKind.STORAGE_ERROR,
-    FaultKind.CUT_CONNECTION,
-    FaultKind.CANCEL_WITH_SAVEPOINT,
-}
 
 
 class Verdict(enum.Enum):
@@ -144,6 +136,7 @@ class Run:
             checkpoint_dir=checkpoint_dir,
             s3=s3,
             storage_faults=os.path.join(self.base, "storage-faults"),
+            channel_cuts=os.path.join(self.base, "channel-cuts"),
             poison=poison,
             inline_threshold=0 if plan.bad_input is BadInput.CORRUPT_STATE else None,
         )
@@ -178,6 +171,7 @@ class Run:
             for driver in self.drivers:
                 driver.stop()
         self._time_recoveries(injections)
+        self._note_fired(injections)
         return RunResult(self.plan, verdict, reason, injections, time.time() - started)
 
     def _wait_for_first_checkpoint(self, driver: Driver, deadline: float) -> float | None:
@@ -255,7 +249,8 @@ class Run:
         if kind is FaultKind.CANCEL_WITH_SAVEPOINT:
             return self._cancel_with_savepoint(spec_path)
         if kind is FaultKind.CUT_CONNECTION:
-            return "not available"
+            ChannelCuts(self.spec.channel_cuts).arm()
+            return "armed"
         raise ValueError(f"no injector for {kind}")
 
     def _arm_storage(self, fault: PlannedFault) -> str:
@@ -317,6 +312,24 @@ class Run:
                 return Verdict.FALLBACK, ""
         return Verdict.FAILED, _difference(committed, expected)
 
+    def _note_fired(self, injections: list[Injection]) -> None:
+        """Whether each armed fault fired, and where: a fault armed after the last write of
+        a checkpoint, or the last frame, never does."""
+        if self.spec is None:
+            return
+        storage = iter(StorageFaults(self.spec.storage_faults).fired())
+        cuts = iter(ChannelCuts(self.spec.channel_cuts).fired())
+        for injection in injections:
+            if injection.note != "armed":
+                continue
+            if injection.fault.kind is FaultKind.CUT_CONNECTION:
+                cut = next(cuts, None)
+                injection.note = f"cut {cut['producer']} channel {cut['channel']}" if cut else ""
+            else:
+                fired = next(storage, None)
+                injection.note = f"hit {os.path.basename(fired.path)}" if fired else ""
+            injection.note = injection.note or "armed, never fired"
+
     # --- recovery times ---------------------------------------------------------------------
 
     def _time_recoveries(self, injections: list[Injection]) -> None:
@@ -325,12 +338,14 @@ class Run:
             with contextlib.suppress(OSError, ValueError, KeyError):
                 recoveries += RunReport.load(path).recoveries
         completions = self._checkpoint_completions()
-        for injection in injections:
-            if injection.at is None or injection.fault.kind not in RESTARTING:
-                continue
-            after = [r for r in recoveries if r.submitted_at > injection.at]
-            if after and after[0].first_record_at is not None:
-                injection.first_record_s = after[0].first_record_at - injection.at
+        injected = [i for i in injections if i.at is not None]
+        # A recovery answers the last fault before its submission (an earlier one may have
+        # caused no restart: a stall, a server back in time).
+        for recovery in sorted(recoveries, key=lambda r: r.submitted_at):
+            before = [i for i in injected if i.at < recovery.submitted_at]
+            if before and before[-1].first_record_s is None and recovery.first_record_at:
+                before[-1].first_record_s = recovery.first_record_at - before[-1].at
+        for injection in injected:
             later = [c for c in completions if c > injection.at]
             if later:
                 injection.first_checkpoint_s = later[0] - injection.at

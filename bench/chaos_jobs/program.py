@@ -6,7 +6,8 @@ and the job resumed with ``run --resume``):
 It builds the job ``SPEC.json`` names from ``tests/jobs``, with the campaign's settings: a
 generous restart strategy, a short checkpoint timeout (a stalled storage must time out within
 the run), two retained checkpoints (a corrupt one has a fallback), and, when asked, the storage
-fault facility installed. When the job ends well it writes a ``RunReport`` beside the spec.
+fault facility and the channel cuts installed. When the job ends well it writes a
+``RunReport`` beside the spec.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import sys
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.testing import storage_faults
+from barrierflow.testing import channel_faults, storage_faults
 from chaos_jobs.catalog import JOBS
 from chaos_jobs.spec import JobSpec, Recovery, RunReport
 
@@ -24,6 +25,8 @@ def main(spec_path: str) -> None:
     spec = JobSpec.load(spec_path)
     if spec.storage_faults:
         storage_faults.install(spec.storage_faults)
+    if spec.channel_cuts:
+        channel_faults.install(spec.channel_cuts)
     env = StreamExecutionEnvironment().set_parallelism(2)
     conf: dict[str, object] = {**spec.s3}
     if spec.backend == "rocksdb":

@@ -23,6 +23,7 @@ class JobSpec:
     out_topic: str | None = None
     postgres: str | None = None  # conninfo of the run's database
     storage_faults: str | None = None  # the storage fault facility's control directory
+    channel_cuts: str | None = None  # the channel fault facility's control directory
     poison: int | None = None  # a record that makes a user function raise
     inline_threshold: int | None = None  # small: state goes to files (a file to corrupt)
     restarts: int = 12
