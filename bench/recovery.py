@@ -79,8 +79,8 @@ def measure(backend: str, kills: int, delay_ms: int, work: str, seed: int) -> di
         since = killed_at[-1]
     while not _completed_after(storage, since) and not client.done():
         time.sleep(0.05)  # the last recovery's first checkpoint
-    client.stop_with_savepoint(f"{base}/savepoints")
-    result = client.get_job_execution_result()
+    client.stop_with_savepoint(False, f"{base}/savepoints").result()
+    result = client.get_job_execution_result().result()
     records, checkpoints = [], []
     for kill in killed_at:
         after = [r for r in result.recoveries if r.submitted_at > kill]
