@@ -151,9 +151,7 @@ def _row(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
         elif not isinstance(value, (Row, tuple, list)):
             raise _refuse(value, type_info)
         if len(value) != arity:
-            raise TypeError(
-                f"{value!r:.100} has {len(value)} fields, {type_info!r} has {arity}"
-            )
+            raise TypeError(f"{value!r:.100} has {len(value)} fields, {type_info!r} has {arity}")
         row = Row(*[f(v) for f, v in zip(fields, value, strict=True)])
         row.set_field_names(names)
         if isinstance(value, Row):

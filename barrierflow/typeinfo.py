@@ -27,9 +27,11 @@ class TypeInformation:
     def __repr__(self) -> str:
         if not self.fields:
             return f"{self.name}()"
-        inner = ", ".join(
-            f"{n}: {t!r}" for n, t in zip(self.field_names, self.fields, strict=True)
-        ) if self.field_names else ", ".join(map(repr, self.fields))
+        inner = (
+            ", ".join(f"{n}: {t!r}" for n, t in zip(self.field_names, self.fields, strict=True))
+            if self.field_names
+            else ", ".join(map(repr, self.fields))
+        )
         return f"{self.name}({inner})"
 
 
@@ -79,9 +81,7 @@ class Types:
         return TypeInformation("ROW", _check(field_types, "ROW"))
 
     @staticmethod
-    def ROW_NAMED(
-        field_names: list[str], field_types: list[TypeInformation]
-    ) -> TypeInformation:
+    def ROW_NAMED(field_names: list[str], field_types: list[TypeInformation]) -> TypeInformation:
         names = tuple(field_names)
         types = _check(field_types, "ROW_NAMED")
         if len(names) != len(types) or not all(isinstance(n, str) for n in names):

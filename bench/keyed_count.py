@@ -116,9 +116,7 @@ def main() -> None:
     events = env.from_source(SequenceSource(0, args.events - 1), "events")
     if args.event_time:
         events = events.assign_timestamps_and_watermarks(
-            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
-                lambda i, _: i
-            )
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda i, _: i)
         )
     key_type = Types.LONG() if args.typed else None
     count_type = Types.TUPLE([Types.LONG(), Types.LONG()]) if args.typed else None

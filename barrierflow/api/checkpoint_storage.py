@@ -40,9 +40,7 @@ class FileSystemCheckpointStorage(CheckpointStorage):
 
     def __post_init__(self) -> None:
         if not isinstance(self.checkpoint_path, str) or not self.checkpoint_path.strip():
-            raise ValueError(
-                f"checkpoint_path must be a path or URI, got {self.checkpoint_path!r}"
-            )
+            raise ValueError(f"checkpoint_path must be a path or URI, got {self.checkpoint_path!r}")
 
     def get_checkpoint_path(self) -> str:
         return self.checkpoint_path

@@ -49,6 +49,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     Alignment,
     CheckpointOptions,
 )
+from barrierflow.runtime.network import channel_faults
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.declared_states import declared_states_of
@@ -342,9 +343,7 @@ class StreamExecutionEnvironment:
             )
         if isinstance(watermark_strategy, str) and source_name is None:
             watermark_strategy, source_name = None, watermark_strategy
-        if watermark_strategy is not None and not isinstance(
-            watermark_strategy, WatermarkStrategy
-        ):
+        if watermark_strategy is not None and not isinstance(watermark_strategy, WatermarkStrategy):
             raise ConfigurationError(
                 "from_source() takes a WatermarkStrategy (from barrierflow.common) as its second "
                 f"argument, or the source's name, got {watermark_strategy!r}"
@@ -510,6 +509,7 @@ class StreamExecutionEnvironment:
             if batch
             else self._configuration.get("pipeline.auto-watermark-interval"),
             job_parameters=self._configuration.get("pipeline.global-job-parameters"),
+            channel_faults=channel_faults.installed(),
         )
         return JobPlan(
             job_id=job_id,

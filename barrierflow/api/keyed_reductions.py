@@ -93,7 +93,7 @@ def _with(record: Any, field: int | str, value: Any) -> Any:
     if isinstance(record, dict):
         return {**record, field: value}
     if isinstance(record, tuple) and not hasattr(record, "_fields") and isinstance(field, int):
-        return (*record[:field], value, *record[field + 1:])
+        return (*record[:field], value, *record[field + 1 :])
     if isinstance(record, list) and isinstance(field, int):
         return [*record[:field], value, *record[field + 1 :]]
     if isinstance(record, Row):  # by position or by name (ROW_NAMED); names and kind kept
@@ -112,7 +112,6 @@ def _with(record: Any, field: int | str, value: Any) -> Any:
 
 
 class FieldAggregation(_Rolling):
-
     def __init__(self, kind: str, field: int | str) -> None:
         if isinstance(field, bool) or not isinstance(field, int | str):
             raise TypeError(f"{kind}() takes a field position or name, not {field!r}")

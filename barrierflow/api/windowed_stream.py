@@ -107,9 +107,7 @@ class WindowedStream:
             )
         if window_function is None:
             output_type = self._keyed.get_type()  # a reduction keeps its input's type
-        return self._build(
-            Contents.REDUCE, reduce_function, window_function, "Reduce", output_type
-        )
+        return self._build(Contents.REDUCE, reduce_function, window_function, "Reduce", output_type)
 
     def aggregate(
         self,
@@ -133,9 +131,7 @@ class WindowedStream:
             raise ConfigurationError(
                 f"process() needs a ProcessWindowFunction, got {process_window_function!r}"
             )
-        return self._build(
-            Contents.ELEMENTS, None, process_window_function, "Process", output_type
-        )
+        return self._build(Contents.ELEMENTS, None, process_window_function, "Process", output_type)
 
     def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
         if not callable(getattr(window_function, "apply", window_function)):

@@ -13,6 +13,10 @@ the driver when it plans a job, each command of the command line, and each execu
 have no atomic rename: ``is_object_store`` tells writers to publish whole objects instead
 (docs/adr/0009-object-storage.md).
 
+A test facility, never set by configuration: ``install_wrapper`` makes every file system this
+process resolves from then on, and every executor of the jobs it plans, go through a wrapper
+(``barrierflow.testing.storage_faults`` injects storage errors and stalls with it).
+
 **Threading:** ``initialize`` and ``resolve`` from any thread; a lock guards the settings and
 the cache of file systems (pyarrow's file systems are thread-safe). **I/O:** none to build a
 file system, except a bucket's region looked up from AWS when neither ``s3.region``,
@@ -77,11 +81,21 @@ class S3Settings:
         return f"endpoint {where}{style}, {who}"
 
 
+class FileSystemWrapper(Protocol):
+    """Wraps each file system that ``resolve`` returns: a test facility that injects faults.
+    It must pickle (it rides to the executors in the settings) and be cheap to call: it wraps
+    every file system resolved. A wrapped file system tells its kind through its handler's
+    type name (``is_object_store``)."""
+
+    def wrap(self, fs: pafs.FileSystem) -> pafs.FileSystem: ...
+
+
 @dataclass(frozen=True)
 class FileSystemSettings:
     """The settings of every file system a job's processes open; small, frozen, picklable."""
 
     s3: S3Settings = S3Settings()
+    wrapper: FileSystemWrapper | None = None  # a test facility: see ``install_wrapper``
 
 
 def settings_from(options: OptionSource) -> FileSystemSettings:
@@ -104,13 +118,26 @@ def settings_from(options: OptionSource) -> FileSystemSettings:
             secret_key=secret_key,
             path_style_access=bool(options.get("s3.path.style.access")),
             region=options.get("s3.region") or None,
-        )
+        ),
+        wrapper=_installed_wrapper,
     )
 
 
 _lock = threading.Lock()
 _settings = FileSystemSettings()
 _cache: dict[tuple[S3Settings, str | None], pafs.S3FileSystem] = {}
+# Not a configuration key: only a test that runs a job program installs one, so that no
+# user setting can turn fault injection on.
+_installed_wrapper: FileSystemWrapper | None = None
+
+
+def install_wrapper(wrapper: FileSystemWrapper | None) -> None:
+    """A test facility: from now on this process's settings (``settings_from``), and so the
+    executors of every job it plans, wrap each file system with ``wrapper``; None removes it."""
+    global _installed_wrapper, _settings
+    with _lock:
+        _installed_wrapper = wrapper
+        _settings = FileSystemSettings(_settings.s3, wrapper)
 
 
 def initialize(settings: FileSystemSettings) -> None:
@@ -129,6 +156,12 @@ def current_settings() -> FileSystemSettings:
 
 def resolve(uri: str) -> tuple[pafs.FileSystem, str]:
     """The file system and the path in it of ``uri``: a local path or a URI."""
+    fs, path = _resolve(uri)
+    wrapper = current_settings().wrapper
+    return (fs if wrapper is None else wrapper.wrap(fs)), path
+
+
+def _resolve(uri: str) -> tuple[pafs.FileSystem, str]:
     if "://" not in uri:
         return pafs.LocalFileSystem(), posixpath.abspath(uri)
     scheme = uri.split("://", 1)[0].lower()
@@ -150,8 +183,9 @@ def resolve(uri: str) -> tuple[pafs.FileSystem, str]:
 def is_object_store(fs: pafs.FileSystem) -> bool:
     """True where a rename is a copy and a delete (S3, GCS, ...): whatever must appear whole
     is written as one object that appears when its upload completes (ADR 0009), and
-    directories are prefixes, created by writing a file into them."""
-    return fs.type_name not in _RENAMING_FILE_SYSTEMS
+    directories are prefixes, created by writing a file into them. A file system implemented
+    in Python (``pafs.PyFileSystem``, a wrapper's) is of the kind its handler names."""
+    return fs.type_name.removeprefix("py::") not in _RENAMING_FILE_SYSTEMS
 
 
 def s3_filesystem(settings: S3Settings, region: str | None = None) -> pafs.S3FileSystem:

@@ -16,6 +16,7 @@ class AttemptFailure:
     error: str
     traceback: str = ""
     recoverable: bool = True  # False: a restart would fail the same way (no restart is tried)
+    corrupt_checkpoint_file: str | None = None  # the restore met it: the checkpoint is unusable
 
 
 @dataclass
@@ -37,10 +38,16 @@ class Attempt:
     spark_done: bool = False
     failure: AttemptFailure | None = None
 
-    def fail(self, error: str, traceback: str = "", recoverable: bool = True) -> None:
+    def fail(
+        self,
+        error: str,
+        traceback: str = "",
+        recoverable: bool = True,
+        corrupt_checkpoint_file: str | None = None,
+    ) -> None:
         """Records why the attempt failed; the first reason stays (later ones follow from it)."""
         if self.failure is None:
-            self.failure = AttemptFailure(error, traceback, recoverable)
+            self.failure = AttemptFailure(error, traceback, recoverable, corrupt_checkpoint_file)
 
     @property
     def all_running(self) -> bool:

@@ -39,6 +39,7 @@ from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status import TaskState
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
+from barrierflow.cluster.recovery_times import RecoveryTimes
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -84,6 +85,7 @@ class AttemptSupervisor:
         self._canceled = canceled
         self.current: Attempt | None = None
         self.restores: list[RestoreStats] = []
+        self.recovery_times = RecoveryTimes()
         self._submitted: SubmittedAttempt = _NothingSubmitted()
         self._next_tick = 0.0
         # What a slot or task of the running attempt may send; a new message is one line.
@@ -97,7 +99,9 @@ class AttemptSupervisor:
             msg.DeclineCheckpoint: lambda _, m: self._coordinator.on_decline(m),
             msg.EndOfInput: self._on_end_of_input,
             msg.TaskFinished: self._on_task_finished,
-            msg.TaskFailed: lambda a, m: a.fail(m.error, m.traceback),
+            msg.TaskFailed: lambda a, m: a.fail(
+                m.error, m.traceback, corrupt_checkpoint_file=m.corrupt_checkpoint_file
+            ),
             msg.OperatorEventToCoordinator: lambda _, m: operator_coordinators.handle_event(m),
         }
         # While an attempt stops: only which of its slots stopped or still live.
@@ -155,6 +159,7 @@ class AttemptSupervisor:
             attempt.fail(str(e), _trace(e))
             return attempt
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
+        self.recovery_times.attempt_submitted(number, attempt.restored_checkpoint, time.time())
         self._submitted = self._deployer.submit(
             slots,
             f"{plan.job_name} attempt {number}",
@@ -220,6 +225,7 @@ class AttemptSupervisor:
         attempt.slot_last_seen[m.slot] = time.monotonic()
         if m.tasks:
             self._status_view.subtask_metrics(m.tasks)
+            self.recovery_times.subtasks_sampled(attempt.number, m.tasks)
 
     def _on_slot_stopped(self, attempt: Attempt, m: msg.SlotStopped) -> None:
         attempt.stopped_slots.add(m.slot)

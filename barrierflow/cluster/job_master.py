@@ -34,7 +34,7 @@ from concurrent.futures import Future
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
-from barrierflow.cluster.attempt import Attempt
+from barrierflow.cluster.attempt import Attempt, AttemptFailure
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.deployer import Deployer
@@ -190,6 +190,7 @@ class JobMaster:
                     self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     return self._result(number, started)
+                self._supervisor.recovery_times.attempt_failed(time.time())
                 delay = self._end_attempt(attempt)
                 self.status = JobStatus.RESTARTING
                 log.warning(
@@ -227,6 +228,8 @@ class JobMaster:
         strategy gave up, or the failure is one a restart cannot fix)."""
         # Decided before stopping: the slots remove their local state if the job ends.
         delay = None
+        if attempt.failure is not None and attempt.failure.corrupt_checkpoint_file is not None:
+            self._restored_corrupt(attempt, attempt.failure.corrupt_checkpoint_file)
         failure = attempt.failure
         if not self._canceled and (failure is None or failure.recoverable):
             delay = self.plan.restart_strategy.on_failure(time.monotonic())
@@ -250,6 +253,24 @@ class JobMaster:
                 failure.traceback,
             )
         return delay
+
+    def _restored_corrupt(self, attempt: Attempt, path: str) -> None:
+        """The attempt's restore met a corrupt file: a retained checkpoint of this job is
+        not restored again (the next attempt falls back to an older one); a snapshot given to
+        restore from has no fallback, and no restart would read it better."""
+        restored = attempt.restored_checkpoint
+        if restored is None:
+            return
+        if any(c.checkpoint_id == restored for c in self._coordinator.store.all()):
+            self._coordinator.mark_unusable(restored, f"its file {path} is corrupt")
+            return
+        attempt.failure = AttemptFailure(
+            f"the snapshot to restore from ({self.plan.restore_root_uri}, checkpoint "
+            f"{restored}) has a corrupt file, {path}: restore from another savepoint or "
+            f"retained checkpoint ({attempt.failure.error})",
+            attempt.failure.traceback,
+            recoverable=False,
+        )
 
     def _raise_if_canceled(self) -> None:
         if not self._canceled:
@@ -346,4 +367,5 @@ class JobMaster:
             checkpoint_history=tuple(coordinator.history.records),
             processing_ms=attempt.processing_ms() if attempt is not None else 0,
             restores=tuple(self._supervisor.restores),
+            recoveries=self._supervisor.recovery_times.stats(coordinator.history.records),
         )

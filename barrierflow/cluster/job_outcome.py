@@ -50,12 +50,28 @@ class JobExecutionResult:
     checkpoint_history: tuple[CheckpointRecord, ...] = ()  # completed and failed, oldest first
     processing_ms: int = 0  # last attempt: all tasks running -> all tasks finished
     restores: tuple[RestoreStats, ...] = ()  # one per attempt that restored a checkpoint
+    recoveries: tuple[RecoveryStats, ...] = ()  # the same attempts: how long they took
 
     def get_job_id(self) -> str:
         return self.job_id
 
     def get_net_runtime(self) -> int:
         return self.net_runtime_ms
+
+
+@dataclass(frozen=True)
+class RecoveryStats:
+    """How long an attempt that restored a checkpoint took to recover, in epoch seconds: the
+    failure of the attempt before it (as the JobMaster saw it; None for the first attempt of a
+    resumed or restored job), its submission, the first record one of its subtasks processed,
+    and the end of its first completed checkpoint (None: none before the job ended)."""
+
+    attempt: int
+    checkpoint_id: int
+    failed_at: float | None
+    submitted_at: float
+    first_record_at: float | None
+    first_checkpoint_at: float | None
 
 
 @dataclass(frozen=True)

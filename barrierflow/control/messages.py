@@ -47,6 +47,9 @@ class SubtaskMetrics(msgspec.Struct, frozen=True):
     idle_ms: float
     # the program's metrics (get_metrics_group()): (operator, name, value)
     user: tuple[tuple[str, str, float], ...] = ()
+    # epoch seconds at which the subtask took its first record in (None: not yet): how long
+    # a recovery took (cluster/recovery_times.py)
+    first_record_at: float | None = None
 
 
 class SlotHeartbeat(Message, frozen=True):
@@ -113,6 +116,8 @@ class TaskFailed(Message, frozen=True):
     subtask: int
     error: str
     traceback: str
+    # a file of the checkpoint being restored that is corrupt: the checkpoint is unusable
+    corrupt_checkpoint_file: str | None = None
 
 
 class OperatorEventToCoordinator(Message, frozen=True):

@@ -190,6 +190,7 @@ class CheckpointCoordinator:
         self._pending = PendingCheckpoints(config.timeout_s, SLOW_REPORT_EVERY_S)
         self._failures = CheckpointFailureManager(config.tolerable_failures)
         self.store = CompletedCheckpointStore(config.num_retained)
+        self._unusable: set[int] = set()  # retained, but a restore found a file corrupt
         self.registry = SharedStateRegistry()
         self.history = CheckpointHistory(job_id, job_graph.job_name)
         self._next_id = first_checkpoint_id
@@ -743,10 +744,22 @@ class CheckpointCoordinator:
 
     # --- restore --------------------------------------------------------------------------------
 
+    def mark_unusable(self, checkpoint_id: int, reason: str) -> None:
+        """A restore of ``checkpoint_id`` found one of its files corrupt: no restore picks it
+        again (``latest_restorable`` falls back to an older one)."""
+        self._unusable.add(checkpoint_id)
+        log.error(
+            "Checkpoint %d cannot be restored (%s); falling back to an older checkpoint",
+            checkpoint_id,
+            reason,
+        )
+
     def latest_restorable(self) -> CheckpointMetadata | None:
-        """The newest retained checkpoint whose metadata reads back intact; falls back to older
-        ones when the newest is corrupt or truncated."""
+        """The newest retained checkpoint whose metadata reads back intact and whose files no
+        restore found corrupt; falls back to older ones."""
         for candidate in reversed(self.store.all()):
+            if candidate.checkpoint_id in self._unusable:
+                continue
             try:
                 return self._storage.read_metadata(candidate.checkpoint_id)
             except CorruptCheckpointError as e:

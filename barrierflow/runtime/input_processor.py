@@ -145,7 +145,7 @@ class NetworkInput:
         if kind == Kind.BUFFER:
             self._checkpoints.on_buffer(channel, payload)
             batch = decode_buffer(payload)
-            self._metrics.records_in += len(batch.values)
+            self._metrics.took_in(len(batch.values))
             self._process_buffer(channel, batch)
         elif kind == Kind.PRIORITY_BARRIER:
             barrier = decode_barrier(payload.payload)

@@ -138,6 +138,9 @@ class OperatorChain:
                     ),
                     d.token,
                     target.channel,
+                    # a test's hook, on connections between slots (slot k runs subtasks k)
+                    d.config.channel_faults if target.consumer[1] != d.subtask else None,
+                    d.name,
                 )
                 for target in plan.targets
             ]

@@ -61,7 +61,7 @@ class SourceInput:
             self.ended = True
             status = DataInputStatus.END_OF_DATA
         elif values:
-            self._metrics.records_in += len(values)
+            self._metrics.took_in(len(values))
             if self._split_assigner is not None:
                 self._split_assigner.split_runs = source.last_poll_splits()
             self._chain.process(RecordBatch(values))

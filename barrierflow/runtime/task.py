@@ -45,6 +45,7 @@ import zmq
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.control import messages as msg
+from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import FINAL_SNAPSHOT_FOLLOWS, Kind
 from barrierflow.runtime.channel_state_restore import restore_channel_state
@@ -130,6 +131,7 @@ class StreamTask:
                         d.subtask,
                         f"{type(e).__name__}: {e}",
                         "".join(traceback.format_exception(e)),
+                        corrupt_checkpoint_file=corrupt_checkpoint_file(e),
                     )
                 )
         finally:
@@ -362,3 +364,14 @@ class StreamTask:
             return
         self.chain.broadcast_event(Kind.END_OF_PARTITION)
         self._done = True
+
+
+def corrupt_checkpoint_file(error: BaseException) -> str | None:
+    """The corrupt checkpoint file behind ``error`` (raised by a restore, perhaps wrapped by
+    the operator that restored), if that is what it is."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, CorruptCheckpointError):
+            return seen.path
+        seen = seen.__cause__ or seen.__context__
+    return None

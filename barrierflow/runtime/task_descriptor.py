@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from barrierflow.checkpoint.file_systems import FileSystemSettings
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.graph.execution_graph import OutputPlan
+from barrierflow.runtime.network.channel_faults import ChannelFaultHook
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.state.backends import StateBackendConfig
 
@@ -33,6 +34,8 @@ class TaskConfig:
     # s3.* settings: every executor initializes its file systems with them before a subtask
     # opens storage (checkpoints, restores, file connectors); the secret key is never printed
     file_systems: FileSystemSettings = field(default_factory=FileSystemSettings)
+    # a test's hook that cuts connections between slots (network/channel_faults.py); None
+    channel_faults: ChannelFaultHook | None = None
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,19 @@ class TaskIOMetrics:
         self.vertex = vertex
         self.subtask = subtask
         self.records_in = 0
+        self.first_record_at: float | None = None  # epoch seconds: how long a recovery took
         self.records_out = 0
         self.idle_ns = 0  # waiting for input
         self.backpressured_ns = 0  # waiting for output credit
         self._started_ns: int | None = None
         self._stopped_ns: int | None = None
         self.user = MetricRegistry()  # the program's metrics, sampled with these
+
+    def took_in(self, count: int) -> None:
+        """The subtask took ``count`` records in (a buffer, or a batch its source read)."""
+        if self.first_record_at is None:
+            self.first_record_at = time.time()
+        self.records_in += count
 
     def start(self) -> None:
         """The subtask processes from now on (its time before, restoring, is not counted)."""
@@ -59,4 +66,5 @@ class TaskIOMetrics:
             backpressured_ms=backpressured / _NS_PER_MS,
             idle_ms=idle / _NS_PER_MS,
             user=tuple(self.user.sample()),
+            first_record_at=self.first_record_at,
         )

@@ -336,9 +336,7 @@ class WindowOperator(KeyedOperator):
             return
         if self._buffers:
             old = set(overlapping)
-            self.elements.update(
-                [(merged if w in old else w, e) for w, e in self.elements.get()]
-            )
+            self.elements.update([(merged if w in old else w, e) for w, e in self.elements.get()])
         else:
             accumulators = [self.contents.get(w) for w in overlapping]
             for w in overlapping:
@@ -468,4 +466,3 @@ class WindowOperator(KeyedOperator):
 
 def _as_list(result: Any) -> list[Any]:
     return [] if result is None else list(result)
-

@@ -20,6 +20,19 @@ from barrierflow.connectors.kafka import (
 from tests.jobs.odd_even import Fault, RunningSum, Throttle
 
 
+class NumberSchema(SimpleStringSchema):
+    """A deserialization schema that refuses a message that is not a decimal integer."""
+
+    def deserialize(self, message: bytes) -> int:
+        text = message.decode("utf-8", errors="replace")
+        if not text.strip().lstrip("-").isdigit():
+            raise ValueError(f"not a number: {text[:40]!r}")
+        return int(text)
+
+    def __repr__(self) -> str:
+        return "NumberSchema()"
+
+
 def kafka_sink(servers: str, topic: str, prefix: str) -> KafkaSink:
     return (
         KafkaSink.builder()
@@ -47,8 +60,10 @@ def build(
     restarts: int = 3,
     as_json: bool = True,
     delay_s: float = 0.0003,
+    deserializer: Any = None,
 ) -> StreamExecutionEnvironment:
-    """``sink`` takes JSON text ``[key, value, sum]`` (``as_json``) or the tuple itself."""
+    """``sink`` takes JSON text ``[key, value, sum]`` (``as_json``) or the tuple itself;
+    ``deserializer``: the source's value schema (default ``SimpleStringSchema()``)."""
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(restarts, 200))
@@ -59,7 +74,7 @@ def build(
         .set_group_id(f"sums-{in_topic}")
         .set_starting_offsets(KafkaOffsetsInitializer.earliest())
         .set_bounded(KafkaOffsetsInitializer.latest())
-        .set_value_only_deserializer(SimpleStringSchema())
+        .set_value_only_deserializer(deserializer or SimpleStringSchema())
         .build()
     )
     numbers = env.from_source(source, "numbers").set_parallelism(source_parallelism)

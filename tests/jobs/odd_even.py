@@ -36,7 +36,9 @@ class RunningSum(KeyedProcessFunction):
 class Fault:
     """Fail once, at the first record >= ``at_value`` seen after a checkpoint completed."""
 
-    kind: str  # "kill" (SIGKILL of the process), "raise", or "corrupt" (newest _metadata, raise)
+    # "kill" (SIGKILL of the process), "raise", "corrupt" (newest _metadata, raise), or
+    # "poison": the record ``at_value`` makes the function raise, in every attempt
+    kind: str
     at_value: int
     marker: str  # created when the fault fires, so it fires once across attempts
     checkpoint_dir: str
@@ -54,8 +56,11 @@ class Throttle(MapFunction):
         if self.delay_s:
             time.sleep(self.delay_s)
         fault = self.fault
+        if fault is not None and fault.kind == "poison" and value == fault.at_value:
+            raise ValueError(f"poison record {value}: refused by the job's Throttle function")
         if (
             fault is not None
+            and fault.kind != "poison"
             and value >= fault.at_value
             and value % 50 == 0
             and not os.path.exists(fault.marker)

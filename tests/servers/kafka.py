@@ -2,7 +2,8 @@
 a temporary directory, or the cluster ``BARRIERFLOW_TEST_KAFKA=host:port`` names.
 
 Tests use only what any Kafka cluster does: topics are created explicitly, data is read back
-with a ``read_committed`` consumer.
+with a ``read_committed`` consumer. A broker the fixture started can be restarted (the fault
+campaign does): stopped, then started again on the same port and data directory.
 """
 
 from __future__ import annotations
@@ -18,12 +19,47 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+class BrokerProcess:
+    """The broker the fixture started: its command, port and data directory, so that it can
+    be stopped and started again as itself."""
+
+    def __init__(self, root: str, port: int) -> None:
+        self.root = root
+        self.port = port
+        self._process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(os.path.join(self.root, "broker.log"), "ab") as log:
+            self._process = subprocess.Popen(
+                [_noida_db(), "start", "--only", "kafka", "--kafka-port", str(self.port),
+                 "--data-dir", os.path.join(self.root, "data")],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        _wait_for_port(self.port, self._process, self.root)
+
+    def stop(self, sig: signal.Signals = signal.SIGTERM) -> None:
+        """``SIGTERM``: a clean shutdown; ``SIGKILL``: a crash."""
+        if self._process is not None:
+            _stop(self._process, sig)
+            self._process = None
 
 
 @dataclass(frozen=True)
 class KafkaBroker:
     bootstrap_servers: str
+    process: BrokerProcess | None = field(default=None, compare=False, repr=False)
+
+    def restart(self, sig: signal.Signals = signal.SIGTERM, down_s: float = 0.0) -> None:
+        """Stops the broker (``sig``), waits ``down_s``, starts it again on the same port with
+        the same data: clients see their connections drop and come back."""
+        if self.process is None:
+            raise RuntimeError("only a broker the tests started can be restarted")
+        self.process.stop(sig)
+        time.sleep(down_s)
+        self.process.start()
 
     def create_topic(self, name: str, partitions: int) -> str:
         from confluent_kafka.admin import AdminClient, NewTopic
@@ -107,24 +143,18 @@ def kafka_broker() -> Iterator[KafkaBroker]:
         yield KafkaBroker(external)
         return
     root = tempfile.mkdtemp(prefix="barrierflow-kafka-")
-    port = _free_port()
-    with open(os.path.join(root, "broker.log"), "wb") as log:
-        broker = subprocess.Popen(
-            [_noida_db(), "start", "--only", "kafka", "--kafka-port", str(port),
-             "--data-dir", os.path.join(root, "data")],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    process = BrokerProcess(root, _free_port())
     try:
-        _wait_for_port(port, broker, root)
-        yield KafkaBroker(f"127.0.0.1:{port}")
+        process.start()
+        yield KafkaBroker(f"127.0.0.1:{process.port}", process)
     finally:
-        _stop(broker)
+        process.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _stop(broker: subprocess.Popen) -> None:
+def _stop(broker: subprocess.Popen, first: signal.Signals = signal.SIGTERM) -> None:
     """The launcher and the broker it starts: its whole process group."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig in (first, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(broker.pid, sig)
         try:

@@ -4,6 +4,8 @@ With ``BARRIERFLOW_TEST_POSTGRES`` set to a connection string, that server is us
 (it must allow prepared transactions). The binaries are found on the PATH, through
 ``pg_config --bindir``, or in Debian's ``/usr/lib/postgresql/<version>/bin``. PostgreSQL
 refuses to run as root: as root, the server runs as the ``postgres`` user (``runuser``).
+A server the fixture started can be restarted (the fault campaign does), with
+``pg_ctl restart -m immediate`` by default: a crash, with recovery from the WAL at start.
 """
 
 from __future__ import annotations
@@ -21,8 +23,33 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class ServerControl:
+    """How the fixture runs its own server: binaries, data directory, the user it runs as."""
+
+    bindir: str
+    data: str
+    log: str  # the server's log file: pg_ctl must be given it at every start
+    run_as: tuple[str, ...]
+
+    def pg_ctl(self, *args: str) -> None:
+        subprocess.run(
+            [*self.run_as, os.path.join(self.bindir, "pg_ctl"), "-D", self.data, *args],
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class PostgresServer:
     conninfo: str  # of the maintenance database "postgres"
+    control: ServerControl | None = None  # None: a server the tests did not start
+
+    def restart(self, mode: str = "immediate") -> None:
+        """``pg_ctl restart -m mode`` (immediate: no checkpoint, open connections cut, prepared
+        transactions kept); returns once the server accepts connections again."""
+        if self.control is None:
+            raise RuntimeError("only a server the tests started can be restarted")
+        self.control.pg_ctl("-m", mode, "-l", self.control.log, "-w", "-t", "60", "restart")
+        _wait_until_ready(self.conninfo)
 
     def database(self, name: str) -> str:
         """A new, empty database; its connection string."""
@@ -87,20 +114,15 @@ def postgres_server(max_prepared_transactions: int = 64) -> Iterator[PostgresSer
         f"-c max_prepared_transactions={max_prepared_transactions} "
         "-c fsync=off -c max_connections=200"
     )
-    subprocess.run(
-        [*run_as, os.path.join(bindir, "pg_ctl"), "-D", data, "-o", options,
-         "-l", os.path.join(root, "server.log"), "-w", "-t", "60", "start"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    control = ServerControl(bindir, data, os.path.join(root, "server.log"), tuple(run_as))
+    control.pg_ctl("-o", options, "-l", control.log, "-w", "-t", "60", "start")
     try:
         conninfo = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
         _wait_until_ready(conninfo)
-        yield PostgresServer(conninfo)
+        yield PostgresServer(conninfo, control)
     finally:
-        subprocess.run(
-            [*run_as, os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "immediate", "stop"],
-            capture_output=True,
-        )
+        with contextlib.suppress(subprocess.CalledProcessError):
+            control.pg_ctl("-m", "immediate", "stop")
         shutil.rmtree(root, ignore_errors=True)
 
 

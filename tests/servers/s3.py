@@ -4,11 +4,19 @@ localhost port, with authentication on (so that wrong credentials are refused, a
 Its first three requests may be unauthenticated: they create an IAM user allowed ``s3:*`` and
 its access key, which the tests then use. Everything lives in the server's memory; it is
 stopped (its whole process group) at the end of the test session.
+
+It can be restarted (the fault campaign does) as a durable server would be: clients reach it
+through a TCP forwarder (``tcp_proxy.py``) on a fixed port; the server records every request
+(moto's recorder) and starts with a fixed random seed, so that a new server, given the old
+ones' requests again before the forwarder lets clients in, holds the same users, keys and
+objects.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -18,13 +26,69 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from tests.servers.tcp_proxy import TcpProxy
+
 REGION = "us-east-1"
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_SEED = 20240611  # the same ids and keys in every server generation
+
+
+class MotoProcess:
+    """The moto server behind the forwarder, generation after generation: each records the
+    requests it serves into a file of its own, and a new one first replays all of them."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.generation = 0
+        self.proxy: TcpProxy | None = None
+        self._server: subprocess.Popen | None = None
+
+    def _recording(self, generation: int) -> str:
+        return os.path.join(self.root, f"recording-{generation}.jsonl")
+
+    def start(self) -> None:
+        """A new server generation, given every request the earlier ones served, then the
+        forwarder opened to it."""
+        _require_moto()
+        self.generation += 1
+        port = _free_port()
+        env = {
+            **os.environ,
+            "INITIAL_NO_AUTH_ACTION_COUNT": "3",
+            "MOTO_ENABLE_RECORDING": "true",
+            "MOTO_RECORDER_FILEPATH": self._recording(self.generation),
+        }
+        with open(os.path.join(self.root, "server.log"), "ab") as log:
+            self._server = subprocess.Popen(
+                [sys.executable, "-m", "tests.servers.moto_recording_server",
+                 "-H", "127.0.0.1", "-p", str(port)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+                cwd=_REPO,
+            )  # fmt: skip
+        private = f"http://127.0.0.1:{port}"
+        _wait_until_answering(private, self._server, self.root)
+        _post(f"{private}/moto-api/recorder/stop-recording")  # neither seed nor replay recorded
+        _post(f"{private}/moto-api/seed?a={_SEED}")
+        for generation in range(1, self.generation):
+            _replay(self._recording(generation), private)
+        _post(f"{private}/moto-api/recorder/start-recording")
+        if self.proxy is None:
+            self.proxy = TcpProxy(_free_port(), port)
+        self.proxy.open(port)
+
+    def stop(self) -> None:
+        if self.proxy is not None:
+            self.proxy.close()
+        if self._server is not None:
+            _stop(self._server)
+            self._server = None
 
 
 @dataclass(frozen=True)
@@ -33,6 +97,16 @@ class S3Server:
     access_key: str
     secret_key: str
     region: str = REGION
+    process: MotoProcess | None = field(default=None, compare=False, repr=False)
+
+    def restart(self, down_s: float = 0.0) -> None:
+        """Kills the server (clients' connections are cut and refused), waits ``down_s``,
+        starts a new one with everything the old one held."""
+        if self.process is None:
+            raise RuntimeError("only a server the tests started can be restarted")
+        self.process.stop()
+        time.sleep(down_s)
+        self.process.start()
 
     def configuration(self) -> dict[str, Any]:
         """Flink's s3.* keys for this server."""
@@ -94,34 +168,48 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _moto_server() -> str:
-    beside = os.path.join(os.path.dirname(sys.executable), "moto_server")
-    found = beside if os.path.exists(beside) else shutil.which("moto_server")
-    if not found:
+def _require_moto() -> None:
+    if importlib.util.find_spec("moto.server") is None:
         raise RuntimeError(
             "no S3 server for the tests: pip install 'moto[server]' (the test extras do)"
         )
-    return found
 
 
 @contextlib.contextmanager
 def s3_server() -> Iterator[S3Server]:
-    root = tempfile.mkdtemp(prefix="barrierflow-s3-")
-    port = _free_port()
-    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
-    with open(os.path.join(root, "server.log"), "wb") as log:
-        server = subprocess.Popen(
-            [_moto_server(), "-H", "127.0.0.1", "-p", str(port)],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
-        )  # fmt: skip
+    process = MotoProcess(tempfile.mkdtemp(prefix="barrierflow-s3-"))
     try:
-        endpoint = f"http://127.0.0.1:{port}"
-        _wait_until_answering(endpoint, server, root)
+        process.start()
+        endpoint = f"http://127.0.0.1:{process.proxy.port}"
         access_key, secret_key = _create_user(endpoint)
-        yield S3Server(endpoint, access_key, secret_key)
+        yield S3Server(endpoint, access_key, secret_key, process=process)
     finally:
-        _stop(server)
-        shutil.rmtree(root, ignore_errors=True)
+        process.stop()
+        shutil.rmtree(process.root, ignore_errors=True)
+
+
+def _post(url: str) -> None:
+    with urllib.request.urlopen(urllib.request.Request(url, data=b"", method="POST"), timeout=30):
+        pass
+
+
+def _replay(recording: str, endpoint: str) -> None:
+    """Sends the recorded requests to ``endpoint`` again, in order, with their headers (their
+    signatures hold: the same keys exist, having been replayed first)."""
+    import requests
+
+    with contextlib.suppress(FileNotFoundError), open(recording) as f, requests.Session() as s:
+        for line in f:
+            entry = json.loads(line)
+            if entry["method"] in ("GET", "HEAD"):
+                continue  # changes nothing
+            body = entry.get("body") or b""
+            if entry.get("body_encoded"):
+                body = base64.b64decode(body)
+            headers = {k: v for k, v in entry["headers"].items() if k != "Transfer-Encoding"}
+            url = urllib.parse.urlsplit(entry["url"])
+            target = f"{endpoint}{url.path}" + (f"?{url.query}" if url.query else "")
+            s.request(entry["method"], target, headers=headers, data=body, timeout=30)
 
 
 def _create_user(endpoint: str) -> tuple[str, str]:

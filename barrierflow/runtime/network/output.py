@@ -34,6 +34,7 @@ from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
 from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.network.channel_faults import ChannelFaultHook
 from barrierflow.side_outputs import SideOutput
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
 
@@ -55,14 +56,27 @@ class OutputChannel:
         "_channel",
         "_credit",
         "_credits_seen",
+        "_fault",
         "_sent",
         "_timed",
         "_token",
+        "name",
         "socket",
     )
 
-    def __init__(self, socket: zmq.Socket, token: int, channel: int) -> None:
+    def __init__(
+        self,
+        socket: zmq.Socket,
+        token: int,
+        channel: int,
+        fault: ChannelFaultHook | None = None,
+        name: str = "",
+    ) -> None:
+        """``fault``: a test's hook that may cut this channel's connection (``channel_faults``);
+        ``name``: the producing subtask's, for the hook."""
         self.socket = socket
+        self.name = name
+        self._fault = fault
         self._token = token
         self._channel = channel
         self._sent = 0  # sequence number of the next frame sent
@@ -123,6 +137,8 @@ class OutputChannel:
     def _send(self, kind: Kind, payload: bytes | None) -> None:
         head = HEADER.pack(self._token, kind, self._channel, self._sent)
         self._sent += 1
+        if self._fault is not None and self._fault.cut(self.name, self._channel):
+            return  # lost with the connection the hook cut; the consumer sees the gap
         try:
             if payload is None:
                 self.socket.send(head)

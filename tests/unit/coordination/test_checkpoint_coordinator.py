@@ -286,6 +286,20 @@ def test_the_latest_restorable_checkpoint_falls_back_past_a_corrupt_one():
     assert h.coordinator.latest_restorable() is None
 
 
+def test_seed_105_a_checkpoint_a_restore_found_corrupt_is_skipped_by_the_next_restore():
+    h = CoordinatorHarness(two_vertex_graph(), config(num_retained=2))
+    older = h.trigger()
+    h.acknowledge_all(older)
+    newer = h.trigger()
+    h.acknowledge_all(newer)
+
+    h.coordinator.mark_unusable(newer, "its file chk-2/x is corrupt")
+
+    assert h.coordinator.latest_restorable().checkpoint_id == older
+    h.coordinator.mark_unusable(older, "its file chk-1/x is corrupt")
+    assert h.coordinator.latest_restorable() is None
+
+
 def test_take_over_adopts_the_newest_readable_checkpoints_and_continues_after_every_used_id():
     graph = two_vertex_graph()
     storage = InMemoryCheckpointStorage()

@@ -308,3 +308,17 @@ def test_without_checkpointing_a_task_waits_for_a_final_snapshot_only_when_told_
         assert not h.run_until_idle()
     assert [e.kind for e in h.emitted()][-1] == Kind.END_OF_PARTITION
     h.close()
+
+
+def test_seed_105_a_failure_caused_by_a_corrupt_checkpoint_file_names_the_file():
+    from barrierflow.errors import CorruptCheckpointError
+    from barrierflow.runtime.task import corrupt_checkpoint_file
+
+    try:
+        try:
+            raise CorruptCheckpointError("/ckpt/job/chk-4/op-0", "checksum mismatch")
+        except CorruptCheckpointError as e:
+            raise RuntimeError("operator 'sums' could not restore its state") from e
+    except RuntimeError as wrapped:
+        assert corrupt_checkpoint_file(wrapped) == "/ckpt/job/chk-4/op-0"
+    assert corrupt_checkpoint_file(ValueError("a user function failed")) is None

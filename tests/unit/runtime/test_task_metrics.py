@@ -4,6 +4,8 @@ that stops growing once the task ended."""
 
 from __future__ import annotations
 
+import time
+
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import StreamTaskHarness, operator
 
@@ -44,3 +46,17 @@ def test_a_sample_before_the_task_runs_is_none_and_after_it_ended_stops_growing(
     first = harness.task.metrics.sample()
     second = harness.task.metrics.sample()
     assert first.busy_ms == second.busy_ms
+
+
+def test_the_first_record_taken_in_is_timed_once_and_sent_with_every_sample():
+    harness = StreamTaskHarness([doubled()]).open()
+    assert harness.task.metrics.sample().first_record_at is None
+    before = time.time()
+    harness.records(0, [1])
+    harness.run_until_idle()
+    first = harness.task.metrics.sample().first_record_at
+    harness.records(0, [2])
+    harness.run_until_idle()
+
+    assert first is not None and first >= before
+    assert harness.task.metrics.sample().first_record_at == first

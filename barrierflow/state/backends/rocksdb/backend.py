@@ -183,11 +183,14 @@ class RocksDBKeyedStateBackend:
     def _migrate(self, table: Table, convert: Convert, codec: ValueCodec) -> None:
         """Decodes every row of ``table``, migrates it and writes it back in ``codec``."""
         if table.kind is StateKind.LIST:
+
             def migrate(raw: bytes) -> bytes:
                 return codec.encode([migrate_element(e, convert) for e in decode_value(raw)])
         else:
+
             def migrate(raw: bytes) -> bytes:
                 return codec.encode(migrate_element(decode_value(raw), convert))
+
         scan = ReadOptions()
         scan.fill_cache(False)
         rows = table.db.items(read_opt=scan)

@@ -1,0 +1,399 @@
+"""One campaign run (``Run.execute``): the job program in a ``barrierflow run`` process, the
+plan's faults injected on schedule, then the committed output compared with the failure-free
+reference, record by record.
+
+Steps:
+  1. write the run's input and spec; start the driver;
+  2. wait for the job's first completed checkpoint: the schedule's time zero;
+  3. inject each fault at its time (a driver killed or canceled is replaced by
+     ``run --resume`` or ``run -s SAVEPOINT``);
+  4. wait for the last driver to end, then judge: the committed output equals the reference
+     (or, with bad input, the expected clear error or fallback, and nothing lost).
+
+**I/O:** processes, servers, the run's directory under the campaign's work directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import glob
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import chaos_faults as faults
+from chaos_faults import Driver, JobDirectory
+from chaos_jobs.catalog import JOBS, Record, Servers
+from chaos_jobs.spec import JobSpec, Recovery, RunReport
+from chaos_plan import BadInput, FaultKind, PlannedFault, RunPlan
+
+from barrierflow.testing.channel_faults import ChannelCuts
+from barrierflow.testing.storage_faults import (
+    ArmedFault,
+    StorageFault,
+    StorageFaults,
+    StorageOperation,
+)
+
+STALL_BEYOND_TIMEOUT_S = 2.0
+
+
+class Verdict(enum.Enum):
+    EXACTLY_ONCE = "exactly-once"  # the committed output equals the reference
+    CLEAR_ERROR = "clear-error"  # bad input: the job failed naming it, nothing else wrong
+    FALLBACK = "fallback"  # a corrupt checkpoint: an older one restored, said so, none lost
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A failure-free run's committed output and how long it ran after its first checkpoint."""
+
+    records: list[Record]
+    duration_s: float
+
+
+@dataclass
+class Injection:
+    fault: PlannedFault
+    planned_s: float
+    at: float | None = None  # epoch seconds; None: not injected (the job had ended)
+    note: str = ""
+    first_record_s: float | None = None  # fault -> first record of the next attempt
+    first_checkpoint_s: float | None = None  # fault -> first checkpoint completed after
+
+    def describe(self) -> str:
+        text = self.fault.describe(self.planned_s)
+        if self.at is None:
+            return f"{text}[not injected: {self.note or 'the job had ended'}]"
+        times = []
+        if self.first_record_s is not None:
+            times.append(f"record +{self.first_record_s:.2f}s")
+        if self.first_checkpoint_s is not None:
+            times.append(f"checkpoint +{self.first_checkpoint_s:.2f}s")
+        extra = "; ".join(x for x in (self.note, ", ".join(times)) if x)
+        return f"{text}[{extra}]" if extra else text
+
+
+@dataclass
+class RunResult:
+    plan: RunPlan
+    verdict: Verdict
+    reason: str
+    injections: list[Injection] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def line(self) -> str:
+        faults_text = ", ".join(i.describe() for i in self.injections) or "none"
+        reason = f" ({self.reason})" if self.reason else ""
+        return (
+            f"seed={self.plan.seed} job={self.plan.describe()} faults=[{faults_text}] "
+            f"outcome={self.verdict.value}{reason} took={self.duration_s:.0f}s"
+        )
+
+
+class Run:
+    def __init__(
+        self, plan: RunPlan, work_dir: str, servers: Servers, reference: Reference | None
+    ) -> None:
+        """``reference``: None for the failure-free run that makes one."""
+        self.plan = plan
+        self.job = JOBS[plan.job]
+        self.base = os.path.join(work_dir, f"seed-{plan.seed}")
+        self.servers = servers
+        self.reference = reference
+        self.drivers: list[Driver] = []
+        self.job_id: str | None = None
+        self.spec: JobSpec | None = None
+        self.directory: JobDirectory | None = None
+        self.t0: float | None = None  # the first completed checkpoint
+        self.ended_at: float | None = None  # the last driver's end
+
+    # --- 1. set up ---------------------------------------------------------------------------
+
+    def _prepare(self) -> str:
+        shutil.rmtree(self.base, ignore_errors=True)
+        os.makedirs(self.base)
+        plan = self.plan
+        if plan.storage == "s3":
+            checkpoint_dir = f"s3://{self.servers.s3.bucket('chaos')}/ckpt"
+            s3 = self.servers.s3.configuration()
+        else:
+            checkpoint_dir, s3 = os.path.join(self.base, "ckpt"), {}
+        malformed_at = poison = None
+        if plan.bad_input is BadInput.MALFORMED_KAFKA:
+            malformed_at = int(plan.bad_at * self.job.n)
+        if plan.bad_input is BadInput.POISON:
+            poison = int(plan.bad_at * self.job.n)
+        spec = JobSpec(
+            job=plan.job,
+            backend=plan.backend,
+            n=self.job.n,
+            base=self.base,
+            checkpoint_dir=checkpoint_dir,
+            s3=s3,
+            storage_faults=os.path.join(self.base, "storage-faults"),
+            channel_cuts=os.path.join(self.base, "channel-cuts"),
+            poison=poison,
+            inline_threshold=0 if plan.bad_input is BadInput.CORRUPT_STATE else None,
+        )
+        self.spec = self.job.prepare(spec, self.servers, malformed_at)
+        path = os.path.join(self.base, "spec.json")
+        self.spec.dump(path)
+        self.directory = JobDirectory(checkpoint_dir)
+        return path
+
+    def _start_driver(self, spec_path: str, args: list[str]) -> Driver:
+        driver = Driver(self.base, spec_path, args, len(self.drivers) + 1)
+        self.drivers.append(driver)
+        return driver
+
+    # --- the whole run ------------------------------------------------------------------------
+
+    def execute(self, timeout_s: float) -> RunResult:
+        started = time.time()
+        injections: list[Injection] = []
+        try:
+            spec_path = self._prepare()
+            driver = self._start_driver(spec_path, [])
+            self.t0 = self._wait_for_first_checkpoint(driver, started + 180)
+            if self.t0 is not None and self.reference is not None:
+                injections = self._inject_all(spec_path, self.t0)
+            self._wait_for_end(started + timeout_s)
+            self.ended_at = time.time()
+            verdict, reason = self._judge()
+        except Exception as e:  # noqa: BLE001 - a broken run is reported, the campaign goes on
+            verdict, reason = Verdict.FAILED, f"{type(e).__name__}: {e}"
+        finally:
+            for driver in self.drivers:
+                driver.stop()
+        self._time_recoveries(injections)
+        self._note_fired(injections)
+        return RunResult(self.plan, verdict, reason, injections, time.time() - started)
+
+    def _wait_for_first_checkpoint(self, driver: Driver, deadline: float) -> float | None:
+        """The schedule's time zero: the job's first completed checkpoint (None: the job
+        ended first)."""
+        while driver.alive() and time.time() < deadline:
+            ids = self.directory.job_ids()
+            if ids and self.directory.completed(ids[-1]):
+                self.job_id = ids[-1]
+                return time.time()
+            time.sleep(0.02)
+        ids = self.directory.job_ids()
+        self.job_id = ids[-1] if ids else None
+        return None
+
+    def _wait_for_end(self, deadline: float) -> None:
+        driver = self.drivers[-1]
+        while driver.alive():
+            if time.time() > deadline:
+                raise TimeoutError(f"the job did not end within the run's time (pid {driver.pid})")
+            time.sleep(0.1)
+
+    # --- 3. faults --------------------------------------------------------------------------
+
+    def _schedule(self) -> list[PlannedFault]:
+        planned = list(self.plan.faults)
+        if self.plan.bad_input is BadInput.CORRUPT_STATE:
+            planned.append(PlannedFault(FaultKind.KILL_TASK, self.plan.bad_at, "corrupt state"))
+        return sorted(planned, key=lambda f: f.at)
+
+    def _inject_all(self, spec_path: str, t0: float) -> list[Injection]:
+        injections = []
+        for fault in self._schedule():
+            injection = Injection(fault, fault.at * self.reference.duration_s)
+            injections.append(injection)
+            while self.drivers[-1].alive() and time.time() < t0 + injection.planned_s:
+                time.sleep(0.01)
+            if not self.drivers[-1].alive():
+                continue
+            injection.at = time.time()
+            try:
+                injection.note = self._inject(fault, spec_path)
+            except Exception as e:  # noqa: BLE001 - noted on the run's line
+                injection.note = f"injector failed: {type(e).__name__}: {e}"
+        return injections
+
+    def _inject(self, fault: PlannedFault, spec_path: str) -> str:
+        driver = self.drivers[-1]
+        kind = fault.kind
+        choice = int(fault.detail.split()[-1]) if fault.detail.startswith("task") else 0
+        if fault.detail == "corrupt state":
+            corrupted = self.directory.corrupt_latest_state_file(self.job_id)
+            pid = faults.kill_task(driver, choice)
+            return f"corrupted {os.path.basename(corrupted or 'nothing')}, killed {pid}"
+        if kind is FaultKind.KILL_TASK:
+            return f"pid {faults.kill_task(driver, choice)}"
+        if kind is FaultKind.KILL_DURING_RESTORE:
+            return faults.kill_during_restore(driver, choice)
+        if kind is FaultKind.KILL_DRIVER:
+            driver.kill()
+            self._start_driver(spec_path, ["--resume", self.job_id])
+            return ""
+        if kind in (FaultKind.STORAGE_ERROR, FaultKind.STORAGE_STALL):
+            return self._arm_storage(fault)
+        if kind is FaultKind.RESTART_S3:
+            self.servers.s3.restart(down_s=float(fault.detail.split()[1].rstrip("s")))
+            return ""
+        if kind is FaultKind.RESTART_KAFKA:
+            self.servers.kafka.restart(down_s=float(fault.detail.split()[1].rstrip("s")))
+            return ""
+        if kind is FaultKind.RESTART_POSTGRES:
+            hit = fault.detail != "prepared" or faults.wait_for_prepared(self.spec.postgres)
+            self.servers.postgres.restart()
+            return "" if hit else "no prepared transaction seen"
+        if kind is FaultKind.CANCEL_WITH_SAVEPOINT:
+            return self._cancel_with_savepoint(spec_path)
+        if kind is FaultKind.CUT_CONNECTION:
+            ChannelCuts(self.spec.channel_cuts).arm()
+            return "armed"
+        raise ValueError(f"no injector for {kind}")
+
+    def _arm_storage(self, fault: PlannedFault) -> str:
+        words = fault.detail.split()
+        if fault.kind is FaultKind.STORAGE_STALL:
+            stall_s = self.spec.checkpoint_timeout_ms / 1000 + STALL_BEYOND_TIMEOUT_S
+            armed = ArmedFault(StorageOperation.WRITE, StorageFault.STALL, words[-1], stall_s)
+        else:
+            operation, error, where = words
+            armed = ArmedFault(StorageOperation(operation), StorageFault(error), where)
+        StorageFaults(self.spec.storage_faults).arm(armed)
+        return "armed"
+
+    def _cancel_with_savepoint(self, spec_path: str) -> str:
+        url = self.directory.rest_url(self.job_id)
+        during = url is not None and faults.wait_for_checkpoint_in_progress(url, self.job_id)
+        conf = [arg for k, v in self.spec.s3.items() for arg in ("-D", f"{k}={v}")]
+        target = (
+            f"{self.spec.checkpoint_dir.rsplit('/', 1)[0]}/savepoints"
+            if self.plan.storage == "s3"
+            else os.path.join(self.base, "savepoints")
+        )
+        path = faults.cancel_with_savepoint(self.job_id, self.spec.checkpoint_dir, target, conf)
+        old = self.drivers[-1]
+        old.process.wait(60)
+        known = set(self.directory.job_ids())
+        driver = self._start_driver(spec_path, ["-s", path])
+        deadline = time.time() + 120
+        while driver.alive() and time.time() < deadline:
+            new = [j for j in self.directory.job_ids() if j not in known]
+            if new:
+                self.job_id = new[-1]
+                break
+            time.sleep(0.05)
+        return "during a checkpoint" if during else "no checkpoint in progress seen"
+
+    # --- 4. judge ---------------------------------------------------------------------------
+
+    def _judge(self) -> tuple[Verdict, str]:
+        driver = self.drivers[-1]
+        log = driver.log()
+        committed = self.job.committed(self.spec, self.servers)
+        if self.reference is None:
+            if driver.process.returncode != 0:
+                return Verdict.FAILED, "the failure-free run failed: " + _last_error(log)
+            return Verdict.EXACTLY_ONCE, ""
+        expected = self.reference.records
+        bad = self.plan.bad_input
+        if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
+            return _judge_clear_error(bad, driver.process.returncode, log, committed, expected)
+        if driver.process.returncode != 0:
+            return Verdict.FAILED, "the job failed: " + _last_error(log)
+        if committed == expected:
+            return Verdict.EXACTLY_ONCE, ""
+        if bad is BadInput.CORRUPT_STATE and any("falling back" in d.log() for d in self.drivers):
+            missing = Counter(expected) - Counter(committed)
+            foreign = set(committed) - set(expected)
+            if not missing and not foreign:
+                return Verdict.FALLBACK, ""
+        return Verdict.FAILED, _difference(committed, expected)
+
+    def _note_fired(self, injections: list[Injection]) -> None:
+        """Whether each armed fault fired, and where: a fault armed after the last write of
+        a checkpoint, or the last frame, never does."""
+        if self.spec is None:
+            return
+        storage = iter(StorageFaults(self.spec.storage_faults).fired())
+        cuts = iter(ChannelCuts(self.spec.channel_cuts).fired())
+        for injection in injections:
+            if injection.note != "armed":
+                continue
+            if injection.fault.kind is FaultKind.CUT_CONNECTION:
+                cut = next(cuts, None)
+                injection.note = f"cut {cut['producer']} channel {cut['channel']}" if cut else ""
+            else:
+                fired = next(storage, None)
+                injection.note = f"hit {os.path.basename(fired.path)}" if fired else ""
+            injection.note = injection.note or "armed, never fired"
+
+    # --- recovery times ---------------------------------------------------------------------
+
+    def _time_recoveries(self, injections: list[Injection]) -> None:
+        recoveries: list[Recovery] = []
+        for path in sorted(glob.glob(os.path.join(self.base, "report-*.json"))):
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                recoveries += RunReport.load(path).recoveries
+        completions = self._checkpoint_completions()
+        injected = [i for i in injections if i.at is not None]
+        # A recovery answers the last fault before its submission (an earlier one may have
+        # caused no restart: a stall, a server back in time).
+        for recovery in sorted(recoveries, key=lambda r: r.submitted_at):
+            before = [i for i in injected if i.at < recovery.submitted_at]
+            if before and before[-1].first_record_s is None and recovery.first_record_at:
+                before[-1].first_record_s = recovery.first_record_at - before[-1].at
+        for injection in injected:
+            later = [c for c in completions if c > injection.at]
+            if later:
+                injection.first_checkpoint_s = later[0] - injection.at
+
+    def _checkpoint_completions(self) -> list[float]:
+        """Epoch seconds at which the run's checkpoints completed, every job of the run."""
+        ends = []
+        with contextlib.suppress(OSError):
+            for job_id in self.directory.job_ids():
+                history = self.directory.storage(job_id).read_history()
+                if history is not None:
+                    ends += [
+                        r.end_timestamp_ms / 1000
+                        for r in history.records
+                        if r.status.value == "COMPLETED"
+                    ]
+        return sorted(ends)
+
+
+def _judge_clear_error(
+    bad: BadInput, returncode: int, log: str, committed: list[Record], expected: list[Record]
+) -> tuple[Verdict, str]:
+    """Bad input that every attempt meets: the job must fail, naming it; what it committed
+    before must be part of the reference, once."""
+    needle = "poison record" if bad is BadInput.POISON else "cannot deserialize the message"
+    if returncode == 0:
+        return Verdict.FAILED, f"the job ended well despite {bad.value}"
+    if needle not in log:
+        return Verdict.FAILED, f"the error does not name the bad record: {_last_error(log)}"
+    surplus = Counter(committed) - Counter(expected)
+    if surplus:
+        return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"
+    return Verdict.CLEAR_ERROR, ""
+
+
+def _difference(committed: list[Record], expected: list[Record]) -> str:
+    have, want = Counter(committed), Counter(expected)
+    missing = sorted((want - have).elements())
+    extra = sorted((have - want).elements())
+    duplicated = [r for r in extra if r in want]
+    foreign = [r for r in extra if r not in want]
+    return (
+        f"{len(committed)} records for {len(expected)}: {len(missing)} missing {missing[:3]}, "
+        f"{len(duplicated)} duplicated {duplicated[:3]}, {len(foreign)} wrong {foreign[:3]}"
+    )
+
+
+def _last_error(log: str) -> str:
+    lines = log.strip().splitlines()
+    errors = [line for line in lines if "failed" in line.lower() or "Error" in line]
+    return (errors or lines or ["no output"])[-1][:300]
