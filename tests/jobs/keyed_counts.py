@@ -20,7 +20,8 @@ import cloudpickle
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.connectors.source import SourceReaderContext
+from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext
+from barrierflow.connectors.split_enumerator import Split
 from barrierflow.functions import KeyedProcessFunction
 from barrierflow.row import Row
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
@@ -42,13 +43,19 @@ class ThenIdle(SequenceSource):
     def is_bounded(self) -> bool:
         return False
 
-    def create_reader(self, splits: list[dict], context: SourceReaderContext) -> Any:
-        return _IdleAtTheEnd(super().create_reader(splits, context), self.batch, self.pause_s)
+    def create_reader(self, context: SourceReaderContext) -> SourceReader:
+        return _IdleAtTheEnd(super().create_reader(context), self.batch, self.pause_s)
 
 
-class _IdleAtTheEnd:
-    def __init__(self, reader: Any, batch: int, pause_s: float) -> None:
+class _IdleAtTheEnd(SourceReader):
+    def __init__(self, reader: SourceReader, batch: int, pause_s: float) -> None:
         self._reader, self._batch, self._pause_s = reader, batch, pause_s
+
+    def add_splits(self, splits: list[Split]) -> None:
+        self._reader.add_splits(splits)
+
+    def notify_no_more_splits(self) -> None:
+        self._reader.notify_no_more_splits()
 
     def poll(self, max_records: int) -> list[Any]:
         found = self._reader.poll(min(max_records, self._batch or max_records))
@@ -58,8 +65,8 @@ class _IdleAtTheEnd:
         time.sleep(self._pause_s)
         return found
 
-    def snapshot(self) -> list[dict]:
-        return self._reader.snapshot()
+    def snapshot_state(self, checkpoint_id: int) -> list[Split]:
+        return self._reader.snapshot_state(checkpoint_id)
 
 
 class CountAndSum(KeyedProcessFunction):
