@@ -110,8 +110,11 @@ class OperatorCoordinatorHost:
         checkpoint_id = None if metadata is None else metadata.checkpoint_id
         for hosted in self._hosted.values():
             op = None if metadata is None else metadata.operator(hosted.uid)
-            state = None if op is None or op.coordinator is None else op.coordinator.data
-            self._call_or_raise(hosted, "restore_state", checkpoint_id, state)
+            if op is not None and op.coordinator is None and op.subtasks:
+                self._call_or_raise(hosted, "restore_from_earlier_version", checkpoint_id)
+            else:
+                state = None if op is None or op.coordinator is None else op.coordinator.data
+                self._call_or_raise(hosted, "restore_state", checkpoint_id, state)
             if not hosted.started:
                 self._call_or_raise(hosted, "start")
                 hosted.started = True

@@ -39,6 +39,13 @@ class CollectionSource(Source):
     ) -> StaticSplitEnumerator:
         return StaticSplitEnumerator.restore(context, state)
 
+    def enumerator_after_earlier_version(
+        self, context: SplitEnumeratorContext
+    ) -> StaticSplitEnumerator:
+        """Earlier versions gave every split to a reader at the start, in the same format:
+        the readers' restored splits are the whole input left, nothing is still to assign."""
+        return StaticSplitEnumerator(context, [])
+
     def create_reader(self, context: SourceReaderContext) -> RangeReader:
         return RangeReader(lambda lo, hi: self.values[lo:hi], inclusive_end=False)
 

@@ -27,6 +27,7 @@ from barrierflow.connectors.source_reader import (
 )
 from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
 from barrierflow.control.operator_coordinator import CoordinatorProvider, OperatorCoordinatorContext
+from barrierflow.errors import ConfigurationError
 
 __all__ = [
     "Boundedness",
@@ -71,6 +72,18 @@ class Source(CoordinatorProvider, ABC):
         self, context: SplitEnumeratorContext, state: dict[str, Any]
     ) -> SplitEnumerator:
         """The enumerator as its ``snapshot_state`` left it."""
+
+    def enumerator_after_earlier_version(self, context: SplitEnumeratorContext) -> SplitEnumerator:
+        """The enumerator of a job restored from a checkpoint an earlier barrierflow took,
+        before sources had enumerators, whose readers' state held their splits. A source that
+        cannot go on from that alone refuses rather than read its input again."""
+        raise ConfigurationError(
+            f"source {context.operator_uid!r} ({type(self).__name__}): the checkpoint being "
+            "restored was taken by an earlier barrierflow, before sources had split enumerators, "
+            "and this source's positions cannot be carried over from it (its input would be "
+            "read again). Restore with this source under a new uid and "
+            "--allow-non-restored-state (-n), or start the job afresh."
+        )
 
     def check(self, job: JobSettings) -> None:
         """On the driver, before the job is submitted: refuse bad configuration (a broker

@@ -152,11 +152,18 @@ class SourceCoordinator(OperatorCoordinator):
         a source the restored snapshot does not know)."""
         self._reset(source_events.decode_state(state) if state is not None else None)
 
-    def _reset(self, state: dict[str, Any] | None) -> None:
+    def restore_from_earlier_version(self, checkpoint_id: int) -> None:
+        """A checkpoint taken before sources had enumerators: its readers' state is all there
+        is, and only the source knows whether it can go on from that alone."""
+        self._reset(None, earlier_version=True)
+
+    def _reset(self, state: dict[str, Any] | None, earlier_version: bool = False) -> None:
         self._close_enumerator()
         self._early_requests = set()
         context = self._enumerator_context = _EnumeratorContext(self)
-        if state is None:
+        if earlier_version:
+            self._enumerator = self.source.enumerator_after_earlier_version(context)
+        elif state is None:
             self._enumerator = self.source.create_enumerator(context)
         else:
             self._enumerator = self.source.restore_enumerator(context, state)

@@ -115,6 +115,13 @@ class OperatorCoordinator(ABC):
         coordinator that went on after that checkpoint (events it sent and received since
         are forgotten on both sides; subtasks report ready again)."""
 
+    def restore_from_earlier_version(self, checkpoint_id: int) -> None:
+        """The checkpoint restored holds this operator's subtask state but no coordinator
+        state: an earlier barrierflow took it, before the operator had a coordinator. By
+        default this is restoring nothing; a coordinator whose subtasks' state cannot be read
+        without its own (a source's readers) decides here what carries over, or refuses."""
+        self.restore_state(checkpoint_id, None)
+
     @abstractmethod
     def subtask_ready(self, subtask: int) -> None:
         """That subtask of the current attempt runs (restored its state): send it what it
