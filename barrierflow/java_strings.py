@@ -18,9 +18,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from barrierflow.row import Row
+from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.common.types import Row
 from barrierflow.type_conversion import float32
-from barrierflow.typeinfo import TypeInformation
 
 Printer = Callable[[Any], str]
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import msgspec
 
-from barrierflow.typeinfo import TypeInformation
+from barrierflow.common.typeinfo import TypeInformation
 
 _SCALARS = {
     "BYTE": "i", "SHORT": "i", "INT": "i", "LONG": "i", "BIG_INT": "i",

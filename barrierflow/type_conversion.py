@@ -20,8 +20,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from barrierflow.row import Row
-from barrierflow.typeinfo import TypeInformation
+from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.common.types import Row
 
 Converter = Callable[[Any], Any]
 BatchConverter = Callable[[list[Any]], list[Any] | None]

@@ -28,7 +28,7 @@ import time
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind
 from barrierflow.state import ValueStateDescriptor
 

@@ -49,7 +49,7 @@ from barrierflow.connectors.kafka import (
     KafkaSink,
     KafkaSource,
 )
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers: the test broker

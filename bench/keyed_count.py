@@ -34,7 +34,7 @@ from peak_rss import PeakRss
 from barrierflow import CheckpointingMode, StreamExecutionEnvironment
 from barrierflow.common import Types, WatermarkStrategy
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 
 

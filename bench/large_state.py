@@ -36,7 +36,7 @@ import cloudpickle
 
 from barrierflow import JobCanceledError, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
 VARIANTS = {

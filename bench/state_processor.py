@@ -43,7 +43,7 @@ def spark_phases(keys: int, cores: int, rocksdb: bool) -> None:
     """Write and read at ``local[cores]``."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from barrierflow.cluster.spark.session import default_spark_log, get_or_create_session
-    from barrierflow.state_backend import HashMapStateBackend
+    from barrierflow.datastream.state_backend import HashMapStateBackend
     from barrierflow.state_processor import (
         KeyedStateBootstrapFunction,
         OperatorTransformation,
@@ -140,12 +140,12 @@ def fsck_phase(checkpoints: int, keys_per_checkpoint: int, threads: int) -> None
 def migrate_phase(values: int) -> None:
     from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
     from barrierflow.checkpoint.storage import CheckpointStorage
+    from barrierflow.common.types import Row
     from barrierflow.protocol.checkpoint_barrier import (
         CheckpointKind,
         CheckpointOptions,
         SnapshotFormat,
     )
-    from barrierflow.row import Row
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
     from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
     from barrierflow.state.key_groups import KeyGroupRange

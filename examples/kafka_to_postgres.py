@@ -24,7 +24,7 @@ from barrierflow.connectors.kafka import (
     KafkaSource,
 )
 from barrierflow.connectors.postgres import PostgresSink
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 
 UPSERT = (

@@ -6,7 +6,7 @@ Committed output: /tmp/barrierflow-odd-even/out/part-*.jsonl, one ``[key, value,
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 
 

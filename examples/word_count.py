@@ -10,7 +10,7 @@ from pathlib import Path
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, FileSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 
 WORD = re.compile(r"[a-z0-9']+")

@@ -11,7 +11,8 @@ import inspect
 from typing import Any
 
 from barrierflow.api.datastream import DataStream
-from barrierflow.async_functions import (
+from barrierflow.common.typeinfo import TypeInformation, checked_type
+from barrierflow.datastream.functions.async_io import (
     NO_RETRY_STRATEGY,
     AsyncFunction,
     AsyncFunctionDescriptor,
@@ -20,7 +21,6 @@ from barrierflow.async_functions import (
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.typeinfo import TypeInformation, checked_type
 
 _Mode = AsyncFunctionDescriptor.OutputMode
 

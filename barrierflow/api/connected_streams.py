@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.common.typeinfo import checked_type
+from barrierflow.datastream.functions.two_input import (
+    BroadcastProcess,
+    CoFlatMapProcess,
+    CoMapProcess,
+    CoProcess,
+)
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import (
     PartitionerSpec,
@@ -20,13 +27,6 @@ from barrierflow.graph.transformation import (
     TransformationKind,
 )
 from barrierflow.state.descriptors import MapStateDescriptor
-from barrierflow.two_input_functions import (
-    BroadcastProcess,
-    CoFlatMapProcess,
-    CoMapProcess,
-    CoProcess,
-)
-from barrierflow.typeinfo import checked_type
 
 if TYPE_CHECKING:
     from barrierflow.api.datastream import DataStream

@@ -27,17 +27,19 @@ from barrierflow.api.slot_sharing_group import SlotSharingGroup, resources_not_a
 from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
+from barrierflow.common.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.connectors.collect_sink import CollectSink
 from barrierflow.connectors.sink import Sink
-from barrierflow.errors import ConfigurationError
-from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
-from barrierflow.functions import (
+from barrierflow.datastream.functions.one_input import (
     FilterFunction,
     FlatMapFunction,
     KeyedProcessFunction,
     MapFunction,
     ProcessFunction,
 )
+from barrierflow.datastream.output_tag import OutputTag
+from barrierflow.errors import ConfigurationError
+from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.transformation import (
     ChainingStrategy,
     PartitionerSpec,
@@ -46,8 +48,6 @@ from barrierflow.graph.transformation import (
     TransformationKind,
 )
 from barrierflow.java_strings import printer
-from barrierflow.side_outputs import OutputTag
-from barrierflow.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 

@@ -33,11 +33,19 @@ from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
+from barrierflow.common.typeinfo import checked_type
 from barrierflow.connectors.collection_source import CollectionSource
 from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.source import Source
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
+from barrierflow.datastream.state_backend import (
+    HashMapStateBackend,
+    StateBackend,
+    incremental_checkpointing,
+    kind_of,
+    state_backend_named,
+)
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.execution_graph import build_execution_graph
@@ -54,15 +62,7 @@ from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.declared_states import declared_states_of
 from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM
-from barrierflow.state_backend import (
-    HashMapStateBackend,
-    StateBackend,
-    incremental_checkpointing,
-    kind_of,
-    state_backend_named,
-)
 from barrierflow.type_conversion import IntegerOverflow, value_converter
-from barrierflow.typeinfo import checked_type
 
 log = logging.getLogger("barrierflow")
 

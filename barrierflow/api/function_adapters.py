@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from barrierflow.functions import Function, KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import Function, KeyedProcessFunction
 
 
 def opens(fn: Any) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from barrierflow.common.types import Row
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.functions import KeyedProcessFunction
-from barrierflow.row import Row
 from barrierflow.state.descriptors import ValueStateDescriptor
 
 _STATE = ValueStateDescriptor("__reduced__")

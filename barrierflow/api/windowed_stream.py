@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.common.typeinfo import checked_type
+from barrierflow.datastream.output_tag import OutputTag
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.side_outputs import OutputTag
-from barrierflow.typeinfo import checked_type
 from barrierflow.windowing.assigners import WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, Trigger, default_trigger
 from barrierflow.windowing.window_spec import Contents, WindowSpec

@@ -20,11 +20,11 @@ _EXPORTS = {
     "RuntimeExecutionMode": "barrierflow.api.execution_mode",
     "CheckpointConfig": "barrierflow.api.checkpoint_config",
     "ExternalizedCheckpointRetention": "barrierflow.api.checkpoint_config",
-    "TimeDomain": "barrierflow.functions",
-    "OutputTag": "barrierflow.side_outputs",
+    "TimeDomain": "barrierflow.datastream.functions.one_input",
+    "OutputTag": "barrierflow.datastream.output_tag",
     "AsyncDataStream": "barrierflow.api.async_data_stream",
     **{
-        name: "barrierflow.async_functions"
+        name: "barrierflow.datastream.functions.async_io"
         for name in ("AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")
     },
     "MemorySize": "barrierflow.api.slot_sharing_group",
@@ -38,7 +38,7 @@ _EXPORTS = {
         )
     },
     **{
-        name: "barrierflow.state_backend"
+        name: "barrierflow.datastream.state_backend"
         for name in ("EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend")
     },
     **{
@@ -50,7 +50,7 @@ _EXPORTS = {
     "WindowAssigner": "barrierflow.windowing.assigners",
     "MergingWindowAssigner": "barrierflow.windowing.assigners",
     **{
-        name: "barrierflow.functions"
+        name: "barrierflow.datastream.functions.one_input"
         for name in (
             "AggregateFunction",
             "AllWindowFunction",
@@ -70,7 +70,7 @@ _EXPORTS = {
         )
     },
     **{
-        name: "barrierflow.two_input_functions"
+        name: "barrierflow.datastream.functions.two_input"
         for name in (
             "BroadcastProcessFunction",
             "CoFlatMapFunction",

@@ -1,7 +1,7 @@
 """PyFlink's ``pyflink.datastream.async_retry_predicates``: for a retry strategy's
 ``result_predicate`` and ``exception_predicate``."""
 
-from barrierflow.async_functions import (
+from barrierflow.datastream.functions.async_io import (
     empty_result_predicate,
     exception_type_predicate,
     has_exception_predicate,

@@ -1,6 +1,6 @@
 """PyFlink's ``pyflink.datastream.async_retry_strategies``."""
 
-from barrierflow.async_functions import (
+from barrierflow.datastream.functions.async_io import (
     NO_RETRY_STRATEGY,
     ExponentialBackoffDelayRetryStrategy,
     FixedDelayRetryStrategy,

@@ -1,5 +1,38 @@
-"""PyFlink's ``pyflink.datastream.output_tag``."""
+"""Side outputs: a second stream of an operator's results, named by an ``OutputTag`` (late
+records of a window, ``ctx.output(tag, value)`` in a process function), taken with
+``get_side_output(tag)``.
 
-from barrierflow.side_outputs import OutputTag
+A side output record travels in the operator's output list wrapped as ``SideOutput(tag id,
+value)``; the edge to a side output's consumer selects and unwraps the records of its tag, every
+other edge of that operator drops them (``runtime/network/output.py``). An operator emits side
+records only for tags someone consumes (``OperatorSpec.side_outputs``), so a job that takes no
+side output carries none. Performs no I/O.
+"""
 
-__all__ = ["OutputTag"]
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class OutputTag:
+    """PyFlink's ``OutputTag(tag_id, type_info=None)``: tags with the same id are the same."""
+
+    def __init__(self, tag_id: str, type_info: Any = None) -> None:
+        if not isinstance(tag_id, str) or not tag_id:
+            raise ValueError(f"an OutputTag needs a non-empty string id, got {tag_id!r}")
+        self.tag_id = tag_id
+        self.type_info = type_info
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OutputTag) and other.tag_id == self.tag_id
+
+    def __hash__(self) -> int:
+        return hash(self.tag_id)
+
+    def __repr__(self) -> str:
+        return f"OutputTag({self.tag_id!r})"
+
+
+class SideOutput(NamedTuple):
+    tag: str
+    value: Any

@@ -1,9 +1,73 @@
-"""PyFlink's ``pyflink.datastream.state_backend``: the state backends a job can choose."""
+"""State backends, as PyFlink names them: ``env.set_state_backend(EmbeddedRocksDBStateBackend())``.
 
-from barrierflow.state_backend import (
-    EmbeddedRocksDBStateBackend,
-    HashMapStateBackend,
-    StateBackend,
-)
+These only choose a kind of ``state/backends/registry.py`` (by their ``name``); the runtime makes
+one keyed backend of that kind per operator subtask (``state/backends/hashmap.py``:
+HeapKeyedStateBackend, ``state/backends/rocksdb/``: RocksDBKeyedStateBackend). Equivalent to
+``state.backend.type: hashmap | rocksdb``; a kind registered without a class of its own here is
+chosen by ``state.backend.type`` (or ``NamedStateBackend(name)``).
+"""
 
-__all__ = ["EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend"]
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from barrierflow.errors import ConfigurationError
+from barrierflow.state.backends.registry import HASHMAP, ROCKSDB, StateBackendKind, backend_kind
+
+
+@dataclass(frozen=True)
+class HashMapStateBackend:
+    """State as Python objects on the heap; full snapshots. Fast; state must fit in memory."""
+
+    name: str = HASHMAP.name
+
+
+@dataclass(frozen=True)
+class EmbeddedRocksDBStateBackend:
+    """State in an embedded RocksDB per subtask, on local disk: larger than memory.
+
+    ``enable_incremental_checkpointing``: None (the default) takes
+    ``execution.checkpointing.incremental`` from the configuration, as Flink does.
+    """
+
+    enable_incremental_checkpointing: bool | None = None
+    name: str = ROCKSDB.name
+
+
+@dataclass(frozen=True)
+class NamedStateBackend:
+    """A registered kind that has no class of its own here, chosen by its name."""
+
+    name: str
+
+
+StateBackend = HashMapStateBackend | EmbeddedRocksDBStateBackend | NamedStateBackend
+
+_CLASSES = (HashMapStateBackend, EmbeddedRocksDBStateBackend)
+
+
+def kind_of(backend: object) -> StateBackendKind:
+    """The registry's kind of a backend object; a ``ConfigurationError`` for anything else."""
+    if not isinstance(backend, StateBackend):
+        raise ConfigurationError(
+            "set_state_backend() takes HashMapStateBackend() or EmbeddedRocksDBStateBackend() "
+            f"from barrierflow.datastream.state_backend, got {backend!r}"
+        )
+    return backend_kind(backend.name)
+
+
+def state_backend_named(name: str) -> StateBackend:
+    """What ``state.backend.type: name`` stands for: this module's class of that kind, else
+    a ``NamedStateBackend``."""
+    backend_kind(name)
+    for cls in _CLASSES:
+        if cls().name == name:
+            return cls()
+    return NamedStateBackend(name)
+
+
+def incremental_checkpointing(backend: StateBackend) -> bool | None:
+    """What the backend object says of incremental checkpoints (None: the configuration's)."""
+    if isinstance(backend, EmbeddedRocksDBStateBackend):
+        return backend.enable_incremental_checkpointing
+    return None

@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.datastream.time_domain``."""
 
-from barrierflow.functions import TimeDomain
+from barrierflow.datastream.functions.one_input import TimeDomain
 
 __all__ = ["TimeDomain"]

@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.datastream.timerservice``."""
 
-from barrierflow.functions import TimerService
+from barrierflow.datastream.functions.one_input import TimerService
 
 __all__ = ["TimerService"]

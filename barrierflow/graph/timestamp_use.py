@@ -92,7 +92,7 @@ def _reads(node: StreamNode) -> bool:
 
 def _per_record_methods(function: Any) -> Iterable[Callable[..., Any]]:
     """The methods that get each record and its context: a two-input adapter names them
-    (``two_input_functions.py``), a process function has ``process_element``."""
+    (``datastream/functions/two_input.py``), a process function has ``process_element``."""
     methods = getattr(function, "per_record_methods", None)
     if callable(methods):
         return methods()

@@ -25,6 +25,7 @@ import pickle
 
 import msgspec
 
+from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.msgpack_types import (
     ENCODE_ERRORS,
     header,
@@ -33,7 +34,6 @@ from barrierflow.msgpack_types import (
     signature,
 )
 from barrierflow.protocol.record_batch import RecordBatch
-from barrierflow.typeinfo import TypeInformation
 
 TYPED = 0x01  # a list of records
 TYPED_TIMED = 0x02  # a pair: the records, their event timestamps

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from queue import Empty, SimpleQueue
 from typing import Any
 
-from barrierflow.async_functions import AsyncFunctionDescriptor
+from barrierflow.datastream.functions.async_io import AsyncFunctionDescriptor
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.protocol.buffer_codec import BufferEncoder, decode_buffer

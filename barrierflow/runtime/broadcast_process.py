@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.functions.two_input import BroadcastProcess
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.co_process import CoProcessOperator, KeyedCoProcessOperator
 from barrierflow.runtime.operators import OperatorContext, OperatorSnapshot
 from barrierflow.state.broadcast_state import BroadcastStateStore
-from barrierflow.two_input_functions import BroadcastProcess
 
 
 class _ElementContext(KeyedProcessFunction.Context):

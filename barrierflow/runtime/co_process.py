@@ -1,5 +1,5 @@
 """The operators of ``connect``: two inputs, one function with a method per input
-(``two_input_functions.py`` adapts CoMap, CoFlatMap and CoProcess functions to
+(``datastream/functions/two_input.py`` adapts CoMap, CoFlatMap and CoProcess functions to
 ``process_element1`` / ``process_element2``).
 
 The task's ``TwoInputNetworkInput`` hands the batches of input 1 to ``process_batch`` and those

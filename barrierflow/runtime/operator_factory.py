@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.async_wait_operator import AsyncWaitOperator
 from barrierflow.runtime.broadcast_process import (
@@ -24,7 +25,6 @@ from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.runtime.window_operator import WindowOperator
 from barrierflow.type_conversion import batch_converter, value_converter
-from barrierflow.typeinfo import TypeInformation
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SOURCE: SourceOperator,

@@ -23,6 +23,14 @@ from typing import Any
 
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.control import messages as msg
+from barrierflow.datastream.functions.one_input import (
+    Function,
+    KeyedProcessFunction,
+    ProcessFunction,
+    RuntimeContext,
+    TimeDomain,
+)
+from barrierflow.datastream.output_tag import OutputTag, SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_strategy import (
     TimestampAssigner,
@@ -30,20 +38,12 @@ from barrierflow.eventtime.watermark_strategy import (
     WatermarkStrategy,
 )
 from barrierflow.eventtime.watermark_valve import MIN_WATERMARK
-from barrierflow.functions import (
-    Function,
-    KeyedProcessFunction,
-    ProcessFunction,
-    RuntimeContext,
-    TimeDomain,
-)
 from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.metrics import MetricRegistry
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.record_batch import RecordBatch, repeat_per_output
 from barrierflow.runtime.timer_service import InternalTimerService
-from barrierflow.side_outputs import OutputTag, SideOutput
 from barrierflow.state.backend import AsyncSnapshot, RestoreStreams
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.key_groups import key_group_range_for_subtask

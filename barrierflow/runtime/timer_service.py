@@ -26,8 +26,8 @@ import time
 from collections.abc import Hashable, Iterator
 from typing import Any
 
+from barrierflow.datastream.functions.one_input import TimeDomain
 from barrierflow.eventtime.watermark_valve import MIN_WATERMARK
-from barrierflow.functions import TimeDomain
 from barrierflow.state.backend import KeyedStateBackend
 from barrierflow.state.descriptors import MapStateDescriptor
 from barrierflow.state.key_groups import KeyGroupCache

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operators import Operator
-from barrierflow.side_outputs import SideOutput
 from barrierflow.type_conversion import BatchConverter, Converter
 
 

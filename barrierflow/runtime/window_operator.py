@@ -24,17 +24,17 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from barrierflow.eventtime.timestamps import NO_TIMESTAMP
-from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.functions import (
+from barrierflow.datastream.functions.one_input import (
     AggregateFunction,
     Function,
     ProcessWindowFunction,
 )
+from barrierflow.datastream.output_tag import SideOutput
+from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators import KeyedOperator, OperatorContext
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
-from barrierflow.side_outputs import SideOutput
 from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
 from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult

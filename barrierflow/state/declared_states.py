@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from barrierflow.functions import RuntimeContext
+from barrierflow.datastream.functions.one_input import RuntimeContext
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.descriptors import StateDescriptor

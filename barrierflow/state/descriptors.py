@@ -11,8 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from barrierflow.common.typeinfo import checked_type
 from barrierflow.state.state_ttl_config import StateTtlConfig
-from barrierflow.typeinfo import checked_type
 
 
 class StateKind(enum.Enum):

@@ -27,12 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from barrierflow.row import Row
+from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.common.types import Row
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.state_schema import declared_text, state_type_info, type_text
 from barrierflow.state.ttl_state import TtlValue
 from barrierflow.type_conversion import value_converter
-from barrierflow.typeinfo import TypeInformation
 
 Convert = Callable[[Any], Any]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import re
 
+from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.state.descriptors import StateDescriptor, StateKind
-from barrierflow.typeinfo import TypeInformation
 
 ANY = "ANY"
 _NAME = re.compile(r"[A-Z_]+")

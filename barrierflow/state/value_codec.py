@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from barrierflow.common.typeinfo import Types
 from barrierflow.msgpack_types import (
     ENCODE_ERRORS,
     header,
@@ -32,7 +33,6 @@ from barrierflow.msgpack_types import (
     signature,
 )
 from barrierflow.state.descriptors import StateDescriptor, StateKind
-from barrierflow.typeinfo import Types
 
 TYPED_VALUE = 0x03
 DECODE_AGAIN = pickle.UnpicklingError  # ValueCodec.decode's: decode_value reads the row

@@ -23,8 +23,9 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.common.typeinfo import TypeInformation, checked_type
+from barrierflow.datastream.functions.one_input import RuntimeContext
 from barrierflow.errors import ConfigurationError
-from barrierflow.functions import RuntimeContext
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
@@ -35,7 +36,6 @@ from barrierflow.state.backends import StateBackendConfig, create_keyed_state_ba
 from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state_processor.functions import KeyedStateBootstrapFunction
-from barrierflow.typeinfo import TypeInformation, checked_type
 
 INLINE_THRESHOLD = 20 * 1024  # as execution.checkpointing.data-inline-threshold's default
 

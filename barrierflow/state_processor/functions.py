@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from barrierflow.functions import Function, RuntimeContext, TimeDomain
+from barrierflow.datastream.functions.one_input import Function, RuntimeContext, TimeDomain
 
 _EVENT_TIME = TimeDomain.EVENT_TIME.value
 _PROCESSING_TIME = TimeDomain.PROCESSING_TIME.value

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from barrierflow.functions import RuntimeContext, TimeDomain
+from barrierflow.datastream.functions.one_input import RuntimeContext, TimeDomain
 from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.runtime.window_operator import CONTENTS, ELEMENTS
 from barrierflow.state.descriptors import StateDescriptor, StateKind

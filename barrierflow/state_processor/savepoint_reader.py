@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState
 from barrierflow.checkpoint.storage import locate_snapshot
+from barrierflow.common.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.errors import ConfigurationError
 from barrierflow.state.declared_states import declared_states
 from barrierflow.state.descriptors import MapStateDescriptor, StateDescriptor, StateKind
@@ -35,7 +36,6 @@ from barrierflow.state_processor.read_plan import (
     plan_operator_read,
 )
 from barrierflow.state_processor.spark_types import converter, infer_type, spark_type
-from barrierflow.typeinfo import TypeInformation, Types, checked_type
 
 if TYPE_CHECKING:  # Spark loads when a read runs
     from pyspark.sql import DataFrame, SparkSession
@@ -337,7 +337,7 @@ def _keyed_producer(rows: Any) -> Callable[[bytes], Iterator[Any]]:
 def _as_row(value: Any) -> Any:
     """A reader function's row: a dict becomes a Row of its keys (a struct, not a map)."""
     if isinstance(value, dict):
-        from barrierflow.row import Row
+        from barrierflow.common.types import Row
 
         row = Row(*value.values())
         row.set_field_names([str(k) for k in value])

@@ -30,6 +30,7 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
 )
 from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+from barrierflow.datastream.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 from barrierflow.state.backends import StateBackendConfig
@@ -40,7 +41,6 @@ from barrierflow.state.key_groups import (
     subtask_for_key_group,
 )
 from barrierflow.state.state_schema import type_text
-from barrierflow.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.state_processor.bootstrap import (
     BootstrapTransformation,
     SubtaskWrite,

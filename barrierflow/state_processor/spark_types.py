@@ -17,8 +17,8 @@ import decimal
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from barrierflow.row import Row
-from barrierflow.typeinfo import TypeInformation
+from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.common.types import Row
 
 Convert = Callable[[Any], Any]
 

@@ -18,6 +18,7 @@ from typing import Any
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState, OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.common.typeinfo import Types
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.descriptors import ValueStateDescriptor
@@ -26,7 +27,6 @@ from barrierflow.state.key_groups import (
     key_group_range_for_subtask,
     subtask_for_key_group,
 )
-from barrierflow.typeinfo import Types
 
 COUNT = ValueStateDescriptor("count", Types.LONG())
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
+from barrierflow.common.typeinfo import Types
 from barrierflow.eventtime.durations import Duration, Time, millis_of
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.state.descriptors import ValueStateDescriptor
-from barrierflow.typeinfo import Types
 from barrierflow.windowing.serializers import (
     CountWindowSerializer,
     GlobalWindowSerializer,

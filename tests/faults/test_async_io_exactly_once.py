@@ -15,7 +15,7 @@ from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Time
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.datastream import AsyncDataStream
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 from tests.jobs import odd_even
 from tests.jobs.http_enrichment import AsyncEnrich

@@ -12,7 +12,7 @@ import pytest
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction, MapFunction
 
 pytestmark = pytest.mark.spark
 

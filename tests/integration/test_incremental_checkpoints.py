@@ -15,7 +15,7 @@ from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
 from barrierflow.cli import app
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 from tests.jobs.odd_even import Throttle
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from barrierflow import JobExecutionError, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.cli import app
 from barrierflow.connectors import DiscardingSink, FileSink, FileSource, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from tests.jobs import odd_even
 

@@ -13,7 +13,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import locate_snapshot
 from barrierflow.connectors import FileSink, FileSource
-from barrierflow.functions import MapFunction
+from barrierflow.datastream.functions.one_input import MapFunction
 from tests.jobs.odd_even import RunningSum, Throttle
 
 pytestmark = pytest.mark.spark

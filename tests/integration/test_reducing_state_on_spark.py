@@ -13,7 +13,7 @@ import pytest
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Time
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import AggregateFunction, KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import AggregateFunction, KeyedProcessFunction
 from barrierflow.state import AggregatingStateDescriptor, ReducingStateDescriptor, StateTtlConfig
 from tests.jobs.odd_even import Fault, Throttle, read_committed
 

@@ -19,8 +19,8 @@ from barrierflow import ConfigurationError, SavepointFormatType, StreamExecution
 from barrierflow.cli import app
 from barrierflow.common import Types
 from barrierflow.connectors import SequenceSource
+from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend
 from barrierflow.state import ValueStateDescriptor
-from barrierflow.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend
 from barrierflow.state_processor import (
     KeyedStateBootstrapFunction,
     KeyedStateReaderFunction,

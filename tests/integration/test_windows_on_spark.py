@@ -15,7 +15,7 @@ from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.datastream import OutputTag
-from barrierflow.functions import (
+from barrierflow.datastream.functions.one_input import (
     AggregateFunction,
     KeyedProcessFunction,
     ProcessFunction,

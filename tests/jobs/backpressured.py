@@ -23,7 +23,7 @@ import cloudpickle
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
 KEYS = 100

@@ -16,7 +16,11 @@ import cloudpickle
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import AggregateFunction, KeyedProcessFunction, ProcessWindowFunction
+from barrierflow.datastream.functions import (
+    AggregateFunction,
+    KeyedProcessFunction,
+    ProcessWindowFunction,
+)
 from barrierflow.state import MapStateDescriptor
 from barrierflow.windowing.assigners import TumblingEventTimeWindows
 from tests.jobs.odd_even import Fault, Throttle

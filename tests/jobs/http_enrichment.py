@@ -13,7 +13,7 @@ import socket
 import cloudpickle
 
 from barrierflow.datastream import AsyncFunction
-from barrierflow.functions import MapFunction
+from barrierflow.datastream.functions import MapFunction
 
 
 def _request(value: int) -> bytes:

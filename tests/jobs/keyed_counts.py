@@ -19,11 +19,11 @@ import cloudpickle
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Types
+from barrierflow.common.types import Row
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext
 from barrierflow.connectors.split_enumerator import Split
-from barrierflow.functions import KeyedProcessFunction
-from barrierflow.row import Row
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 
 COUNT = ValueStateDescriptor("count", Types.LONG())

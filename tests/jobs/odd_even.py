@@ -18,7 +18,7 @@ import cloudpickle
 
 from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
 

@@ -14,7 +14,7 @@ import cloudpickle
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
 from tests.jobs.odd_even import Throttle
 

@@ -12,7 +12,7 @@ import cloudpickle
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
 KEYS = 1000

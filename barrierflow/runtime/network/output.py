@@ -28,6 +28,7 @@ from typing import Any
 
 import zmq
 
+from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
@@ -35,7 +36,6 @@ from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.side_outputs import SideOutput
 from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
 
 

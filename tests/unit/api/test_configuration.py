@@ -11,8 +11,8 @@ import pytest
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.cluster.spark import session
 from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend
 from barrierflow.protocol.checkpoint_barrier import Alignment
-from barrierflow.state_backend import EmbeddedRocksDBStateBackend
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from barrierflow.common import Configuration
 from barrierflow.connectors import DiscardingSink
 from barrierflow.connectors.source import Boundedness, Source
 from barrierflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
-from barrierflow.functions import RuntimeContext
+from barrierflow.datastream.functions.one_input import RuntimeContext
 from barrierflow.metrics import MetricRegistry
 
 

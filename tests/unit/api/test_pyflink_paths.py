@@ -6,8 +6,9 @@ import importlib
 
 import pytest
 
-from barrierflow import functions, typeinfo
 from barrierflow.api import datastream, environment, windowed_stream
+from barrierflow.common import typeinfo
+from barrierflow.datastream.functions import one_input as functions
 from barrierflow.eventtime import durations, watermark_strategy
 from barrierflow.state import descriptors
 from barrierflow.windowing import assigners, triggers, windows

@@ -264,9 +264,9 @@ def test_types_without_a_fast_path_have_none():
 
 
 def test_a_typed_operator_converts_names_a_wrong_value_and_keeps_side_outputs():
+    from barrierflow.datastream.output_tag import SideOutput
     from barrierflow.graph.transformation import TransformationKind
     from barrierflow.runtime.operators import OperatorSpec, UserFunctionError
-    from barrierflow.side_outputs import SideOutput
     from barrierflow.testing.harness import OperatorHarness
 
     class Emit:

@@ -16,7 +16,7 @@ from barrierflow.checkpoint.metadata import (
 from barrierflow.common import Types
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.coordination.state_mapping import OperatorFate, map_state
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat

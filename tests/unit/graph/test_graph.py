@@ -6,12 +6,12 @@ import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.functions.two_input import CoMapFunction
 from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_graph
 from barrierflow.graph.job_graph import JobGraph, build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import Partitioning
-from barrierflow.two_input_functions import CoMapFunction
 
 
 class Passthrough(KeyedProcessFunction):

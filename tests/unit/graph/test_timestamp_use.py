@@ -8,16 +8,16 @@ import functools
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.api.async_data_stream import AsyncDataStream
-from barrierflow.async_functions import AsyncFunction
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.common.watermark_strategy import TimestampAssigner
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction, ProcessFunction
+from barrierflow.datastream.functions.async_io import AsyncFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction, ProcessFunction
+from barrierflow.datastream.functions.two_input import CoMapFunction, KeyedCoProcessFunction
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.timestamp_use import TimestampColumn, may_use_argument
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.two_input_functions import CoMapFunction, KeyedCoProcessFunction
 from barrierflow.windowing.assigners import TumblingEventTimeWindows
 from tests.unit.graph.test_graph import stream_graph
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from barrierflow.async_functions import NO_RETRY_STRATEGY, AsyncFunctionDescriptor
 from barrierflow.common import Time
+from barrierflow.datastream.functions.async_io import NO_RETRY_STRATEGY, AsyncFunctionDescriptor
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.frames import Kind
 from barrierflow.testing.harness import StreamTaskHarness, operator

@@ -12,7 +12,8 @@ from collections import Counter
 
 import pytest
 
-from barrierflow.async_functions import (
+from barrierflow.common import Time
+from barrierflow.datastream.functions.async_io import (
     NO_RETRY_STRATEGY,
     AsyncFunction,
     AsyncFunctionDescriptor,
@@ -20,7 +21,6 @@ from barrierflow.async_functions import (
     empty_result_predicate,
     has_exception_predicate,
 )
-from barrierflow.common import Time
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from barrierflow.common import WatermarkStrategy
 from barrierflow.connectors import SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
 from barrierflow.protocol.record_batch import RecordBatch

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from barrierflow.common import Types
 from barrierflow.datastream import OutputTag
-from barrierflow.functions import KeyedProcessFunction, ProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction, ProcessFunction
+from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operators import OperatorSpec
-from barrierflow.side_outputs import SideOutput
 from barrierflow.testing.harness import OperatorHarness, operator
 
 SMALL = OutputTag("small")

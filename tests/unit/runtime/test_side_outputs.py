@@ -7,15 +7,15 @@ from __future__ import annotations
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import DiscardingSink
 from barrierflow.datastream import OutputTag
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import ResultPartition
 from barrierflow.runtime.operators import OperatorSpec
-from barrierflow.side_outputs import SideOutput
 from barrierflow.testing.harness import OperatorHarness
 from barrierflow.windowing.assigners import TumblingEventTimeWindows
 from barrierflow.windowing.triggers import EventTimeTrigger

@@ -9,7 +9,7 @@ import pytest
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHandle
 from barrierflow.connectors import SequenceSource
 from barrierflow.control import messages as msg
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import (
     FINAL_CHECKPOINT,

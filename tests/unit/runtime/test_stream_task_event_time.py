@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from barrierflow.common import WatermarkStrategy
 from barrierflow.connectors import SequenceSource
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.functions import KeyedProcessFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.frames import Kind
 from barrierflow.testing.harness import StreamTaskHarness, operator

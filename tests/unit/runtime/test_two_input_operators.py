@@ -15,11 +15,11 @@ from barrierflow.datastream.functions import (
     KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
 )
+from barrierflow.datastream.functions.two_input import BroadcastProcess, CoMapProcess, CoProcess
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.state import MapStateDescriptor, ValueStateDescriptor
 from barrierflow.testing.harness import StreamTaskHarness, operator
-from barrierflow.two_input_functions import BroadcastProcess, CoMapProcess, CoProcess
 
 RULES = MapStateDescriptor("rules", Types.STRING(), Types.INT())
 

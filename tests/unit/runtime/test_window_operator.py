@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from barrierflow.checkpoint.restore import OperatorRestore
+from barrierflow.datastream.functions.one_input import AggregateFunction, ProcessWindowFunction
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.functions import AggregateFunction, ProcessWindowFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import KeyGroupCache

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.common import Types
-from barrierflow.row import Row
+from barrierflow.common.types import Row
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.descriptors import StateKind
 from barrierflow.state.schema_evolution import (

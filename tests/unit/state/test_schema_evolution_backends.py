@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.common import Types
+from barrierflow.common.types import Row
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
     SnapshotFormat,
 )
-from barrierflow.row import Row
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.schema_evolution import IncompatibleStateError

@@ -14,7 +14,8 @@ from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.cluster.rest.flink_json import checkpoint_config
 from barrierflow.config_option import Option
 from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.functions import KeyedProcessFunction
+from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend, NamedStateBackend
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import registry
@@ -26,7 +27,6 @@ from barrierflow.state.backends.registry import (
     backend_kind,
     register,
 )
-from barrierflow.state_backend import EmbeddedRocksDBStateBackend, NamedStateBackend
 from barrierflow.testing.harness import StreamTaskHarness, operator
 
 PACKAGE = Path(__file__).resolve().parents[3] / "barrierflow"

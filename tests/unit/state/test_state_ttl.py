@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from barrierflow.common import Time
-from barrierflow.functions import AggregateFunction
+from barrierflow.datastream.functions.one_input import AggregateFunction
 from barrierflow.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,

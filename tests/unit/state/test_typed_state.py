@@ -11,7 +11,8 @@ import msgspec
 import pytest
 
 from barrierflow.common import Time, Types
-from barrierflow.row import Row
+from barrierflow.common.typeinfo import ConfigurationError
+from barrierflow.common.types import Row
 from barrierflow.state import (
     ListStateDescriptor,
     MapStateDescriptor,
@@ -22,7 +23,6 @@ from barrierflow.state import (
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.schema_evolution import IncompatibleStateError
 from barrierflow.state.value_codec import TYPED_VALUE, ValueCodec, codec_for, decode_value
-from barrierflow.typeinfo import ConfigurationError
 from tests.unit.state.test_state_backend_contract import BACKENDS, Streams, factory
 
 __all__ = ["factory"]  # the contract suite's fixture: a backend of each kind, disposed after

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.common import Time, Types
+from barrierflow.datastream.functions.one_input import AggregateFunction
 from barrierflow.datastream.state import (
     AggregatingState,
     ListState,
@@ -14,7 +15,6 @@ from barrierflow.datastream.state import (
     ReducingState,
     ValueState,
 )
-from barrierflow.functions import AggregateFunction
 from barrierflow.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,

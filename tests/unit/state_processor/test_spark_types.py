@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 from barrierflow.common import Types
-from barrierflow.row import Row
+from barrierflow.common.types import Row
 from barrierflow.state_processor.spark_types import (
     UnsupportedValueError,
     converter,

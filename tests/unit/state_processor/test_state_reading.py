@@ -15,12 +15,12 @@ from barrierflow.checkpoint.metadata import OperatorState, OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.common import Types
+from barrierflow.common.types import Row
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
     SnapshotFormat,
 )
-from barrierflow.row import Row
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.runtime.window_operator import CONTENTS
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor

@@ -137,7 +137,7 @@ class CountingTrigger(Trigger):
 
 
 def test_a_trigger_merges_its_state_when_sessions_merge():
-    from barrierflow.functions import ProcessWindowFunction
+    from barrierflow.datastream.functions.one_input import ProcessWindowFunction
 
     class Report(ProcessWindowFunction):
         def process(self, key, context, elements):

@@ -15,7 +15,7 @@ import enum
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from barrierflow.functions import Function
+from barrierflow.datastream.functions.one_input import Function
 
 IN = TypeVar("IN")
 OUT = TypeVar("OUT")

@@ -1,12 +1,12 @@
 """PyFlink's ``pyflink.datastream.functions``, at the same path."""
 
-from barrierflow.async_functions import (
+from barrierflow.datastream.functions.async_io import (
     AsyncFunction,
     AsyncFunctionDescriptor,
     AsyncRetryPredicate,
     AsyncRetryStrategy,
 )
-from barrierflow.functions import (
+from barrierflow.datastream.functions.one_input import (
     AggregateFunction,
     AllWindowFunction,
     FilterFunction,
@@ -24,7 +24,7 @@ from barrierflow.functions import (
     TimerService,
     WindowFunction,
 )
-from barrierflow.two_input_functions import (
+from barrierflow.datastream.functions.two_input import (
     BaseBroadcastProcessFunction,
     BroadcastProcessFunction,
     CoFlatMapFunction,

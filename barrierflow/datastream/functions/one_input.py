@@ -11,9 +11,9 @@ import enum
 from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
+from barrierflow.datastream.output_tag import OutputTag, SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.metrics import MetricGroup, MetricRegistry
-from barrierflow.side_outputs import OutputTag, SideOutput
 
 # Type parameters, as PyFlink's classes take them (``WindowFunction[tuple, tuple, str,
 # TimeWindow]``): they document a function's types and change nothing at run time.

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from barrierflow.functions import KEY, OUT, Function, KeyedProcessFunction, ProcessFunction
+from barrierflow.datastream.functions.one_input import (
+    KEY,
+    OUT,
+    Function,
+    KeyedProcessFunction,
+    ProcessFunction,
+)
 
 IN1 = TypeVar("IN1")
 IN2 = TypeVar("IN2")
