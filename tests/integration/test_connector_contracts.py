@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from barrierflow.connectors import FileSink, FileSource, ParquetWriterFactory, SequenceSource
+from barrierflow.connectors.delta import DeltaSink
+from barrierflow.connectors.iceberg import IcebergSink
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
     JsonRowSerializationSchema,
@@ -39,6 +41,19 @@ from barrierflow.testing.harness import OperatorHarness, operator
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
 N = 600
+SQUARES = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+
+
+def sql_catalog(tmp_path) -> tuple[Any, dict[str, str]]:
+    """A pyiceberg SQL catalog on SQLite in ``tmp_path``, and its properties."""
+    from pyiceberg.catalog import load_catalog
+
+    properties = {
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+    return load_catalog("local", **properties), properties
 
 
 # --- sources -----------------------------------------------------------------------------------
@@ -116,7 +131,9 @@ class SinkUnderTest:
     committed: Callable[[], list[tuple]]  # what a reader of the external system sees
 
 
-@pytest.fixture(params=["json-files", "parquet-files", "postgres", "kafka", "sqlite"])
+@pytest.fixture(
+    params=["json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg"]
+)
 def sink(request, tmp_path) -> SinkUnderTest:
     """A sink of records ``(i, i * i)``."""
     kind = request.param
@@ -131,7 +148,7 @@ def sink(request, tmp_path) -> SinkUnderTest:
 
         return SinkUnderTest(FileSink(str(tmp_path)), json_rows)
     if kind == "parquet-files":
-        schema = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+        schema = SQUARES
 
         def parquet_rows() -> list[tuple]:
             files = glob.glob(os.path.join(tmp_path, "part-*"))
@@ -150,6 +167,29 @@ def sink(request, tmp_path) -> SinkUnderTest:
 
         sql = "INSERT INTO squares (i, square) VALUES (%s, %s)"
         return SinkUnderTest(PostgresSink(conninfo, sql, batch_size=25), table_rows)
+    if kind == "delta":
+        from deltalake import DeltaTable
+
+        table = str(tmp_path / "delta")
+
+        def delta_rows() -> list[tuple]:
+            if not os.path.exists(os.path.join(table, "_delta_log")):
+                return []
+            return sorted(
+                tuple(r.values()) for r in DeltaTable(table).to_pyarrow_table().to_pylist()
+            )
+
+        return SinkUnderTest(DeltaSink(table, schema=SQUARES), delta_rows)
+    if kind == "iceberg":
+        catalog, properties = sql_catalog(tmp_path)
+        catalog.create_namespace("db")
+        catalog.create_table("db.squares", SQUARES)
+
+        def iceberg_rows() -> list[tuple]:
+            rows = catalog.load_table("db.squares").scan().to_arrow().to_pylist()
+            return sorted(tuple(r.values()) for r in rows)
+
+        return SinkUnderTest(IcebergSink("local", "db.squares", properties), iceberg_rows)
     if kind == "sqlite":  # a sink written in the tests: only a writer and a committer
         path = str(tmp_path / "sink.db")
         return SinkUnderTest(
