@@ -1,6 +1,5 @@
-"""Where a Delta sink's files go and how its log names them: partition directories, the
-``add`` action's path, partition values as Delta serializes them, the table URI and the
-storage options of delta-rs for the job's ``s3.*`` settings. Performs no I/O.
+"""Where a Delta sink's files go: partition directories and values as Delta writes them, the
+table URI, and delta-rs's storage options for the job's ``s3.*`` settings. Performs no I/O.
 """
 
 from __future__ import annotations
@@ -8,7 +7,6 @@ from __future__ import annotations
 import datetime
 import posixpath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 if TYPE_CHECKING:
     from barrierflow.checkpoint.file_systems import S3Settings
@@ -49,12 +47,6 @@ def partition_dir(values: dict[str, str | None]) -> str:
 
 def _escape(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED or ord(c) < 32 else c for c in text)
-
-
-def action_path(relative: str) -> str:
-    """The ``add`` action's path of a file at ``relative`` under the table: a URI reference,
-    so the file name's own percent signs are escaped once more."""
-    return quote(relative, safe="/=")
 
 
 def storage_options(uri: str, s3: S3Settings, given: dict[str, str] | None) -> dict[str, str]:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import resolve
 from barrierflow.connectors.arrow_records import to_record_batch
-from barrierflow.connectors.delta.delta_paths import action_path, partition_dir, partition_value
+from barrierflow.connectors.delta.delta_paths import partition_dir, partition_value
 from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
 from barrierflow.connectors.table_files import (
     column_stats,
@@ -68,7 +68,7 @@ class DeltaWriter(SinkWriter):
             size = write_parquet(self._fs, f"{self._root}/{relative}", part.rows)
             files.append(
                 {
-                    "path": action_path(relative),
+                    "path": relative,  # delta-rs escapes it in the log
                     "size": size,
                     "partition_values": values,
                     "modification_time": int(time.time() * 1000),
