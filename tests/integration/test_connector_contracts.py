@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from barrierflow.connectors import FileSink, FileSource, ParquetWriterFactory, SequenceSource
-from barrierflow.connectors.delta import DeltaSink
-from barrierflow.connectors.iceberg import IcebergSink
+from barrierflow.connectors.delta import DeltaSink, DeltaSource
+from barrierflow.connectors.iceberg import IcebergSink, IcebergSource
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
     JsonRowSerializationSchema,
@@ -37,6 +37,7 @@ from barrierflow.connectors.kafka import (
 )
 from barrierflow.connectors.postgres import PostgresSink
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.row import Row
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
@@ -59,7 +60,20 @@ def sql_catalog(tmp_path) -> tuple[Any, dict[str, str]]:
 # --- sources -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sequence", "file", "kafka"])
+def _table_rows(f: int) -> list[dict]:
+    return [{"i": f * 1000 + i, "square": (f * 1000 + i) ** 2} for i in range(N // 4)]
+
+
+def _named(rows: list[dict]) -> list[Row]:
+    out = []
+    for r in rows:
+        row = Row(*r.values())
+        row.set_field_names(list(r))
+        out.append(row)
+    return out
+
+
+@pytest.fixture(params=["sequence", "file", "kafka", "delta", "iceberg"])
 def source(request, tmp_path) -> tuple[Any, list[Any]]:
     """A bounded source holding N records, and those records."""
     if request.param == "sequence":
@@ -69,6 +83,22 @@ def source(request, tmp_path) -> tuple[Any, list[Any]]:
             lines = [f"{f}-{i}" for i in range(N // 4)]
             (tmp_path / f"in-{f}.txt").write_text("\n".join(lines) + "\n")
         return FileSource(str(tmp_path)), [f"{f}-{i}" for f in range(4) for i in range(N // 4)]
+    if request.param == "delta":  # four versions, a file each
+        from deltalake import write_deltalake
+
+        for f in range(4):
+            write_deltalake(str(tmp_path / "t"), pa.Table.from_pylist(_table_rows(f), SQUARES),
+                            mode="append")  # fmt: skip
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return DeltaSource(str(tmp_path / "t")), _named(rows)
+    if request.param == "iceberg":  # four snapshots, a file each
+        catalog, properties = sql_catalog(tmp_path)
+        catalog.create_namespace("db")
+        table = catalog.create_table("db.squares", SQUARES)
+        for f in range(4):
+            table.append(pa.Table.from_pylist(_table_rows(f), SQUARES))
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return IcebergSource("local", "db.squares", properties), _named(rows)
     kafka = request.getfixturevalue("kafka")
     topic = kafka.create_topic(f"contract-{uuid.uuid4().hex[:8]}", 4)
     values = [str(i) for i in range(N)]
