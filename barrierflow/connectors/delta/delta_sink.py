@@ -6,7 +6,8 @@ Delta transaction with a ``SetTransaction`` (``delta_committer.py``). The table 
 the first commit if it does not exist. Files staged by attempts that failed are in no commit
 and never read; ``DeltaTable.vacuum()`` removes them.
 
-The schema is a pyarrow schema or ``Types.ROW_NAMED``; without one, an existing table's. A
+The schema is a pyarrow schema or ``Types.ROW_NAMED``; without one, the stream's declared
+``Types.ROW_NAMED`` type, else an existing table's. A
 record is a dict or named ``Row`` (by column name), or a tuple, list or ``Row`` (by position).
 ``partition_by`` names partition columns (an existing table's must be the same). Paths are
 local or ``s3://`` with the job's ``s3.*`` settings, as checkpoints are; ``storage_options``
@@ -29,6 +30,7 @@ from barrierflow.connectors.delta.delta_writer import DeltaWriter
 from barrierflow.connectors.optional_dependency import require
 from barrierflow.connectors.sink import JobSettings, Sink, SinkWriter, SinkWriterContext
 from barrierflow.errors import ConfigurationError
+from barrierflow.typeinfo import TypeInformation
 
 
 class DeltaSink(Sink):
@@ -50,6 +52,12 @@ class DeltaSink(Sink):
         )
         self.storage_options = dict(storage_options or {})
         if self.schema is not None:
+            self._check_partition_columns(self.schema)
+
+    def set_input_type(self, type_info: Any) -> None:
+        """Without a schema of its own, a stream declared ``Types.ROW_NAMED`` gives it."""
+        if self.schema is None and isinstance(type_info, TypeInformation):
+            self.schema = arrow_schema(type_info, repr(self))
             self._check_partition_columns(self.schema)
 
     def check(self, job: JobSettings | None = None) -> None:

@@ -136,3 +136,15 @@ def test_a_missing_table_without_a_schema_and_unknown_partition_columns_are_refu
         DeltaSink(str(tmp_path / "none")).check()
     with pytest.raises(ConfigurationError, match=r"partition columns \['day'\] are not"):
         DeltaSink(str(tmp_path / "t"), SCHEMA, partition_by="day")
+
+
+def test_without_a_schema_the_stream_s_declared_row_type_is_the_table_s(tmp_path):
+    from barrierflow import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment()
+    row = Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()])
+    sink = DeltaSink(str(tmp_path / "t"), partition_by="k")
+    env.from_collection([("a", 1)], type_info=row).sink_to(sink)
+    assert sink.schema == SCHEMA
+    with pytest.raises(ConfigurationError, match="has no table column type"):
+        DeltaSink(str(tmp_path / "u")).set_input_type(Types.ROW_NAMED(["x"], [Types.BIG_INT()]))
