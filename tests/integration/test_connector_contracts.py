@@ -36,6 +36,7 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.connectors.staged_files_source import StagedFilesSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.row import Row
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -73,7 +74,7 @@ def _named(rows: list[dict]) -> list[Row]:
     return out
 
 
-@pytest.fixture(params=["sequence", "file", "kafka", "delta", "iceberg"])
+@pytest.fixture(params=["sequence", "file", "kafka", "delta", "iceberg", "staged"])
 def source(request, tmp_path) -> tuple[Any, list[Any]]:
     """A bounded source holding N records, and those records."""
     if request.param == "sequence":
@@ -99,6 +100,16 @@ def source(request, tmp_path) -> tuple[Any, list[Any]]:
             table.append(pa.Table.from_pylist(_table_rows(f), SQUARES))
         rows = [r for f in range(4) for r in _table_rows(f)]
         return IcebergSource("local", "db.squares", properties), _named(rows)
+    if request.param == "staged":  # what env.from_spark(df) reads: a file per partition
+
+        def stage() -> tuple[pa.Schema, list[str]]:
+            paths = [str(tmp_path / f"part-{f}.parquet") for f in range(4)]
+            for f, path in enumerate(paths):
+                pq.write_table(pa.Table.from_pylist(_table_rows(f), SQUARES), path)
+            return SQUARES, paths
+
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return StagedFilesSource(stage, "four files"), _named(rows)
     kafka = request.getfixturevalue("kafka")
     topic = kafka.create_topic(f"contract-{uuid.uuid4().hex[:8]}", 4)
     values = [str(i) for i in range(N)]
