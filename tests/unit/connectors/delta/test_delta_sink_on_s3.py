@@ -38,7 +38,7 @@ def test_a_partitioned_table_on_s3_commits_once_per_checkpoint_and_reads_back(ur
     table = DeltaTable(uri, storage_options=options)
     assert table.version() == 0
     assert sorted(tuple(r.values()) for r in table.to_pyarrow_table().to_pylist()) == [
-        (1, "a"), (2, "b"),
+        ("a", 1), ("b", 2),
     ]  # fmt: skip
 
     source = operator(TransformationKind.SOURCE, DeltaSource(uri), uid="source")
