@@ -46,13 +46,24 @@ N = 600
 SQUARES = pa.schema([("i", pa.int64()), ("square", pa.int64())])
 
 
-def sql_catalog(tmp_path) -> tuple[Any, dict[str, str]]:
-    """A pyiceberg SQL catalog on SQLite in ``tmp_path``, and its properties."""
+def sql_catalog(tmp_path, conninfo: str | None = None) -> tuple[Any, dict[str, str]]:
+    """A pyiceberg SQL catalog on SQLite in ``tmp_path`` (or in the PostgreSQL database
+    ``conninfo``), its warehouse in ``tmp_path``; and its properties."""
+    from psycopg.conninfo import conninfo_to_dict
     from pyiceberg.catalog import load_catalog
+    from sqlalchemy.engine import URL
 
+    uri = f"sqlite:///{tmp_path}/catalog.db"
+    if conninfo is not None:
+        c = conninfo_to_dict(conninfo)
+        url = URL.create(
+            "postgresql+psycopg", c.get("user"), c.get("password"), c.get("host"),
+            int(c["port"]) if c.get("port") else None, c.get("dbname"),
+        )  # fmt: skip
+        uri = url.render_as_string(hide_password=False)
     properties = {
         "type": "sql",
-        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "uri": uri,
         "warehouse": f"file://{tmp_path}/warehouse",
     }
     return load_catalog("local", **properties), properties
@@ -172,9 +183,10 @@ class SinkUnderTest:
     committed: Callable[[], list[tuple]]  # what a reader of the external system sees
 
 
-@pytest.fixture(
-    params=["json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg"]
-)
+SINKS = ["json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg"]
+
+
+@pytest.fixture(params=[*SINKS, "iceberg-postgres"])
 def sink(request, tmp_path) -> SinkUnderTest:
     """A sink of records ``(i, i * i)``."""
     kind = request.param
@@ -221,8 +233,11 @@ def sink(request, tmp_path) -> SinkUnderTest:
             )
 
         return SinkUnderTest(DeltaSink(table, schema=SQUARES), delta_rows)
-    if kind == "iceberg":
-        catalog, properties = sql_catalog(tmp_path)
+    if kind.startswith("iceberg"):
+        database = None
+        if kind == "iceberg-postgres":  # the catalog's tables on the PostgreSQL server
+            database = request.getfixturevalue("postgres").database(f"c_{uuid.uuid4().hex[:8]}")
+        catalog, properties = sql_catalog(tmp_path, database)
         catalog.create_namespace("db")
         catalog.create_table("db.squares", SQUARES)
 
