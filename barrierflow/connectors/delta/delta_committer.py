@@ -35,7 +35,7 @@ class DeltaCommitter(GlobalCommitter):
     def __init__(
         self,
         uri: str,
-        schema: pa.Schema,
+        schema: pa.Schema | None,
         partition_by: list[str],
         given_options: dict[str, str] | None,
     ) -> None:
@@ -88,6 +88,7 @@ class DeltaCommitter(GlobalCommitter):
             app_transactions=[Transaction(app, checkpoint_id)],
         )
         if table is None:
+            assert self._schema is not None  # DeltaSink.check: no table, then a schema
             create_table_with_add_actions(
                 self._uri, deltalake.Schema.from_arrow(self._schema), actions, mode="append",
                 partition_by=self._partition_by or None, storage_options=options,
@@ -95,7 +96,7 @@ class DeltaCommitter(GlobalCommitter):
             )  # fmt: skip
         else:
             table.create_write_transaction(
-                actions, "append", self._schema, partition_by=self._partition_by or None,
+                actions, "append", table.schema(), partition_by=self._partition_by or None,
                 commit_properties=properties,
             )  # fmt: skip
         log.info(

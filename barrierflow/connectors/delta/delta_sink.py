@@ -7,11 +7,10 @@ the first commit if it does not exist. Files staged by attempts that failed are 
 and never read; ``DeltaTable.vacuum()`` removes them.
 
 The schema is a pyarrow schema or ``Types.ROW_NAMED``; without one, the stream's declared
-``Types.ROW_NAMED`` type, else an existing table's. A
-record is a dict or named ``Row`` (by column name), or a tuple, list or ``Row`` (by position).
-``partition_by`` names partition columns (an existing table's must be the same). Paths are
-local or ``s3://`` with the job's ``s3.*`` settings, as checkpoints are; ``storage_options``
-(delta-rs's) override them.
+``Types.ROW_NAMED`` type, else an existing table's. A record is a dict or named ``Row`` (by
+column name), or a tuple, list or ``Row`` (by position). ``partition_by`` names partition
+columns (an existing table's must be the same). Paths are local or ``s3://`` with the job's
+``s3.*`` settings, as checkpoints are; ``storage_options`` (delta-rs's) override them.
 
 **I/O:** ``check`` reads the table's metadata on the driver, if there is a table.
 """
@@ -106,7 +105,6 @@ class DeltaSink(Sink):
         return DeltaWriter(self.uri, self._resolved_schema(), self.partition_by, context)
 
     def create_global_committer(self) -> DeltaCommitter:
-        # made on each subtask too, cheaply: the schema is known after check() on the driver
         return DeltaCommitter(self.uri, self.schema, self.partition_by, self.storage_options)
 
     def __repr__(self) -> str:

@@ -37,10 +37,11 @@ class CatalogRef:
         catalog = require("pyiceberg.catalog", "iceberg", where)
         return catalog.load_catalog(self.name, **self.properties)
 
-    def load_table(self, identifier: str, where: str) -> Any:
+    def load_table(self, identifier: str, where: str, catalog: Any = None) -> Any:
+        """The table, from ``catalog`` (a loaded catalog of this reference) or a new one."""
         exceptions = require("pyiceberg.exceptions", "iceberg", where)
         try:
-            return self.load(where).load_table(identifier)
+            return (catalog or self.load(where)).load_table(identifier)
         except exceptions.NoSuchTableError:
             raise ConfigurationError(
                 f"{where}: catalog {self.name!r} has no table {identifier!r}; create it first "

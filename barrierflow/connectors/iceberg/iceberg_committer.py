@@ -45,6 +45,7 @@ class IcebergCommitter(GlobalCommitter):
         self._catalog = catalog
         self._identifier = identifier
         self._where = f"IcebergSink({identifier!r})"
+        self._loaded: Any = None  # the catalog, connected at the first commit, then kept
 
     def commit(self, checkpoint_id: int, committables: list[Committable]) -> None:
         """One snapshot per job (normally one: the restored committables of a job restored
@@ -57,7 +58,9 @@ class IcebergCommitter(GlobalCommitter):
             self._commit(job_id, sink_uid, checkpoint_id, files)
 
     def _commit(self, job_id: str, sink_uid: str, checkpoint_id: int, files: list[str]) -> None:
-        table = self._catalog.load_table(self._identifier, self._where)
+        if self._loaded is None:
+            self._loaded = self._catalog.load(self._where)
+        table = self._catalog.load_table(self._identifier, self._where, self._loaded)
         committed = max_committed_checkpoint(table, job_id, sink_uid)
         if committed is not None and committed >= checkpoint_id:
             log.info(
