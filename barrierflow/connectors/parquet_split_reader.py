@@ -31,6 +31,7 @@ class ParquetSplitReader(SourceReader):
         self._request = context.send_split_request
         self._splits: deque[Split] = deque()  # the first is being read
         self._rows: Iterator[tuple] | None = None
+        self._file: Any = None  # of the split being read
         self._asked = False
         self._no_more = False
         self._last: list[SplitRun] = []
@@ -79,7 +80,8 @@ class ParquetSplitReader(SourceReader):
     def _open(self, split: Split) -> Iterator[tuple]:
         """The rows of the split's file from its offset on, as tuples in the schema's order."""
         fs, path = resolve(split["path"])
-        file = pq.ParquetFile(fs.open_input_file(path))
+        self._file = fs.open_input_file(path)
+        file = pq.ParquetFile(self._file)
         partition = split.get("partition") or {}
         in_file = [n for n in self._names if n not in partition]
         constants = {
@@ -100,7 +102,7 @@ class ParquetSplitReader(SourceReader):
                 yield tuple(constants[n] if n in constants else columns[n][i] for n in self._names)
 
     def _end_of_file(self) -> None:
-        self._rows = None
+        self.close()
         self._finished.append(self._splits.popleft()["path"])
         if not self._splits:
             self._ask()
@@ -114,3 +116,9 @@ class ParquetSplitReader(SourceReader):
 
     def snapshot_state(self, checkpoint_id: int) -> list[Split]:
         return [dict(s) for s in self._splits]
+
+    def close(self) -> None:
+        self._rows = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
