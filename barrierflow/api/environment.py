@@ -369,10 +369,10 @@ class StreamExecutionEnvironment:
     ) -> DataStream:
         """A bounded stream of a Spark DataFrame's rows, as ``Row``s named by its columns (a
         backfill, a dimension table). Before the job starts, a Spark job of its own writes each
-        partition's Arrow batches into a Parquet file under ``staging_dir`` (default: a new
+        partition as a Parquet file under ``staging_dir`` (Spark's writer; default: a new
         local temporary directory, which executors on other machines cannot reach: pass shared
-        storage such as ``s3://bucket/staging`` on a cluster); those files are the splits.
-        The rows never pass through the driver."""
+        storage such as ``s3://bucket/staging`` on a cluster); those files are the splits,
+        read as Arrow batches. The rows never pass through the driver."""
         from pyspark.sql import DataFrame
 
         from barrierflow.cluster.spark.dataframe_staging import stage_dataframe
