@@ -8,9 +8,9 @@ read; Iceberg's orphan file removal deletes them.
 
 ``catalog``: a catalog name as ``pyiceberg.catalog.load_catalog`` takes it (with
 ``catalog_properties``, or configured as pyiceberg reads configuration) or a catalog object;
-``table``: an identifier such as ``"db.events"``. The table must exist and be unpartitioned;
-its schema is the records': a record is a dict or named ``Row`` (by column name), or a tuple,
-list or ``Row`` (by position).
+``table``: an identifier such as ``"db.events"``. The table must exist, unpartitioned or
+partitioned by identity (a file per partition and checkpoint); its schema is the records': a
+record is a dict or named ``Row`` (by column name), or a tuple, list or ``Row`` (by position).
 
 **I/O:** ``check`` loads the table from its catalog on the driver.
 """
@@ -38,12 +38,14 @@ class IcebergSink(Sink):
         self.catalog = CatalogRef.of(catalog, catalog_properties, f"IcebergSink({table!r})")
 
     def check(self, job: JobSettings | None = None) -> None:
-        """On the driver: the table exists and is unpartitioned."""
+        """On the driver: the table exists, unpartitioned or partitioned by identity."""
         table = self.catalog.load_table(self.table, repr(self))
-        if not table.spec().is_unpartitioned():
+        others = [f for f in table.spec().fields if str(f.transform) != "identity"]
+        if others:
             raise ConfigurationError(
-                f"{self!r}: the table is partitioned ({table.spec()}); IcebergSink appends to "
-                "unpartitioned tables only: write to an unpartitioned table"
+                f"{self!r}: the table is partitioned by {[str(f) for f in others]}; IcebergSink "
+                "appends to unpartitioned tables and tables partitioned by identity (a column's "
+                "value): write to such a table"
             )
 
     def create_writer(self, context: SinkWriterContext) -> SinkWriter:

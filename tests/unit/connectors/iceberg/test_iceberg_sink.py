@@ -8,6 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog import load_catalog
+from pyiceberg.transforms import BucketTransform
 
 from barrierflow.connectors.committables import Committable
 from barrierflow.connectors.iceberg import IcebergSink
@@ -78,13 +79,31 @@ def test_a_commit_replayed_for_a_checkpoint_the_table_holds_is_skipped(catalog, 
     assert rows(catalog) == [("a", 1)]
 
 
-def test_a_missing_or_partitioned_table_and_a_bad_catalog_are_refused(catalog):
-    with pytest.raises(ConfigurationError, match=r"has no table 'db\.nothing'; create it"):
-        IcebergSink(catalog, "db.nothing").check()
+def test_a_table_partitioned_by_identity_gets_a_file_per_partition_and_checkpoint(catalog):
     parts = catalog.create_table("db.parts", SCHEMA)
     with parts.update_spec() as update:
         update.add_identity("k")
-    with pytest.raises(ConfigurationError, match="partitioned"):
-        IcebergSink(catalog, "db.parts").check()
+    sink = IcebergSink(catalog, "db.parts")
+    sink.check()
+    (h,) = harness(sink)
+    h.process([("a", 1), ("b", 2), ("a", 3), (None, 4)])
+    h.snapshot(1)
+    h.notify_complete(1)
+
+    table = catalog.load_table("db.parts")
+    files = {t.file.partition[0]: t.file.record_count for t in table.scan().plan_files()}
+    assert files == {"a": 2, "b": 1, None: 1}
+    assert table.scan(row_filter="k == 'a'").to_arrow().num_rows == 2  # pruned by partition
+    assert table.current_snapshot().summary["barrierflow.checkpoint-id"] == "1"
+
+
+def test_a_missing_table_other_partition_transforms_and_a_bad_catalog_are_refused(catalog):
+    with pytest.raises(ConfigurationError, match=r"has no table 'db\.nothing'; create it"):
+        IcebergSink(catalog, "db.nothing").check()
+    buckets = catalog.create_table("db.buckets", SCHEMA)
+    with buckets.update_spec() as update:
+        update.add_field("n", BucketTransform(4), "n_bucket")
+    with pytest.raises(ConfigurationError, match="partitioned by identity"):
+        IcebergSink(catalog, "db.buckets").check()
     with pytest.raises(ConfigurationError, match="catalog must be a catalog name"):
         IcebergSink(42, "db.events")
