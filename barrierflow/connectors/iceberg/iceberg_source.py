@@ -72,7 +72,7 @@ class IcebergSource(Source):
     def _splits(self) -> list[Split]:
         """Every data file of the snapshot (the current one, unless one was given)."""
         table = self.catalog.load_table(self.table, repr(self))
-        snapshot = table.snapshot_by_id(self.snapshot_id) if self.snapshot_id else None
+        snapshot = None if self.snapshot_id is None else table.snapshot_by_id(self.snapshot_id)
         if self.snapshot_id is not None and snapshot is None:
             raise ConfigurationError(f"{self!r}: the table has no snapshot {self.snapshot_id}")
         snapshot = snapshot or table.current_snapshot()
