@@ -17,6 +17,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from barrierflow.checkpoint.file_systems import is_object_store
+
 
 @dataclass(frozen=True)
 class Part:
@@ -51,8 +53,8 @@ def file_name(subtask: int, checkpoint_id: int) -> str:
 
 def write_parquet(fs: pafs.FileSystem, path: str, rows: pa.Table) -> int:
     """Writes ``rows`` as one whole Parquet file at ``path``; returns its size in bytes."""
-    parent = path.rsplit("/", 1)[0]
-    fs.create_dir(parent, recursive=True)
+    if not is_object_store(fs):  # an object store's directories are prefixes: none to make
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(path) as out:
         pq.write_table(rows, out, compression="snappy")
         return out.tell()
