@@ -70,10 +70,9 @@ def column_stats(rows: pa.Table) -> dict[str, Any]:
         if pa.types.is_nested(column.type):
             continue
         nulls[name] = column.null_count
-        if _ranged(column.type) and column.null_count < len(column):
-            lo, hi = (_json(v.as_py()) for v in pc.min_max(column).values())
-            if lo is not None and hi is not None:
-                minima[name], maxima[name] = lo, hi
+        if _ranged(column) and column.null_count < len(column):
+            lo, hi = pc.min_max(column).values()
+            minima[name], maxima[name] = _json(lo.as_py()), _json(hi.as_py())
     return {
         "numRecords": rows.num_rows,
         "nullCount": nulls,
@@ -82,10 +81,14 @@ def column_stats(rows: pa.Table) -> dict[str, Any]:
     }
 
 
-def _ranged(t: pa.DataType) -> bool:
+def _ranged(column: pa.ChunkedArray) -> bool:
+    """Whether the column's minimum and maximum bound its values: a NaN is outside any bound
+    (pyarrow's min and max skip it; a reader skipping files by them would lose it)."""
+    t = column.type
+    if pa.types.is_floating(t):
+        return not pc.any(pc.is_nan(column)).as_py()
     return (
         pa.types.is_integer(t)
-        or pa.types.is_floating(t)
         or pa.types.is_string(t)
         or pa.types.is_large_string(t)
         or pa.types.is_date(t)
@@ -93,8 +96,4 @@ def _ranged(t: pa.DataType) -> bool:
 
 
 def _json(value: Any) -> Any:
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, float) and value != value:  # NaN is no bound: leave it out
-        return None
-    return value
+    return value.isoformat() if isinstance(value, datetime.date) else value
