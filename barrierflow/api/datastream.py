@@ -249,6 +249,7 @@ class DataStream:
             raise ConfigurationError(
                 f"sink_to() needs a sink such as FileSink(directory), got {sink!r}"
             )
+        sink.set_input_type(self.get_type())
         t = Transformation(
             TransformationKind.SINK, type(sink).__name__, [self._transformation], sink
         )

@@ -7,6 +7,7 @@ hands it to a JobMaster on this process, the Spark driver.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -362,6 +363,30 @@ class StreamExecutionEnvironment:
         )
         self._add(t)
         return DataStream(self, t)
+
+    def from_spark(
+        self, df: Any, source_name: str = "Spark DataFrame", staging_dir: str | None = None
+    ) -> DataStream:
+        """A bounded stream of a Spark DataFrame's rows, as ``Row``s named by its columns (a
+        backfill, a dimension table). Before the job starts, a Spark job of its own writes each
+        partition as a Parquet file under ``staging_dir`` (Spark's writer; default: a new
+        local temporary directory, which executors on other machines cannot reach: pass shared
+        storage such as ``s3://bucket/staging`` on a cluster); those files are the splits,
+        read as Arrow batches. The rows never pass through the driver."""
+        from pyspark.sql import DataFrame
+
+        from barrierflow.cluster.spark.dataframe_staging import stage_dataframe
+        from barrierflow.connectors.staged_files_source import StagedFilesSource
+
+        if not isinstance(df, DataFrame):
+            raise ConfigurationError(
+                f"from_spark() takes a Spark DataFrame, not {type(df).__name__}"
+            )
+        directory = staging_dir or tempfile.mkdtemp(prefix="barrierflow-from-spark-")
+        source = StagedFilesSource(
+            functools.partial(stage_dataframe, df, directory), f"from_spark -> {directory}"
+        )
+        return self.from_source(source, source_name=source_name)
 
     def add_source(
         self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None

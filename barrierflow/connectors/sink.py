@@ -159,6 +159,11 @@ class Sink(CoordinatorProvider, ABC):
         unreachable, a transaction timeout shorter than a checkpoint may take) with a
         ``ConfigurationError``, at once rather than in a restart loop on the executors."""
 
+    def set_input_type(self, type_info: Any) -> None:
+        """The declared type of the stream it is added to (``sink_to``; None: undeclared), as
+        Flink's ``InputTypeConfigurable``: a sink that writes typed columns may take its
+        schema from it."""
+
     def with_commit_retry(self, policy: CommitRetryPolicy) -> Self:
         """How often, and how patiently, a failing commit is tried again before the job
         fails."""

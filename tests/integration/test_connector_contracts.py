@@ -23,7 +23,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from barrierflow.common.types import Row
 from barrierflow.connectors import FileSink, FileSource, ParquetWriterFactory, SequenceSource
+from barrierflow.connectors.delta import DeltaSink, DeltaSource
+from barrierflow.connectors.iceberg import IcebergSink, IcebergSource
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
     JsonRowSerializationSchema,
@@ -34,17 +37,55 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.connectors.staged_files_source import StagedFilesSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
 N = 600
+SQUARES = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+
+
+def sql_catalog(tmp_path, conninfo: str | None = None) -> tuple[Any, dict[str, str]]:
+    """A pyiceberg SQL catalog on SQLite in ``tmp_path`` (or in the PostgreSQL database
+    ``conninfo``), its warehouse in ``tmp_path``; and its properties."""
+    from psycopg.conninfo import conninfo_to_dict
+    from pyiceberg.catalog import load_catalog
+    from sqlalchemy.engine import URL
+
+    uri = f"sqlite:///{tmp_path}/catalog.db"
+    if conninfo is not None:
+        c = conninfo_to_dict(conninfo)
+        url = URL.create(
+            "postgresql+psycopg", c.get("user"), c.get("password"), c.get("host"),
+            int(c["port"]) if c.get("port") else None, c.get("dbname"),
+        )  # fmt: skip
+        uri = url.render_as_string(hide_password=False)
+    properties = {
+        "type": "sql",
+        "uri": uri,
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+    return load_catalog("local", **properties), properties
 
 
 # --- sources -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["sequence", "file", "kafka"])
+def _table_rows(f: int) -> list[dict]:
+    return [{"i": f * 1000 + i, "square": (f * 1000 + i) ** 2} for i in range(N // 4)]
+
+
+def _named(rows: list[dict]) -> list[Row]:
+    out = []
+    for r in rows:
+        row = Row(*r.values())
+        row.set_field_names(list(r))
+        out.append(row)
+    return out
+
+
+@pytest.fixture(params=["sequence", "file", "kafka", "delta", "iceberg", "staged"])
 def source(request, tmp_path) -> tuple[Any, list[Any]]:
     """A bounded source holding N records, and those records."""
     if request.param == "sequence":
@@ -54,6 +95,32 @@ def source(request, tmp_path) -> tuple[Any, list[Any]]:
             lines = [f"{f}-{i}" for i in range(N // 4)]
             (tmp_path / f"in-{f}.txt").write_text("\n".join(lines) + "\n")
         return FileSource(str(tmp_path)), [f"{f}-{i}" for f in range(4) for i in range(N // 4)]
+    if request.param == "delta":  # four versions, a file each
+        from deltalake import write_deltalake
+
+        for f in range(4):
+            write_deltalake(str(tmp_path / "t"), pa.Table.from_pylist(_table_rows(f), SQUARES),
+                            mode="append")  # fmt: skip
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return DeltaSource(str(tmp_path / "t")), _named(rows)
+    if request.param == "iceberg":  # four snapshots, a file each
+        catalog, properties = sql_catalog(tmp_path)
+        catalog.create_namespace("db")
+        table = catalog.create_table("db.squares", SQUARES)
+        for f in range(4):
+            table.append(pa.Table.from_pylist(_table_rows(f), SQUARES))
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return IcebergSource("local", "db.squares", properties), _named(rows)
+    if request.param == "staged":  # what env.from_spark(df) reads: a file per partition
+
+        def stage() -> tuple[pa.Schema, list[str]]:
+            paths = [str(tmp_path / f"part-{f}.parquet") for f in range(4)]
+            for f, path in enumerate(paths):
+                pq.write_table(pa.Table.from_pylist(_table_rows(f), SQUARES), path)
+            return SQUARES, paths
+
+        rows = [r for f in range(4) for r in _table_rows(f)]
+        return StagedFilesSource(stage, "four files"), _named(rows)
     kafka = request.getfixturevalue("kafka")
     topic = kafka.create_topic(f"contract-{uuid.uuid4().hex[:8]}", 4)
     values = [str(i) for i in range(N)]
@@ -116,7 +183,10 @@ class SinkUnderTest:
     committed: Callable[[], list[tuple]]  # what a reader of the external system sees
 
 
-@pytest.fixture(params=["json-files", "parquet-files", "postgres", "kafka", "sqlite"])
+SINKS = ["json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg"]
+
+
+@pytest.fixture(params=[*SINKS, "iceberg-postgres"])
 def sink(request, tmp_path) -> SinkUnderTest:
     """A sink of records ``(i, i * i)``."""
     kind = request.param
@@ -131,7 +201,7 @@ def sink(request, tmp_path) -> SinkUnderTest:
 
         return SinkUnderTest(FileSink(str(tmp_path)), json_rows)
     if kind == "parquet-files":
-        schema = pa.schema([("i", pa.int64()), ("square", pa.int64())])
+        schema = SQUARES
 
         def parquet_rows() -> list[tuple]:
             files = glob.glob(os.path.join(tmp_path, "part-*"))
@@ -150,6 +220,32 @@ def sink(request, tmp_path) -> SinkUnderTest:
 
         sql = "INSERT INTO squares (i, square) VALUES (%s, %s)"
         return SinkUnderTest(PostgresSink(conninfo, sql, batch_size=25), table_rows)
+    if kind == "delta":
+        from deltalake import DeltaTable
+
+        table = str(tmp_path / "delta")
+
+        def delta_rows() -> list[tuple]:
+            if not os.path.exists(os.path.join(table, "_delta_log")):
+                return []
+            return sorted(
+                tuple(r.values()) for r in DeltaTable(table).to_pyarrow_table().to_pylist()
+            )
+
+        return SinkUnderTest(DeltaSink(table, schema=SQUARES), delta_rows)
+    if kind.startswith("iceberg"):
+        database = None
+        if kind == "iceberg-postgres":  # the catalog's tables on the PostgreSQL server
+            database = request.getfixturevalue("postgres").database(f"c_{uuid.uuid4().hex[:8]}")
+        catalog, properties = sql_catalog(tmp_path, database)
+        catalog.create_namespace("db")
+        catalog.create_table("db.squares", SQUARES)
+
+        def iceberg_rows() -> list[tuple]:
+            rows = catalog.load_table("db.squares").scan().to_arrow().to_pylist()
+            return sorted(tuple(r.values()) for r in rows)
+
+        return SinkUnderTest(IcebergSink("local", "db.squares", properties), iceberg_rows)
     if kind == "sqlite":  # a sink written in the tests: only a writer and a committer
         path = str(tmp_path / "sink.db")
         return SinkUnderTest(

@@ -134,6 +134,7 @@ PURE = (
     "barrierflow.connectors.split_enumerator",
     "barrierflow.connectors.static_split_enumerator",
     "barrierflow.connectors.files.file_enumerator",
+    "barrierflow.connectors.delta.delta_paths",
 )
 IMPURE_LIBRARIES = frozenset(
     {

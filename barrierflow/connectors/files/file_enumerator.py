@@ -1,4 +1,5 @@
-"""The enumerator of FileSource: hands out files one at a time, to the reader that asks.
+"""The enumerator of FileSource, and of the table sources (Delta, Iceberg), whose splits are
+data files too: hands out files one at a time, to the reader that asks.
 
 Bounded, it hands out the files listed when the job started, then tells each reader that asks
 that there are no more. Monitoring (``monitor_continuously``), it lists its directories every
@@ -16,15 +17,16 @@ from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, Spli
 
 
 class FileSplitEnumerator(SplitEnumerator):
-    """``discover``: lists the files of the source's paths (None: bounded, ``pending`` is all
-    there is); ``known``: the paths found so far (pending or handed out)."""
+    """``discover``: lists the files of the source's paths, as splits at their start, each
+    with its ``path`` (None: bounded, ``pending`` is all there is); ``known``: the paths found
+    so far (pending or handed out)."""
 
     def __init__(
         self,
         context: SplitEnumeratorContext,
         pending: list[Split],
         known: list[str] | None = None,
-        discover: Callable[[], list[str]] | None = None,
+        discover: Callable[[], list[Split]] | None = None,
         interval_s: float = 0.0,
     ) -> None:
         self._context = context
@@ -39,7 +41,7 @@ class FileSplitEnumerator(SplitEnumerator):
         cls,
         context: SplitEnumeratorContext,
         state: dict[str, Any],
-        discover: Callable[[], list[str]] | None = None,
+        discover: Callable[[], list[Split]] | None = None,
         interval_s: float = 0.0,
     ) -> FileSplitEnumerator:
         return cls(context, state["pending"], state.get("known", []), discover, interval_s)
@@ -48,10 +50,10 @@ class FileSplitEnumerator(SplitEnumerator):
         if self._discover is not None:
             self._context.call_periodically(self._discover, self._found, self._interval_s)
 
-    def _found(self, paths: list[str]) -> None:
-        new = [p for p in paths if p not in self._known]
-        self._known.update(new)
-        self._pending += [{"path": p, "offset": 0} for p in new]
+    def _found(self, splits: list[Split]) -> None:
+        new = [s for s in splits if s["path"] not in self._known]
+        self._known.update(s["path"] for s in new)
+        self._pending += new
         waiting, self._waiting = self._waiting, []
         for subtask in waiting:
             self.handle_split_request(subtask)

@@ -28,7 +28,7 @@ from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
 from barrierflow.connectors.files.file_reader import FileReader
 from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
+from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
@@ -92,9 +92,12 @@ class FileSource(Source):
         """Every file of the paths, once (a file and its directory may both be named)."""
         return list(dict.fromkeys(f for p in self.paths for f in _files(p)))
 
+    def _splits(self) -> list[Split]:
+        return [{"path": f, "offset": 0} for f in self._files()]
+
     def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
         """Lists the files now, on the JobMaster, as Flink's bounded FileSource does."""
-        return FileSplitEnumerator(context, [{"path": f, "offset": 0} for f in self._files()])
+        return FileSplitEnumerator(context, self._splits())
 
     def restore_enumerator(
         self, context: SplitEnumeratorContext, state: dict[str, Any]
@@ -120,12 +123,12 @@ class ContinuousFileSource(FileSource):
         return Boundedness.CONTINUOUS_UNBOUNDED
 
     def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
-        return FileSplitEnumerator(context, [], [], self._files, self.interval_ms / 1000)
+        return FileSplitEnumerator(context, [], [], self._splits, self.interval_ms / 1000)
 
     def restore_enumerator(
         self, context: SplitEnumeratorContext, state: dict[str, Any]
     ) -> FileSplitEnumerator:
-        return FileSplitEnumerator.restore(context, state, self._files, self.interval_ms / 1000)
+        return FileSplitEnumerator.restore(context, state, self._splits, self.interval_ms / 1000)
 
     def __repr__(self) -> str:
         return f"{super().__repr__()[:-1]}, monitored every {self.interval_ms} ms)"

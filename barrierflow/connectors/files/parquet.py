@@ -15,10 +15,9 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow.connectors.files.file_format import PartWriter, RecordEncodingError
+from barrierflow.connectors.arrow_records import to_record_batch
+from barrierflow.connectors.files.file_format import PartWriter
 from barrierflow.errors import ConfigurationError
-
-_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError)
 
 
 class ParquetWriterFactory:
@@ -56,43 +55,11 @@ class _ParquetPart:
         self._rows = 0
 
     def add(self, records: list[Any]) -> None:
-        try:
-            batch = self._to_batch(records)
-        except _ARROW_ERRORS:
-            first_is_dict = isinstance(records[0], dict)
-            for record in records:  # which one: convert them one by one
-                try:
-                    if isinstance(record, dict) != first_is_dict:
-                        raise TypeError("a batch mixes dicts and tuples")
-                    self._to_batch([record])
-                except _ARROW_ERRORS as e:
-                    raise RecordEncodingError(
-                        f"cannot write record {record!r:.200} as Parquet with schema "
-                        f"{_describe(self._schema)}: {e}"
-                    ) from e
-            raise
+        batch = to_record_batch(records, self._schema, "Parquet")
         self._batches.append(batch)
         self._rows += batch.num_rows
         if self._rows >= self._factory.row_group_size:
             self._write_row_group()
-
-    def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
-        names = set(self._schema.names)
-        if records and isinstance(records[0], dict):
-            for record in records:  # pyarrow would make missing or misspelled fields nulls
-                if not isinstance(record, dict) or record.keys() != names:
-                    raise TypeError(f"expected a dict of exactly the fields {sorted(names)}")
-            return pa.RecordBatch.from_pylist(records, schema=self._schema)
-        width = len(self._schema)
-        for record in records:
-            if not isinstance(record, tuple | list) or len(record) != width:
-                raise TypeError(f"expected a dict or a tuple of {width} fields")
-        columns = list(zip(*records, strict=True)) if records else [()] * width
-        arrays = [
-            pa.array(column, type=field.type)
-            for column, field in zip(columns, self._schema, strict=True)
-        ]
-        return pa.RecordBatch.from_arrays(arrays, schema=self._schema)
 
     def _write_row_group(self) -> None:
         if self._batches:
@@ -104,7 +71,3 @@ class _ParquetPart:
     def finish(self) -> None:
         self._write_row_group()
         self._writer.close()  # writes the footer; the file object stays open
-
-
-def _describe(schema: pa.Schema) -> str:
-    return "(" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ")"

@@ -93,10 +93,14 @@ def test_a_file_enumerator_hands_out_one_file_per_request_then_ends_each_reader(
     assert context.ended == [0]
 
 
+def splits(names) -> list[dict]:
+    return [{"path": p, "offset": 0} for p in names]
+
+
 def test_a_monitoring_file_enumerator_hands_each_new_file_once_to_a_reader_that_waits():
     listing = ["a"]
     context = Context(1, {0})
-    enumerator = FileSplitEnumerator(context, [], [], lambda: list(listing), 1.0)
+    enumerator = FileSplitEnumerator(context, [], [], lambda: splits(listing), 1.0)
     enumerator.start()
     enumerator.handle_split_request(0)  # nothing yet: it waits
     context.discover()
@@ -112,7 +116,7 @@ def test_a_monitoring_file_enumerator_hands_each_new_file_once_to_a_reader_that_
 def test_a_restored_monitoring_file_enumerator_neither_forgets_nor_repeats_a_file():
     context = Context(3, {0, 1, 2})
     state = {"pending": [{"path": "b", "offset": 0}], "known": ["a", "b"]}
-    enumerator = FileSplitEnumerator.restore(context, state, lambda: ["a", "b", "c"], 1.0)
+    enumerator = FileSplitEnumerator.restore(context, state, lambda: splits("abc"), 1.0)
     enumerator.start()
     context.discover()
     for subtask in (2, 0, 1):
@@ -221,7 +225,7 @@ def test_an_enumerator_state_that_is_not_plain_values_is_named():
 def test_a_failing_discovery_is_logged_and_tried_again(caplog):
     attempts = []
 
-    def discover() -> list[str]:
+    def discover() -> list[dict]:
         attempts.append(1)
         if len(attempts) == 1:
             raise OSError("listing refused")
