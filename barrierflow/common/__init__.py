@@ -17,7 +17,7 @@ _LAZY = {
     "CompletableFuture": "barrierflow.api.completable_future",
     "Configuration": "barrierflow.api.configuration",
     "DeserializationSchema": "barrierflow.common.serialization",
-    "Encoder": "barrierflow.connectors.file_format",
+    "Encoder": "barrierflow.connectors.files.file_format",
     "ExecutionConfig": "barrierflow.api.execution_config",
     "JobClient": "barrierflow.api.job_client",
     "JobExecutionResult": "barrierflow.cluster.job_outcome",
