@@ -1,6 +1,7 @@
 """CSV fields as text, by declared type, for the CSV row schemas and the CSV file formats.
 
-Values are written as Flink's CSV format writes them: booleans ``true``/``false``, dates
+Values are written as Flink's CSV format writes them: booleans ``true``/``false``, floating
+point numbers as Java prints them (``1.0E7``), dates
 ``yyyy-MM-dd``, times ``HH:mm:ss``, timestamps as Java's ``Timestamp.toString()``
 (``2026-01-31 12:30:00.0``), byte arrays as base64, arrays as their elements joined by the
 array element delimiter; a null as the null literal (empty by default). Reading, an empty
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.errors import ConfigurationError
+from barrierflow.java_strings import java_double, java_float
 from barrierflow.typeinfo import TypeInformation
 
 ToText = Callable[[Any], str]
@@ -45,24 +47,31 @@ def _bytes(text: str) -> bytes:
         raise ValueError(f"{text!r:.100} is not base64: {e}") from None
 
 
-def _float_text(value: Any) -> str:
-    return repr(float(value))
+def _of(kinds: tuple[type, ...], to_text: ToText) -> ToText:
+    """``to_text`` for values of ``kinds`` only (a bool is no number here)."""
+
+    def checked(value: Any) -> str:
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise TypeError(f"a {type(value).__name__}")
+        return to_text(value)
+
+    return checked
 
 
 # name -> (to text, from text)
 _SCALARS: dict[str, tuple[ToText, FromText]] = {
-    "STRING": (str, str),
-    "CHAR": (str, str),
-    "BOOLEAN": (lambda v: "true" if v else "false", _boolean),
-    "FLOAT": (_float_text, float),
-    "DOUBLE": (_float_text, float),
-    "BIG_DEC": (str, decimal.Decimal),
+    "STRING": (_of((str,), str), str),
+    "CHAR": (_of((str,), str), str),
+    "BOOLEAN": (_of((bool,), lambda v: "true" if v else "false"), _boolean),
+    "FLOAT": (_of((float, int), java_float), float),
+    "DOUBLE": (_of((float, int), java_double), float),
+    "BIG_DEC": (_of((decimal.Decimal, int), str), decimal.Decimal),
     "SQL_DATE": (lambda v: v.isoformat(), datetime.date.fromisoformat),
     "SQL_TIME": (lambda v: v.strftime("%H:%M:%S"), datetime.time.fromisoformat),
     "SQL_TIMESTAMP": (java_timestamp, datetime.datetime.fromisoformat),
 }
 for _name in _INTEGERS:
-    _SCALARS[_name] = (str, int)
+    _SCALARS[_name] = (_of((int,), str), int)
 
 
 @dataclass(frozen=True)
@@ -74,12 +83,19 @@ class FieldCodec:
     to_text: ToText
     from_text: FromText
     is_string: bool
+    is_text: bool  # written as text (quoted where needed), not as a number or a boolean
+
+
+_UNQUOTED = (*_INTEGERS, "FLOAT", "DOUBLE", "BIG_DEC", "BOOLEAN")
 
 
 def field_codec(name: str, type_info: TypeInformation, array_delimiter: str) -> FieldCodec:
     """Raises ConfigurationError for a type a CSV field cannot hold (nested rows, maps)."""
     to_text, from_text = _codec(name, type_info, array_delimiter)
-    return FieldCodec(name, type_info, to_text, from_text, type_info.name in ("STRING", "CHAR"))
+    kind = type_info.name
+    return FieldCodec(
+        name, type_info, to_text, from_text, kind in ("STRING", "CHAR"), kind not in _UNQUOTED
+    )
 
 
 def _codec(name: str, type_info: TypeInformation, array_delimiter: str) -> tuple[ToText, FromText]:
@@ -108,9 +124,9 @@ def _codec(name: str, type_info: TypeInformation, array_delimiter: str) -> tuple
     )
 
 
-def write_field(codec: FieldCodec, value: Any, null_literal: str) -> str:
+def write_field(codec: FieldCodec, value: Any) -> str | None:
     if value is None:
-        return null_literal
+        return None
     try:
         return codec.to_text(value)
     except (TypeError, ValueError, AttributeError) as e:

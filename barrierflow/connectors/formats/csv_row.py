@@ -1,15 +1,14 @@
 """PyFlink's CSV row schemas: a row as one line of CSV, its fields in the order of the row type
 (``CsvRowSerializationSchema.Builder(type_info).build()``), for Kafka messages.
 
-Quoting follows RFC 4180: a field is quoted when it holds the delimiter, the quote character
-or a line break, and a quote inside it is doubled (or escaped, with an escape character set).
-A message ends with the line delimiter (``\\n`` by default). Performs no I/O.
+Lines are written as Flink's CSV format writes them (``csv_line.py``, compared with PyFlink's
+bytes), ending with the line delimiter (``\\n`` by default), and read with Python's ``csv``
+module (RFC 4180). Performs no I/O.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 from typing import Any
 
 from barrierflow.connectors.formats.csv_fields import (
@@ -18,6 +17,7 @@ from barrierflow.connectors.formats.csv_fields import (
     read_field,
     write_field,
 )
+from barrierflow.connectors.formats.csv_line import CsvLineFormat
 from barrierflow.connectors.formats.row_fields import field_names, make_row, row_type, row_values
 from barrierflow.errors import ConfigurationError
 from barrierflow.typeinfo import TypeInformation
@@ -50,26 +50,19 @@ class CsvRowSerializationSchema:
         self.type_info = row_type(type_info, "CsvRowSerializationSchema")
         self._codecs = codecs_of(self.type_info, array_element_delimiter)
         self._null = null_literal
-        self._dialect = {
-            "delimiter": field_delimiter,
-            "lineterminator": line_delimiter,
-            "quotechar": quote_character,
-            "escapechar": escape_character,
-            "quoting": csv.QUOTE_MINIMAL if quote_character else csv.QUOTE_NONE,
-            "doublequote": escape_character is None,
-        }
+        self._line = CsvLineFormat(
+            field_delimiter, quote_character, escape_character, line_delimiter
+        )
 
     def serialize(self, value: Any) -> bytes:
         try:
             values = row_values(value, self.type_info)
-            texts = [
-                write_field(c, v, self._null) for c, v in zip(self._codecs, values, strict=True)
+            fields = [
+                (write_field(c, v), c.is_text) for c, v in zip(self._codecs, values, strict=True)
             ]
-            out = io.StringIO()
-            csv.writer(out, **self._dialect).writerow(texts)
-        except (TypeError, ValueError, csv.Error) as e:
+        except (TypeError, ValueError) as e:
             raise ValueError(f"cannot write {value!r:.200} as CSV: {e}") from e
-        return out.getvalue().encode("utf-8")
+        return self._line.line(fields, self._null).encode("utf-8")
 
     def __repr__(self) -> str:
         return f"CsvRowSerializationSchema({self.type_info!r})"

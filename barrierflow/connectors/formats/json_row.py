@@ -1,7 +1,8 @@
 """PyFlink's JSON row schemas: a row as one JSON object keyed by its field names (``f0``,
 ``f1``... for ``Types.ROW``), as Flink's ``JsonRowSerializationSchema`` writes it.
 
-Values follow Flink's JSON format: numbers and booleans as themselves, a BIG_DEC as a number,
+Values follow Flink's JSON format (compared with PyFlink's bytes): numbers and booleans as
+themselves (floating point as Java prints them, ``1.0E20``), a BIG_DEC as a number,
 dates as ``yyyy-MM-dd``, times and timestamps as RFC 3339 (``12:30:00Z``,
 ``2026-01-31T12:30:00.5Z``), a byte array as base64, lists as arrays, maps and nested rows as
 objects. Built without a type (``JsonRowSerializationSchema()``), a schema writes and reads
@@ -21,6 +22,7 @@ import msgspec
 
 from barrierflow.connectors.formats.row_fields import field_names, make_row, row_type, row_values
 from barrierflow.errors import ConfigurationError
+from barrierflow.java_strings import java_double, java_float
 from barrierflow.typeinfo import TypeInformation
 
 Convert = Callable[[Any], Any]
@@ -46,6 +48,14 @@ def rfc3339_timestamp(value: datetime.datetime) -> str:
     return f"{value.date().isoformat()}T{rfc3339_time(value.time())}"
 
 
+def _java_number(text: str) -> Any:
+    """A float as Java prints it (``1.0E20``); NaN and the infinities as strings, as
+    Jackson quotes them."""
+    if text in ("NaN", "Infinity", "-Infinity"):
+        return text
+    return msgspec.Raw(text.encode("ascii"))
+
+
 def _parse_time(text: str) -> datetime.time:
     return datetime.time.fromisoformat(text.removesuffix("Z"))
 
@@ -59,8 +69,8 @@ _SCALARS: dict[str, tuple[Convert | None, Convert]] = {
     "STRING": (None, str),
     "CHAR": (None, str),
     "BOOLEAN": (None, bool),
-    "FLOAT": (None, float),
-    "DOUBLE": (None, float),
+    "FLOAT": (lambda v: _java_number(java_float(v)), float),
+    "DOUBLE": (lambda v: _java_number(java_double(v)), float),
     "BIG_DEC": (lambda v: decimal.Decimal(v), decimal.Decimal),
     "SQL_DATE": (lambda v: v.isoformat(), datetime.date.fromisoformat),
     "SQL_TIME": (rfc3339_time, _parse_time),
@@ -73,8 +83,8 @@ def _checked_scalar(name: str, parse: Convert) -> Convert:
     """From JSON: the JSON value must be of the kind the type holds, then is converted."""
     kinds: tuple[type, ...] = {
         "BOOLEAN": (bool,),
-        "FLOAT": (decimal.Decimal, int),
-        "DOUBLE": (decimal.Decimal, int),
+        "FLOAT": (decimal.Decimal, int, str),
+        "DOUBLE": (decimal.Decimal, int, str),
         "BIG_DEC": (decimal.Decimal, int),
     }.get(name, (str,))
 

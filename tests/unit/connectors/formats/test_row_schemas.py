@@ -134,9 +134,26 @@ def test_json_without_a_type_writes_and_reads_plain_values():
 CSV_TYPE = Types.ROW([Types.INT(), Types.STRING(), Types.LIST(Types.INT()), Types.DOUBLE()])
 
 
-def test_csv_writes_rfc_4180_quoting_and_flinks_array_delimiter():
+def test_csv_quotes_text_as_flinks_csv_writer_does():
+    """The bytes PyFlink 2.3's CsvRowSerializationSchema wrote for these fields."""
+    text = CsvRowSerializationSchema.Builder(Types.ROW([Types.STRING()])).build()
+    seen_from_pyflink = {
+        "a b": b'"a b"\n',
+        "a+b": b'"a+b"\n',
+        "a-b": b"a-b\n",
+        "a;b": b"a;b\n",
+        "#a": b'"#a"\n',
+        "a\\b": b'"a\\b"\n',
+        'a"b': b'"a""b"\n',
+        "a\nb": b'"a\nb"\n',
+        "x" * 24: b"x" * 24 + b"\n",
+        "y" * 25: b'"' + b"y" * 25 + b'"\n',
+        "": b"\n",
+    }
+    for value, expected in seen_from_pyflink.items():
+        assert text.serialize((value,)) == expected, value
     out = CsvRowSerializationSchema.Builder(CSV_TYPE).build()
-    assert out.serialize((1, 'a,"b"', [1, 2], None)) == b'1,"a,""b""",1;2,\n'
+    assert out.serialize((1, 'a,"b"', [1, 2], 1e7)) == b'1,"a,""b""",1;2,1.0E7\n'
     piped = (
         CsvRowSerializationSchema.Builder(CSV_TYPE)
         .set_field_delimiter("|")
@@ -144,7 +161,8 @@ def test_csv_writes_rfc_4180_quoting_and_flinks_array_delimiter():
         .set_null_literal("NULL")
         .build()
     )
-    assert piped.serialize((1, "a|b", [1, 2], None)) == b'1|"a|b"|1,2|NULL\n'
+    # below the separator "|" every character is quoted, as Jackson's writer does
+    assert piped.serialize((1, "a|b", [1, 2], None)) == b'1|"a|b"|"1,2"|NULL\n'
 
 
 def test_csv_round_trips_with_and_without_options():
