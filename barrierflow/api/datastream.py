@@ -37,6 +37,7 @@ from barrierflow.functions import (
     KeyedProcessFunction,
     MapFunction,
     ProcessFunction,
+    SinkFunction,
 )
 from barrierflow.graph.transformation import (
     ChainingStrategy,
@@ -256,7 +257,10 @@ class DataStream:
         return DataStreamSink(self._env, t)
 
     def add_sink(self, sink_func: Any) -> DataStreamSink:
-        """PyFlink's older name of ``sink_to``."""
+        """PyFlink's older name of ``sink_to``; takes a sink, or a ``SinkFunction`` (such as
+        ``JdbcSink``) wrapping one."""
+        if isinstance(sink_func, SinkFunction):
+            sink_func = sink_func.wrapped_sink
         return self.sink_to(sink_func)
 
     def get_side_output(self, output_tag: OutputTag) -> DataStream:

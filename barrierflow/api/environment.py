@@ -40,6 +40,7 @@ from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
+from barrierflow.functions import SourceFunction
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -366,7 +367,10 @@ class StreamExecutionEnvironment:
     def add_source(
         self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None
     ) -> DataStream:
-        """PyFlink's older entry point: ``from_source`` without a watermark strategy."""
+        """PyFlink's older entry point: ``from_source`` without a watermark strategy; takes a
+        source, or a ``SourceFunction`` wrapping one."""
+        if isinstance(source_func, SourceFunction):
+            source_func = source_func.wrapped_source
         return self.from_source(source_func, source_name=source_name, type_info=type_info)
 
     def create_input(self, input_format: Any, type_info: Any = None) -> DataStream:
