@@ -65,7 +65,7 @@ class _ParquetRows:
         groups = []
         for index in range(parquet.num_row_groups):
             rows = parquet.metadata.row_group(index).num_rows
-            if skip >= rows:
+            if not groups and skip >= rows:
                 skip -= rows  # skipped without reading it
             else:
                 groups.append(index)
