@@ -29,6 +29,8 @@ def transaction_id_prefix(job_name: str, operator_uid: str) -> str:
     return prefix
 
 
+
+
 def transaction_owner(gid: str, prefix: str) -> int | None:
     """The subtask that prepared transaction ``gid`` (``<prefix><subtask>:<checkpoint>:
     <attempt>``), or None for an id of another form."""
