@@ -20,7 +20,13 @@ from typing import Any
 
 import msgspec
 
-from barrierflow.connectors.formats.row_fields import field_names, make_row, row_type, row_values
+from barrierflow.connectors.formats.row_fields import (
+    ROW_TYPES,
+    field_names,
+    make_row,
+    row_type,
+    row_values,
+)
 from barrierflow.errors import ConfigurationError
 from barrierflow.java_strings import java_double, java_float
 from barrierflow.typeinfo import TypeInformation
@@ -30,7 +36,6 @@ _encoder = msgspec.json.Encoder(decimal_format="number")
 _decoder = msgspec.json.Decoder(float_hook=decimal.Decimal)
 _plain_decoder = msgspec.json.Decoder()
 _INTEGERS = ("BYTE", "SHORT", "INT", "LONG", "BIG_INT")
-ROW_NAMES = ("ROW", "ROW_NAMED")
 _ARRAYS = ("LIST", "BASIC_ARRAY", "OBJECT_ARRAY", "PRIMITIVE_ARRAY")
 
 
@@ -109,7 +114,7 @@ def to_json_converter(type_info: TypeInformation, where: str) -> Convert | None:
         return None
     if name in _SCALARS:
         return _SCALARS[name][0]
-    if name in ROW_NAMES:
+    if name in ROW_TYPES:
         return _row_to_json(type_info, where)
     if name == "PRIMITIVE_ARRAY" and type_info.fields[0].name == "BYTE":
         return lambda v: base64.b64encode(bytes(v)).decode("ascii")
@@ -130,7 +135,7 @@ def from_json_converter(type_info: TypeInformation, where: str, strict: bool) ->
         return _integer_from_json
     if name in _SCALARS:
         return _checked_scalar(name, _SCALARS[name][1])
-    if name in ROW_NAMES:
+    if name in ROW_TYPES:
         return _row_from_json(type_info, where, strict)
     if name == "PRIMITIVE_ARRAY" and type_info.fields[0].name == "BYTE":
         return _from_base64
