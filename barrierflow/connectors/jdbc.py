@@ -10,7 +10,8 @@ commit when a record arrives; a batch that fails on a lost connection is retried
 ``max_retries`` times. After a failure the records since the restored checkpoint are written
 again: make the statement an upsert (``INSERT ... ON CONFLICT (key) DO UPDATE ...``).
 Exactly-once (``exactly_once_sink``): PostgresSink's prepared transactions, committed when
-the checkpoint completes (docs/adr/0007-postgres-two-phase-commit.md).
+the checkpoint completes (docs/adr/0007-postgres-two-phase-commit.md). Decisions:
+docs/adr/0019-formats-and-jdbc.md.
 """
 
 from __future__ import annotations
