@@ -4,6 +4,8 @@ task fails mid-stream, committing what a failure-free run commits."""
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
@@ -77,7 +79,8 @@ def test_the_batch_interval_commits_before_the_next_checkpoint(db):
     options = JdbcExecutionOptions.builder().with_batch_interval_ms(1).with_batch_size(10).build()
     writer = writer_of(JdbcSink.sink(UPSERT, ROW, connection_options(db), options))
     writer.write([Row(1, 1, 1)])
-    writer.write([Row(0, 2, 2)])  # at least 1 ms after the writer opened: commits both
+    time.sleep(0.01)  # the interval passes: the next record commits what came before
+    writer.write([Row(0, 2, 2)])
     assert rows(db) == [(1, 1, 1), (0, 2, 2)]
     writer.close()
 
@@ -92,7 +95,7 @@ def test_a_record_postgresql_refuses_is_named(db):
 
 @pytest.mark.spark
 def test_exactly_once_sink_commits_each_running_sum_once_despite_a_failure(spark, db, tmp_path):
-    n = 2000
+    n = 10_000  # as the fault suite: checkpoints complete before the fault at n / 2
     insert = "INSERT INTO sums (k, v, total) VALUES (?, ?, ?)"  # a replay would violate the key
     env = StreamExecutionEnvironment().set_parallelism(2)
     fault = Fault("raise", n // 2, str(tmp_path / "fired"), str(tmp_path / "ckpt"))
