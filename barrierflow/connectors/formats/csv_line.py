@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from barrierflow.errors import ConfigurationError
+
 _LONGEST_UNQUOTED = 24
+
+
+def one_char(value: str, what: str) -> str:
+    """A separator, quote or escape character: exactly one."""
+    if not isinstance(value, str) or len(value) != 1:
+        raise ConfigurationError(f"{what} must be a single char, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)

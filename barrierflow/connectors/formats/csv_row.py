@@ -17,16 +17,10 @@ from barrierflow.connectors.formats.csv_fields import (
     read_field,
     write_field,
 )
-from barrierflow.connectors.formats.csv_line import CsvLineFormat
+from barrierflow.connectors.formats.csv_line import CsvLineFormat, one_char
 from barrierflow.connectors.formats.row_fields import field_names, make_row, row_type, row_values
 from barrierflow.errors import ConfigurationError
 from barrierflow.typeinfo import TypeInformation
-
-
-def _one_char(value: str, what: str) -> str:
-    if not isinstance(value, str) or len(value) != 1:
-        raise ConfigurationError(f"{what} must be a single character, got {value!r}")
-    return value
 
 
 def codecs_of(type_info: TypeInformation, array_delimiter: str) -> list[FieldCodec]:
@@ -76,7 +70,7 @@ class _SerializationBuilder:
         self._options: dict[str, Any] = {}
 
     def set_field_delimiter(self, c: str) -> _SerializationBuilder:
-        self._options["field_delimiter"] = _one_char(c, "the field delimiter")
+        self._options["field_delimiter"] = one_char(c, "the field delimiter")
         return self
 
     def set_line_delimiter(self, delimiter: str) -> _SerializationBuilder:
@@ -96,11 +90,11 @@ class _SerializationBuilder:
         return self
 
     def set_quote_character(self, c: str) -> _SerializationBuilder:
-        self._options["quote_character"] = _one_char(c, "the quote character")
+        self._options["quote_character"] = one_char(c, "the quote character")
         return self
 
     def set_escape_character(self, c: str) -> _SerializationBuilder:
-        self._options["escape_character"] = _one_char(c, "the escape character")
+        self._options["escape_character"] = one_char(c, "the escape character")
         return self
 
     def set_null_literal(self, s: str) -> _SerializationBuilder:
@@ -174,7 +168,7 @@ class _DeserializationBuilder:
         self._options: dict[str, Any] = {}
 
     def set_field_delimiter(self, delimiter: str) -> _DeserializationBuilder:
-        self._options["field_delimiter"] = _one_char(delimiter, "the field delimiter")
+        self._options["field_delimiter"] = one_char(delimiter, "the field delimiter")
         return self
 
     def set_allow_comments(self, allow_comments: bool) -> _DeserializationBuilder:
@@ -186,11 +180,11 @@ class _DeserializationBuilder:
         return self
 
     def set_quote_character(self, c: str) -> _DeserializationBuilder:
-        self._options["quote_character"] = _one_char(c, "the quote character")
+        self._options["quote_character"] = one_char(c, "the quote character")
         return self
 
     def set_escape_character(self, c: str) -> _DeserializationBuilder:
-        self._options["escape_character"] = _one_char(c, "the escape character")
+        self._options["escape_character"] = one_char(c, "the escape character")
         return self
 
     def set_null_literal(self, null_literal: str) -> _DeserializationBuilder:

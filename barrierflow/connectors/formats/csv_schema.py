@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from barrierflow.connectors.formats.csv_fields import FieldCodec, field_codec
-from barrierflow.connectors.formats.csv_line import CsvLineFormat
+from barrierflow.connectors.formats.csv_line import CsvLineFormat, one_char
 from barrierflow.errors import ConfigurationError
 from barrierflow.typeinfo import TypeInformation, Types
 
@@ -85,12 +85,6 @@ class CsvSchema:
     def __str__(self) -> str:
         columns = ", ".join(f"{c.name}: {c.type_info!r}" for c in self.columns)
         return f"CsvSchema([{columns}], separator {self.column_separator!r})"
-
-
-def _one_char(char: str, what: str) -> str:
-    if not isinstance(char, str) or len(char) != 1:
-        raise ValueError(f"{what} must be a single char, got {char}")
-    return char
 
 
 class CsvSchemaBuilder:
@@ -166,13 +160,13 @@ class CsvSchemaBuilder:
         return self._set(array_element_separator=separator)
 
     def set_column_separator(self, char: str) -> CsvSchemaBuilder:
-        return self._set(column_separator=_one_char(char, "Column separator"))
+        return self._set(column_separator=one_char(char, "Column separator"))
 
     def disable_escape_char(self) -> CsvSchemaBuilder:
         return self._set(escape_char=None)
 
     def set_escape_char(self, char: str) -> CsvSchemaBuilder:
-        return self._set(escape_char=_one_char(char, "Escape char"))
+        return self._set(escape_char=one_char(char, "Escape char"))
 
     def set_line_separator(self, separator: str) -> CsvSchemaBuilder:
         return self._set(line_separator=separator)
@@ -184,7 +178,7 @@ class CsvSchemaBuilder:
         return self._set(quote_char=None)
 
     def set_quote_char(self, char: str) -> CsvSchemaBuilder:
-        return self._set(quote_char=_one_char(char, "Quote char"))
+        return self._set(quote_char=one_char(char, "Quote char"))
 
     def set_skip_first_data_row(self, skip: bool = True) -> CsvSchemaBuilder:
         return self._set(skip_first_data_row=skip)
