@@ -36,6 +36,7 @@ from barrierflow.datastream.functions.one_input import (
     KeyedProcessFunction,
     MapFunction,
     ProcessFunction,
+    SinkFunction,
 )
 from barrierflow.datastream.output_tag import OutputTag
 from barrierflow.errors import ConfigurationError
@@ -257,7 +258,10 @@ class DataStream:
         return DataStreamSink(self._env, t)
 
     def add_sink(self, sink_func: Any) -> DataStreamSink:
-        """PyFlink's older name of ``sink_to``."""
+        """PyFlink's older name of ``sink_to``; takes a sink, or a ``SinkFunction`` (such as
+        ``JdbcSink``) wrapping one."""
+        if isinstance(sink_func, SinkFunction):
+            sink_func = sink_func.wrapped_sink
         return self.sink_to(sink_func)
 
     def get_side_output(self, output_tag: OutputTag) -> DataStream:

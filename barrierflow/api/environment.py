@@ -40,6 +40,7 @@ from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.source import Source
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.state_mapping import StateMapping, map_state
+from barrierflow.datastream.functions.one_input import SourceFunction
 from barrierflow.datastream.state_backend import (
     HashMapStateBackend,
     StateBackend,
@@ -391,8 +392,25 @@ class StreamExecutionEnvironment:
     def add_source(
         self, source_func: Any, source_name: str = "Custom Source", type_info: Any = None
     ) -> DataStream:
-        """PyFlink's older entry point: ``from_source`` without a watermark strategy."""
+        """PyFlink's older entry point: ``from_source`` without a watermark strategy; takes a
+        source, or a ``SourceFunction`` wrapping one."""
+        if isinstance(source_func, SourceFunction):
+            source_func = source_func.wrapped_source
         return self.from_source(source_func, source_name=source_name, type_info=type_info)
+
+    def create_input(self, input_format: Any, type_info: Any = None) -> DataStream:
+        """PyFlink's ``create_input``: a stream of the records of an input format that reads
+        files in Python (``AvroInputFormat``), as a bounded FileSource."""
+        as_source = getattr(input_format, "as_source", None)
+        if as_source is None:
+            raise ConfigurationError(
+                f"create_input() takes an input format barrierflow reads in Python, such as "
+                f"AvroInputFormat(path, schema); {input_format!r:.100} would be a Java input "
+                "format, which needs the JVM: read files with FileSource instead"
+            )
+        if type_info is None:
+            type_info = input_format.get_produced_type()
+        return self.from_source(as_source(), source_name="Custom Source", type_info=type_info)
 
     def from_collection(self, collection: Any, type_info: Any = None) -> DataStream:
         """A bounded stream of the given values, in their order (read by one subtask, as

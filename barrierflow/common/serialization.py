@@ -19,6 +19,7 @@ from barrierflow.connectors.serialization import (
 )
 
 __all__ = [
+    "BulkWriterFactory",
     "ByteArraySchema",
     "DeserializationSchema",
     "Encoder",
@@ -59,6 +60,23 @@ class DeserializationSchema(abc.ABC):
     def __subclasshook__(cls, candidate: type) -> bool:
         if cls is DeserializationSchema:
             return _defines(candidate, "deserialize")
+        return NotImplemented
+
+
+class BulkWriterFactory(abc.ABC):
+    """What ``FileSink.for_bulk_format`` takes: a part file's format (``suffix``) and its
+    writer (``open_part(file)``), such as ``ParquetBulkWriters.for_row_type(...)``,
+    ``CsvBulkWriters.for_schema(...)`` or ``AvroBulkWriters.for_generic_record(...)``."""
+
+    suffix: str = ""
+
+    @abc.abstractmethod
+    def open_part(self, file: Any) -> Any: ...
+
+    @classmethod
+    def __subclasshook__(cls, candidate: type) -> bool:
+        if cls is BulkWriterFactory:
+            return _defines(candidate, "open_part")
         return NotImplemented
 
 

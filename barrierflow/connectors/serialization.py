@@ -1,5 +1,5 @@
 """Serialization schemas of connectors: how a record becomes the bytes of a message, and back
-(PyFlink's names). Performs no I/O.
+(PyFlink's names; the JSON row schemas are in ``formats/json_row.py``). Performs no I/O.
 
 A message a deserializer cannot read raises ``ValueError``; the source that called it names
 the message (topic, partition, offset) in the error it raises.
@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
+from barrierflow.connectors.formats.json_row import (
+    JsonRowDeserializationSchema,
+    JsonRowSerializationSchema,
+)
+
+__all__ = ["JsonRowDeserializationSchema", "JsonRowSerializationSchema", "SimpleStringSchema"]
 
 
 class SimpleStringSchema:
@@ -32,46 +37,3 @@ class SimpleStringSchema:
 
     def __repr__(self) -> str:
         return "SimpleStringSchema()"
-
-
-class JsonRowSerializationSchema:
-    """A record (dict, list, number, string...) as one JSON document."""
-
-    _encoder = msgspec.json.Encoder()
-
-    @staticmethod
-    def builder() -> _JsonBuilder:
-        return _JsonBuilder(JsonRowSerializationSchema)
-
-    def serialize(self, value: Any) -> bytes:
-        return self._encoder.encode(value)
-
-    def __repr__(self) -> str:
-        return "JsonRowSerializationSchema()"
-
-
-class JsonRowDeserializationSchema:
-    """A message that is one JSON document; records are dicts, lists and plain values."""
-
-    _decoder = msgspec.json.Decoder()
-
-    @staticmethod
-    def builder() -> _JsonBuilder:
-        return _JsonBuilder(JsonRowDeserializationSchema)
-
-    def deserialize(self, message: bytes) -> Any:
-        try:
-            return self._decoder.decode(message)
-        except msgspec.DecodeError as e:
-            raise ValueError(f"not JSON: {e}") from None
-
-    def __repr__(self) -> str:
-        return "JsonRowDeserializationSchema()"
-
-
-class _JsonBuilder:
-    def __init__(self, cls: type) -> None:
-        self._cls = cls
-
-    def build(self) -> Any:
-        return self._cls()

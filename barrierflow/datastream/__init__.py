@@ -67,6 +67,8 @@ _EXPORTS = {
             "TimerService",
             "WindowFunction",
             "Partitioner",
+            "SinkFunction",
+            "SourceFunction",
         )
     },
     **{

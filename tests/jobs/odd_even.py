@@ -115,7 +115,7 @@ def build(
         .key_by(lambda x: x % 2)
         .process(RunningSum())
         .uid("running-sum")
-        .sink_to(sink if sink is not None else FileSink(out_dir))
+        .add_sink(sink if sink is not None else FileSink(out_dir))
         .uid("sink")
     )
     return env

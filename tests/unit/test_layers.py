@@ -135,6 +135,12 @@ PURE = (
     "barrierflow.connectors.static_split_enumerator",
     "barrierflow.connectors.files.file_enumerator",
     "barrierflow.connectors.delta.delta_paths",
+    "barrierflow.connectors.formats.row_fields",
+    "barrierflow.connectors.formats.csv_line",
+    "barrierflow.connectors.formats.csv_fields",
+    "barrierflow.connectors.formats.csv_row",
+    "barrierflow.connectors.formats.csv_schema",
+    "barrierflow.connectors.formats.json_row",
 )
 IMPURE_LIBRARIES = frozenset(
     {

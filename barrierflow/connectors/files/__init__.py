@@ -1,6 +1,8 @@
-"""Files: FileSource (lines of text, a file per split) and FileSink (exactly-once part files,
-JSON Lines, lines of text or Parquet, in buckets). Parquet (pyarrow.parquet) is loaded when
-first named, so that executors of other jobs never load it."""
+"""Files: FileSource (a file per split, read by a stream or bulk format: lines of text here;
+CSV, Avro and Parquet in ``connectors/formats/``) and FileSink (exactly-once part files, JSON
+Lines, lines of text, Parquet, or the bulk formats of ``connectors/formats/``, in buckets).
+Parquet (pyarrow.parquet) is loaded when first named, so that executors of other jobs never
+load it."""
 
 from typing import Any
 
@@ -11,10 +13,16 @@ from barrierflow.connectors.files.file_sink_options import (
     OutputFileConfigBuilder,
     RollingPolicy,
 )
-from barrierflow.connectors.files.file_source import FileSource, FileSourceBuilder, StreamFormat
+from barrierflow.connectors.files.file_source import (
+    BulkFormat,
+    FileSource,
+    FileSourceBuilder,
+    StreamFormat,
+)
 
 __all__ = [
     "BucketAssigner",
+    "BulkFormat",
     "FileSink",
     "FileSinkBuilder",
     "FileSource",

@@ -1,8 +1,9 @@
-"""The reader of FileSource: lines of text, one file (a split) at a time, asking the
-enumerator for the next file when it has none left (Flink's way: big and small files even out
-over the readers). A split's position is a byte offset, of the decompressed bytes for a file
-named ``.gz``, ``.gzip``, ``.bz2`` or ``.xz``, so a restored reader resumes at the first line
-after the checkpoint.
+"""The reader of FileSource: the records of one file (a split) at a time, as the source's
+format reads them, asking the enumerator for the next file when it has none left (Flink's way:
+big and small files even out over the readers). A split's position is the format's: for lines
+of text (and CSV) a byte offset, of the decompressed bytes for a file named ``.gz``,
+``.gzip``, ``.bz2`` or ``.xz``; for Avro and Parquet the number of records read. A restored
+reader resumes at the first record after the checkpoint.
 
 **Threading:** the task thread. **I/O:** reads the files, through pyarrow's file systems.
 """
@@ -15,7 +16,7 @@ import lzma
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow.fs as pafs
 
@@ -64,17 +65,91 @@ def _open_at(fs: pafs.FileSystem, path: str, offset: int) -> Any:
     return file
 
 
+class SplitRecords(Protocol):
+    """The records of one file, from a position on. ``position``: where a reader restored from
+    a checkpoint taken now resumes (after the records ``read`` returned)."""
+
+    position: int
+
+    def read(self, max_records: int) -> list[Any]:
+        """Up to ``max_records`` records; none at the end of the file."""
+
+    def close(self) -> None: ...
+
+
+class RecordFormat(Protocol):
+    """How a file's bytes become records (FileSource's stream and bulk formats)."""
+
+    def open_split(self, fs: pafs.FileSystem, path: str, position: int) -> SplitRecords: ...
+
+
+class LineFile:
+    """A file's lines (bytes, with their line break), from byte ``position`` on."""
+
+    def __init__(self, fs: pafs.FileSystem, path: str, position: int) -> None:
+        self._file = _open_at(fs, path, position)
+        self.position = position
+        self._lines: list[bytes] = []
+        self._line_index = 0
+
+    def next_line(self) -> bytes | None:
+        if self._line_index >= len(self._lines) and not self._fill():
+            return None
+        line = self._lines[self._line_index]
+        self._line_index += 1
+        self.position += len(line)
+        return line
+
+    def _fill(self) -> bool:
+        data = self._file.read(_CHUNK)
+        if not data:
+            return False
+        while not data.endswith(b"\n"):
+            more = self._file.read(_CHUNK)
+            if not more:
+                break
+            data += more
+        self._lines = data.splitlines(keepends=True)
+        self._line_index = 0
+        return True
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class TextLines:
+    """Lines of text in a charset, each a record without its line break."""
+
+    def __init__(self, fs: pafs.FileSystem, path: str, position: int, charset: str) -> None:
+        self._file = LineFile(fs, path, position)
+        self._charset = charset
+
+    @property
+    def position(self) -> int:
+        return self._file.position
+
+    def read(self, max_records: int) -> list[Any]:
+        out: list[str] = []
+        while len(out) < max_records:
+            line = self._file.next_line()
+            if line is None:
+                break
+            out.append(line.rstrip(b"\r\n").decode(self._charset))
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class FileReader(SourceReader):
     """``uri``: any path of the source, naming the file system all its files are on."""
 
-    def __init__(self, uri: str, encoding: str, context: SourceReaderContext) -> None:
+    def __init__(self, uri: str, record_format: RecordFormat, context: SourceReaderContext):
         self._fs, _ = resolve_filesystem(uri)
-        self._encoding = encoding
+        self._format = record_format
         self._request = context.send_split_request
         self._splits: deque[Split] = deque()  # the first is being read
-        self._file: Any = None
-        self._lines: list[bytes] = []
-        self._line_index = 0
+        self._file: SplitRecords | None = None
         self._asked = False  # a split request is on its way
         self._no_more = False
         self._last: list[SplitRun] = []
@@ -105,17 +180,18 @@ class FileReader(SourceReader):
                 self._ask()
                 return []
             split = self._splits[0]
-            self._file = _open_at(self._fs, split["path"], split["offset"])
+            self._file = self._format.open_split(self._fs, split["path"], split["offset"])
         split = self._splits[0]
-        out: list[str] = []
-        while len(out) < max_records:
-            if self._line_index >= len(self._lines) and not self._fill():
-                self._end_of_file()
-                break
-            line = self._lines[self._line_index]
-            self._line_index += 1
-            split["offset"] += len(line)
-            out.append(line.rstrip(b"\r\n").decode(self._encoding))
+        try:
+            out = self._file.read(max_records)
+        except ValueError as e:
+            raise ValueError(
+                f"FileSource cannot read {split['path']} after position {split['offset']} "
+                f"with {self._format!r}: {e}"
+            ) from e
+        split["offset"] = self._file.position
+        if len(out) < max_records:
+            self._end_of_file()
         if out:
             self._last = [(split["path"], len(out))]
         return out
@@ -126,19 +202,6 @@ class FileReader(SourceReader):
         self._finished.append(self._splits.popleft()["path"])
         if not self._splits:
             self._ask()  # the next file while this poll's records go on their way
-
-    def _fill(self) -> bool:
-        data = self._file.read(_CHUNK)
-        if not data:
-            return False
-        while not data.endswith(b"\n"):
-            more = self._file.read(_CHUNK)
-            if not more:
-                break
-            data += more
-        self._lines = data.splitlines(keepends=True)
-        self._line_index = 0
-        return True
 
     def split_runs(self) -> list[SplitRun]:
         return self._last

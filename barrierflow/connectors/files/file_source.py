@@ -1,4 +1,5 @@
-"""FileSource: newline-delimited text files, one record (a str, without its newline) per line.
+"""FileSource: files read by a stream format (lines of text, one record per line, by default;
+CSV, Avro and Parquet in ``connectors/formats/``) or a bulk format (Parquet's columns).
 
 Each path is a file or a directory (its non-hidden files, in name order), local or any URI
 pyarrow.fs understands (``s3://bucket/in`` with the job's ``s3.*`` settings:
@@ -25,7 +26,7 @@ import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
 from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
-from barrierflow.connectors.files.file_reader import FileReader
+from barrierflow.connectors.files.file_reader import FileReader, SplitRecords, TextLines
 from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
 from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
@@ -50,7 +51,15 @@ def _files(path: str) -> list[str]:
 
 
 class FileSource(Source):
-    def __init__(self, path: str | list[str], encoding: str = "utf-8") -> None:
+    """``record_format``: how files become records (a StreamFormat or BulkFormat); lines of
+    text in ``encoding`` when not given."""
+
+    def __init__(
+        self,
+        path: str | list[str],
+        encoding: str = "utf-8",
+        record_format: StreamFormat | BulkFormat | None = None,
+    ) -> None:
         paths = [path] if isinstance(path, str) else list(path)
         if not paths or not all(isinstance(p, str) and p for p in paths):
             raise ValueError(f"FileSource needs one or more paths, got {path!r}")
@@ -65,6 +74,7 @@ class FileSource(Source):
                 "use one source per file system and union them"
             )
         self.encoding = encoding
+        self.record_format = record_format or StreamFormat(encoding)
 
     def check(self, job: JobSettings | None = None) -> None:
         """On the driver, before the job is submitted: every path exists."""
@@ -88,6 +98,16 @@ class FileSource(Source):
             )
         return FileSourceBuilder(stream_format, paths)
 
+    @staticmethod
+    def for_bulk_file_format(bulk_format: BulkFormat, *paths: str) -> FileSourceBuilder:
+        """PyFlink's builder for a bulk format (``ParquetColumnarRowInputFormat``)."""
+        if not isinstance(bulk_format, BulkFormat):
+            raise ValueError(
+                "for_bulk_file_format() takes a BulkFormat such as "
+                f"ParquetColumnarRowInputFormat(row_type), got {bulk_format!r}"
+            )
+        return FileSourceBuilder(bulk_format, paths)
+
     def _files(self) -> list[str]:
         """Every file of the paths, once (a file and its directory may both be named)."""
         return list(dict.fromkeys(f for p in self.paths for f in _files(p)))
@@ -105,7 +125,7 @@ class FileSource(Source):
         return FileSplitEnumerator.restore(context, state)
 
     def create_reader(self, context: SourceReaderContext) -> FileReader:
-        return FileReader(self.path, self.encoding, context)
+        return FileReader(self.path, self.record_format, context)
 
     def __repr__(self) -> str:
         return f"FileSource({', '.join(map(repr, self.paths))})"
@@ -114,8 +134,10 @@ class FileSource(Source):
 class ContinuousFileSource(FileSource):
     """A FileSource that lists its directories every ``interval_ms`` and never ends."""
 
-    def __init__(self, paths: list[str], encoding: str, interval_ms: int) -> None:
-        super().__init__(paths, encoding)
+    def __init__(
+        self, paths: list[str], record_format: StreamFormat | BulkFormat, interval_ms: int
+    ) -> None:
+        super().__init__(paths, record_format=record_format)
         self.interval_ms = interval_ms
 
     @property
@@ -135,9 +157,10 @@ class ContinuousFileSource(FileSource):
 
 
 class StreamFormat:
-    """How a file's bytes become records: lines of text in a charset."""
+    """How a file's bytes become records, read from a position: lines of text in a charset
+    here; other formats override ``open_split`` (``connectors/formats/``)."""
 
-    def __init__(self, charset: str) -> None:
+    def __init__(self, charset: str = "UTF-8") -> None:
         try:
             "".encode(charset)
         except LookupError:
@@ -148,12 +171,23 @@ class StreamFormat:
     def text_line_format(charset_name: str = "UTF-8") -> StreamFormat:
         return StreamFormat(charset_name)
 
+    def open_split(self, fs: pafs.FileSystem, path: str, position: int) -> SplitRecords:
+        return TextLines(fs, path, position, self.charset)
+
     def __repr__(self) -> str:
         return f"StreamFormat.text_line_format({self.charset!r})"
 
 
+class BulkFormat:
+    """PyFlink's reader formats that read a file in batches of records (Parquet's columns);
+    each overrides ``open_split``."""
+
+    def open_split(self, fs: pafs.FileSystem, path: str, position: int) -> SplitRecords:
+        raise NotImplementedError(f"{type(self).__name__} does not say how to read a file")
+
+
 class FileSourceBuilder:
-    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
+    def __init__(self, stream_format: StreamFormat | BulkFormat, paths: tuple[str, ...]) -> None:
         if not paths or not all(isinstance(p, str) and p for p in paths):
             raise ValueError(f"for_record_stream_format() needs one or more paths, got {paths!r}")
         self._format = stream_format
@@ -175,5 +209,5 @@ class FileSourceBuilder:
 
     def build(self) -> FileSource:
         if self._interval_ms is None:
-            return FileSource(self._paths, self._format.charset)
-        return ContinuousFileSource(self._paths, self._format.charset, self._interval_ms)
+            return FileSource(self._paths, record_format=self._format)
+        return ContinuousFileSource(self._paths, self._format, self._interval_ms)

@@ -1,9 +1,9 @@
 """ParquetWriterFactory: FileSink's bulk format, through pyarrow.
 
-Records are dicts keyed by field name, or tuples (or lists) in the schema's field order. They are
-converted to Arrow as they arrive (so a record that does not fit the schema fails the write that
-brought it, named) and written as row groups of ``row_group_size`` rows; the footer is written at
-the barrier that closes the part file.
+Records are dicts keyed by field name, or Rows, tuples (or lists) in the schema's field order.
+They are converted to Arrow as they arrive (so a record that does not fit the schema fails the
+write that brought it, named) and written as row groups of ``row_group_size`` rows; the footer
+is written at the barrier that closes the part file.
 
 **Threading:** the subtask's task thread only.
 """
@@ -40,13 +40,13 @@ class ParquetWriterFactory:
         self.row_group_size = row_group_size
 
     def open_part(self, file: BinaryIO) -> PartWriter:
-        return _ParquetPart(self, file)
+        return ParquetPart(self, file)
 
     def __repr__(self) -> str:
         return f"ParquetWriterFactory({self.schema.names})"
 
 
-class _ParquetPart:
+class ParquetPart:
     def __init__(self, factory: ParquetWriterFactory, file: BinaryIO) -> None:
         self._factory = factory
         self._schema = factory.schema

@@ -82,10 +82,13 @@ class KafkaSourceReader(SourceReader):
             if split["stop"] is not None and offset >= split["stop"]:
                 self._end(tp)
                 continue
-            out.append(self._deserialized(message, tp, offset))
+            record = self._deserialized(message, tp, offset)
             split["offset"] = offset + 1
             if split["stop"] is not None and offset + 1 >= split["stop"]:
                 self._end(tp)
+            if record is None:
+                continue  # a schema's way to skip a message (ignore_parse_errors), as Flink's
+            out.append(record)
             if runs and runs[-1][0] == tp:
                 runs[-1][1] += 1
             else:

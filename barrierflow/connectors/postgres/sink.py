@@ -35,8 +35,11 @@ from barrierflow.errors import ConfigurationError
 
 
 class PostgresSink(Sink):
-    """``sql``: an INSERT (or upsert) with ``%s`` placeholders; each record is a tuple (or list)
-    of its parameters. ``conninfo``: a libpq connection string or URI."""
+    """``sql``: an INSERT (or upsert) with ``%s`` placeholders; each record is a Row, tuple or
+    list of its parameters. ``conninfo``: a libpq connection string or URI.
+    ``commit_interval_ms`` (not with EXACTLY_ONCE): also commit when a record arrives this
+    long after the last commit, so that rows show before the next checkpoint (JDBC's batch
+    interval)."""
 
     def __init__(
         self,
@@ -46,6 +49,7 @@ class PostgresSink(Sink):
         batch_size: int = 1000,
         max_retries: int = 3,
         retry_backoff_ms: int = 100,
+        commit_interval_ms: int = 0,
     ) -> None:
         if not isinstance(conninfo, str) or not conninfo.strip():
             raise ConfigurationError(f"PostgresSink needs a connection string, got {conninfo!r}")
@@ -57,6 +61,7 @@ class PostgresSink(Sink):
             ("batch_size", batch_size, 1),
             ("max_retries", max_retries, 0),
             ("retry_backoff_ms", retry_backoff_ms, 0),
+            ("commit_interval_ms", commit_interval_ms, 0),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise ConfigurationError(
@@ -66,11 +71,18 @@ class PostgresSink(Sink):
             self.delivery_guarantee = DeliveryGuarantee.parse(delivery_guarantee, "PostgresSink")
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
+        if commit_interval_ms and self.delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+            raise ConfigurationError(
+                "PostgresSink with EXACTLY_ONCE commits only when a checkpoint completes; a "
+                f"commit interval ({commit_interval_ms} ms) would break that: drop it, or use "
+                "AT_LEAST_ONCE"
+            )
         self.conninfo = conninfo
         self.sql = sql
         self.batch_size = batch_size
         self.max_retries = max_retries
         self.retry_backoff_ms = retry_backoff_ms
+        self.commit_interval_ms = commit_interval_ms
 
     def check(self, job: JobSettings | None = None) -> None:
         """Before the job is submitted: the server is reachable and, for EXACTLY_ONCE, accepts

@@ -13,6 +13,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.common.types import Row
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.optional_dependency import require
 from barrierflow.connectors.postgres.client import (
@@ -48,6 +49,8 @@ class PostgresSinkWriter(SinkWriter):
         self._preparing: str | None = None  # the global id of a PREPARE under way
         self._prepared: dict[str, int] = {}  # prepared by this writer, not yet committed: id
         # -> checkpoint
+        self._commit_interval_s = sink.commit_interval_ms / 1000
+        self._next_commit = time.monotonic() + self._commit_interval_s
         self._connect_data()
         if self._guarantee is DeliveryGuarantee.EXACTLY_ONCE:
             try:
@@ -59,6 +62,7 @@ class PostgresSinkWriter(SinkWriter):
     # --- writing ------------------------------------------------------------------------------
 
     def write(self, records: list[Any]) -> None:
+        records = [tuple(r) if isinstance(r, Row) else r for r in records]
         for record in records:
             if not isinstance(record, tuple | list):
                 raise PostgresSinkError(
@@ -71,14 +75,17 @@ class PostgresSinkWriter(SinkWriter):
         # this thread can issue. Such writes wait (buffered) for the commit instead.
         if len(self._records) - self._written >= self._sink.batch_size and not self._prepared:
             self._flush()
+        if self._commit_interval_s and time.monotonic() >= self._next_commit:
+            self._flush()  # (the interval is refused with EXACTLY_ONCE)
+            if self._in_transaction:
+                self._commit()
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
         self._flush()
         if not self._in_transaction:
             return []
         if self._guarantee is not DeliveryGuarantee.EXACTLY_ONCE:
-            self._retrying("COMMIT", lambda: self._conn.execute("COMMIT"), replay=True)
-            self._end_transaction()
+            self._commit()
             return []
         gid = f"{self._prefix}{self._subtask}:{checkpoint_id}:{self._attempt}"
         statement = self._psycopg.sql.SQL("PREPARE TRANSACTION {}").format(
@@ -90,6 +97,10 @@ class PostgresSinkWriter(SinkWriter):
         self._prepared[gid] = checkpoint_id
         self._end_transaction()
         return [{"gid": gid}]
+
+    def _commit(self) -> None:
+        self._retrying("COMMIT", lambda: self._conn.execute("COMMIT"), replay=True)
+        self._end_transaction()
 
     def _prepare(self, statement: Any) -> None:
         if self._in_transaction:
@@ -117,6 +128,7 @@ class PostgresSinkWriter(SinkWriter):
         self._written = len(self._records)
 
     def _end_transaction(self) -> None:
+        self._next_commit = time.monotonic() + self._commit_interval_s
         self._records = []
         self._written = 0
         self._in_transaction = False

@@ -2,6 +2,7 @@
 
 from barrierflow.connectors.files import (
     BucketAssigner,
+    BulkFormat,
     FileSink,
     FileSinkBuilder,
     FileSource,
@@ -14,6 +15,7 @@ from barrierflow.connectors.files import (
 
 __all__ = [
     "BucketAssigner",
+    "BulkFormat",
     "FileSink",
     "FileSinkBuilder",
     "FileSource",

@@ -21,6 +21,8 @@ from barrierflow.datastream.functions.one_input import (
     ProcessWindowFunction,
     ReduceFunction,
     RuntimeContext,
+    SinkFunction,
+    SourceFunction,
     TimerService,
     WindowFunction,
 )
@@ -60,6 +62,8 @@ __all__ = [
     "ProcessWindowFunction",
     "ReduceFunction",
     "RuntimeContext",
+    "SinkFunction",
+    "SourceFunction",
     "TimerService",
     "WindowFunction",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 from barrierflow.datastream.output_tag import OutputTag, SideOutput
+from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.metrics import MetricGroup, MetricRegistry
 
@@ -303,3 +304,37 @@ class Partitioner(Function):
 
     def partition(self, key: Any, num_partitions: int) -> int:
         raise NotImplementedError
+
+
+class SourceFunction(Function):
+    """PyFlink's ``SourceFunction`` wraps a Java source function (an object, or its class
+    name) for ``env.add_source``; a Python subclass cannot read records itself. barrierflow has
+    no JVM, so what a SourceFunction wraps here is one of barrierflow's sources (a subclass
+    passes it to ``__init__``, as PyFlink's connectors pass their Java object); a Java class
+    name is refused, saying so."""
+
+    def __init__(self, source_func: Any) -> None:
+        if isinstance(source_func, str) or not callable(
+            getattr(source_func, "create_reader", None)
+        ):
+            raise ConfigurationError(
+                f"SourceFunction({source_func!r:.100}) would wrap a Java source function, which "
+                "needs the JVM; barrierflow's sources are Python: pass one (FileSource, "
+                "KafkaSource, a Source of your own) to env.from_source or env.add_source"
+            )
+        self.wrapped_source = source_func
+
+
+class SinkFunction(Function):
+    """PyFlink's ``SinkFunction`` wraps a Java sink function (an object, or its class name)
+    for ``stream.add_sink``; ``JdbcSink`` is one. Here it wraps one of barrierflow's sinks; a
+    Java class name is refused, saying so."""
+
+    def __init__(self, sink_func: Any) -> None:
+        if isinstance(sink_func, str) or not callable(getattr(sink_func, "create_writer", None)):
+            raise ConfigurationError(
+                f"SinkFunction({sink_func!r:.100}) would wrap a Java sink function, which needs "
+                "the JVM; barrierflow's sinks are Python: pass one (FileSink, KafkaSink, "
+                "PostgresSink, a Sink of your own) to stream.sink_to or stream.add_sink"
+            )
+        self.wrapped_sink = sink_func
