@@ -189,7 +189,7 @@ JOBS: dict[str, Job] = {
         Job("keyed_count", 8_000, _build_keyed_count, _committed_files),
         Job("windows", 8_000, _build_windows, _committed_files),
         Job("broadcast", 8_000, _build_broadcast, _committed_broadcast),
-        Job("unaligned", 6_000, _build_unaligned, _committed_files, poison=False),
+        Job("unaligned", 20_000, _build_unaligned, _committed_files, poison=False),
         Job("kafka_to_kafka", 6_000, _build_kafka, _committed_kafka, frozenset({"kafka"})),
         Job(
             "kafka_to_postgres",
