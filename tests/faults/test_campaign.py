@@ -38,6 +38,5 @@ def test_campaign_of_the_day(tmp_path: Path) -> None:
     replay = "\n".join(f"  python bench/chaos.py --seed {seed}" for seed in seeds)
     assert done.returncode == 0 and len(lines) == RUNS, (
         f"the campaign of the day failed (exit {done.returncode}, {len(lines)} of {RUNS} runs "
-        f"reported):\n" + "\n".join(failed) + f"\nreplay with:\n{replay}\n"
-        + done.stderr[-3000:]
+        f"reported):\n" + "\n".join(failed) + f"\nreplay with:\n{replay}\n" + done.stderr[-3000:]
     )
