@@ -4,7 +4,8 @@ its first checkpoint), for the heap backend and for RocksDB with incremental che
 local recovery.
 
 Per kill: the time from the kill to the first record processed by the attempt that recovered
-(the tasks' first-record timestamps) and to the first checkpoint completed after it. Printed:
+(the tasks' first-record timestamps) and to the first checkpoint completed after it, and where
+the first of these goes (``PHASES``). Printed:
 median and p99 of each, and the same beyond the configured restart delay, which is reported
 apart (it is a setting, not work):
 
@@ -41,6 +42,13 @@ BACKENDS = {
         "execution.state-recovery.from-local": True,
     },
 }
+
+
+# Where a recovery's time goes, per kill: the kill to the JobMaster seeing the attempt fail;
+# that to the next attempt's submission, less the restart delay (the old attempt's teardown);
+# the submission to its first record (scheduling the barrier stage, starting its Python
+# workers, importing, restoring state).
+PHASES = ("detect_s", "resubmit_s", "start_s")
 
 
 def _completed_after(storage: CheckpointStorage, since: float) -> bool:
@@ -81,19 +89,21 @@ def measure(backend: str, kills: int, delay_ms: int, work: str, seed: int) -> di
         time.sleep(0.05)  # the last recovery's first checkpoint
     client.stop_with_savepoint(False, f"{base}/savepoints").result()
     result = client.get_job_execution_result().result()
-    records, checkpoints = [], []
+    found: dict[str, list[float]] = {name: [] for name in (*PHASES, "record_s", "checkpoint_s")}
     for kill in killed_at:
         after = [r for r in result.recoveries if r.submitted_at > kill]
-        if after and after[0].first_record_at is not None:
-            records.append(after[0].first_record_at - kill)
-        if after and after[0].first_checkpoint_at is not None:
-            checkpoints.append(after[0].first_checkpoint_at - kill)
-    return {
-        "backend": backend,
-        "kills": len(killed_at),
-        "record_s": records,
-        "checkpoint_s": checkpoints,
-    }
+        if not after:
+            continue
+        r = after[0]
+        if r.first_record_at is not None:
+            found["record_s"].append(r.first_record_at - kill)
+        if r.first_checkpoint_at is not None:
+            found["checkpoint_s"].append(r.first_checkpoint_at - kill)
+        if r.failed_at is not None and r.first_record_at is not None:
+            found["detect_s"].append(r.failed_at - kill)
+            found["resubmit_s"].append(r.submitted_at - r.failed_at - delay_ms / 1000)
+            found["start_s"].append(r.first_record_at - r.submitted_at)
+    return {"backend": backend, "kills": len(killed_at), **found}
 
 
 def _p(values: list[float], q: float) -> float:
@@ -124,12 +134,17 @@ def main() -> None:
             row[f"{name}_median_beyond_delay"] = (
                 round(statistics.median(values) - delay_s, 3) if values else None
             )
+        for name in PHASES:
+            row[f"{name}_median"] = round(statistics.median(m[name]), 3) if m[name] else None
         figures.append(row)
         print(
             f"{backend}: {m['kills']} kills, restart delay {delay_s:.2f} s; kill -> first record: "
             f"median {row['record_s_median']} s, p99 {row['record_s_p99']} s "
             f"({row['record_s_median_beyond_delay']} s beyond the delay); kill -> first "
-            f"checkpoint: median {row['checkpoint_s_median']} s, p99 {row['checkpoint_s_p99']} s",
+            f"checkpoint: median {row['checkpoint_s_median']} s, p99 {row['checkpoint_s_p99']} s; "
+            f"medians of kill -> failure seen {row['detect_s_median']} s, teardown and "
+            f"resubmission beyond the delay {row['resubmit_s_median']} s, submission -> first "
+            f"record {row['start_s_median']} s",
             flush=True,
         )
     print(json.dumps({"benchmark": "recovery", "figures": figures}))

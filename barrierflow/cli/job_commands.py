@@ -74,6 +74,16 @@ class _RunningJob:
         self.name = address["job_name"]
         self._endpoint = address["endpoint"]
         self.secret = address["secret"]
+        # A driver killed outright leaves its address file behind; asked there, a request
+        # would wait its whole timeout (15 minutes for a savepoint) for nobody.
+        wait_s = job_master_client.PING_TIMEOUT_S
+        if job_master_client.ask(self._endpoint, msg.PingJob(0, job_id), wait_s) is None:
+            raise fail(
+                f"Job {job_id} ({self.name}) does not answer at {self._endpoint} within "
+                f"{wait_s:g} s: its driver probably died and left its address file behind, or "
+                f"a resumed driver has not started yet. Resume it with `barrierflow run PROGRAM "
+                f"--resume {job_id}`, or try again once it runs"
+            )
 
     def ask(self, request: msg.Message, timeout_s: float) -> msg.AnyMessage:
         reply = job_master_client.ask(self._endpoint, request, timeout_s)

@@ -34,8 +34,6 @@ from barrierflow.control import messages as msg
 
 log = logging.getLogger("barrierflow.jobmaster")
 
-PING_TIMEOUT_S = 3.0
-
 
 def refuse_if_still_running(storage: CheckpointStorage, job_id: str) -> None:
     """Before a new JobMaster takes a job over (``--resume``): refuses while the one whose
@@ -43,7 +41,9 @@ def refuse_if_still_running(storage: CheckpointStorage, job_id: str) -> None:
     address = job_master_client.read_address(storage)
     if address is None:
         return
-    reply = job_master_client.ask(address["endpoint"], msg.PingJob(0, job_id), PING_TIMEOUT_S)
+    reply = job_master_client.ask(
+        address["endpoint"], msg.PingJob(0, job_id), job_master_client.PING_TIMEOUT_S
+    )
     if isinstance(reply, msg.PingJobReply):
         raise JobExecutionError(
             f"job {job_id} is still running (its JobMaster answers at {address['endpoint']}); "

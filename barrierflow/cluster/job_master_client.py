@@ -15,6 +15,8 @@ from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.control import messages as msg
 
+PING_TIMEOUT_S = 3.0  # a JobMaster answers a ping from its control thread at once
+
 
 def read_address(storage: CheckpointStorage) -> dict | None:
     """What a running JobMaster recorded (endpoint, secret, job name, pid), if anything."""

@@ -42,7 +42,7 @@ class Servers:
 @dataclass(frozen=True)
 class Job:
     name: str
-    n: int  # input records: a failure-free run lasts several seconds
+    n: int  # input records: a failure-free run lasts a few seconds after its first checkpoint
     build: Callable[[StreamExecutionEnvironment, JobSpec], None]
     committed: Callable[[JobSpec, Servers], list[Record]]
     servers: frozenset[str] = frozenset()  # "kafka", "postgres"
@@ -186,18 +186,18 @@ def _database(server: Any) -> str:
 JOBS: dict[str, Job] = {
     job.name: job
     for job in (
-        Job("keyed_count", 24_000, _build_keyed_count, _committed_files),
-        Job("windows", 24_000, _build_windows, _committed_files),
-        Job("broadcast", 24_000, _build_broadcast, _committed_broadcast),
+        Job("keyed_count", 8_000, _build_keyed_count, _committed_files),
+        Job("windows", 8_000, _build_windows, _committed_files),
+        Job("broadcast", 8_000, _build_broadcast, _committed_broadcast),
         Job("unaligned", 20_000, _build_unaligned, _committed_files, poison=False),
-        Job("kafka_to_kafka", 20_000, _build_kafka, _committed_kafka, frozenset({"kafka"})),
+        Job("kafka_to_kafka", 6_000, _build_kafka, _committed_kafka, frozenset({"kafka"})),
         Job(
             "kafka_to_postgres",
-            20_000,
+            6_000,
             _build_kafka,
             _committed_postgres,
             frozenset({"kafka", "postgres"}),
         ),
-        Job("files_to_parquet", 24_000, _build_files_to_parquet, _committed_parquet),
+        Job("files_to_parquet", 8_000, _build_files_to_parquet, _committed_parquet),
     )
 }

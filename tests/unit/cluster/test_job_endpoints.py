@@ -13,7 +13,7 @@ import pytest
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster import job_endpoints
+from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import ZmqJobMasterNetwork
@@ -111,7 +111,7 @@ def test_the_rest_server_runs_from_open_to_close_and_is_in_the_address_file(tmp_
 
 
 def test_a_job_is_not_taken_over_while_its_job_master_answers(tmp_path, monkeypatch):
-    monkeypatch.setattr(job_endpoints, "PING_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(job_master_client, "PING_TIMEOUT_S", 0.2)
     storage = CheckpointStorage(f"{tmp_path}/fencing")
     refuse_if_still_running(storage, "fencing")  # no address file: nobody to ask
 
