@@ -109,4 +109,3 @@ class DeltaSink(Sink):
 
     def __repr__(self) -> str:
         return f"DeltaSink({self.uri!r})"
-

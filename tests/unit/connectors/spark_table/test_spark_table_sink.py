@@ -109,8 +109,7 @@ def test_a_commit_replayed_after_a_crash_halfway_moves_only_what_is_left(tmp_pat
     staged = sorted(glob.glob(os.path.join(path, "_barrierflow", "staging", "*", "*")))
     app = os.path.basename(os.path.dirname(staged[0]))
     committables = [
-        Committable(1, s, {"app": app, "staged": os.path.basename(f)})
-        for s, f in enumerate(staged)
+        Committable(1, s, {"app": app, "staged": os.path.basename(f)}) for s, f in enumerate(staged)
     ]
     committer = sink.create_global_committer()
     committer.commit(1, committables)
