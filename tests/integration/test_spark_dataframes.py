@@ -77,7 +77,7 @@ def test_spark_reads_what_a_job_committed_to_a_table_of_its_catalog(spark, tmp_p
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     row = Types.ROW_NAMED(["id", "k"], [Types.LONG(), Types.STRING()])
     env.from_spark(spark.range(N), staging_dir=str(tmp_path / "staging")).map(
-        lambda r: {"id": r.id, "k": str(r.id % 3)}, output_type=row
+        lambda r: (r.id, str(r.id % 3)), output_type=row
     ).sink_to(SparkTableSink(name))
     env.execute("from-spark-to-a-spark-table")
 
