@@ -594,6 +594,8 @@ class StreamExecutionEnvironment:
     def _check_connectors(self) -> None:
         """Connectors that can check their configuration (a server reachable, a setting on
         it) do it here, on the driver: a bad setting fails now, not in a restart loop."""
+        from barrierflow.cluster.spark.session_catalog import SessionCatalog
+
         cc = self._checkpoint_config
         job = JobSettings(
             checkpointing=cc.is_checkpointing_enabled(),
@@ -601,10 +603,19 @@ class StreamExecutionEnvironment:
             interval_ms=cc.interval_ms,
             timeout_ms=cc.timeout_ms,
             max_concurrent=cc.max_concurrent,
+            table_catalog=SessionCatalog(self._given_or_active_spark),
         )
         for t in self._job_reach():
             if t.kind in (TransformationKind.SOURCE, TransformationKind.SINK):
                 t.function.check(job)
+
+    def _given_or_active_spark(self) -> Any:
+        """The session the job will run on, if there is one yet (SparkTableSink's catalog)."""
+        if self._spark is not None:
+            return self._spark
+        from pyspark.sql import SparkSession
+
+        return SparkSession.getActiveSession()
 
     def _job_master(self, job_name: str) -> JobMaster:
         plan = self._plan(job_name)

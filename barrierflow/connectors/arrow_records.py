@@ -119,3 +119,19 @@ def _by_name(record: Any) -> bool:
 
 def describe(schema: pa.Schema) -> str:
     return "(" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ")"
+
+
+def same_columns(a: pa.Schema, b: pa.Schema) -> bool:
+    """Names and types; a large string is a string (delta-rs reads strings back as large
+    strings and the like)."""
+    if a.names != b.names:
+        return False
+    return all(_base(x.type) == _base(y.type) for x, y in zip(a, b, strict=True))
+
+
+def _base(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return pa.binary()
+    return t

@@ -1,10 +1,12 @@
-"""Delta and Iceberg tables under a SIGKILLed task: what a reader of the table sees after the
-job must be exactly what a failure-free run commits, record by record. The failover replays
-the commit of the checkpoint it restores, which the table already holds: it is skipped."""
+"""Delta, Iceberg and Spark Parquet tables under a SIGKILLed task: what a reader of the table
+sees after the job (deltalake, pyiceberg, ``spark.table``) must be exactly what a failure-free
+run commits, record by record. The failover replays the commit of the checkpoint it restores,
+which the table already holds: it is skipped."""
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -13,6 +15,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors.delta import DeltaSink
 from barrierflow.connectors.iceberg import IcebergSink
+from barrierflow.connectors.spark_table import SparkTableSink
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -43,11 +46,28 @@ def _iceberg(base) -> tuple[IcebergSink, Callable[[], list[tuple]]]:
     return sink, lambda: _sorted(catalog.load_table("db.out").scan().to_arrow())
 
 
+def _spark_table(base) -> tuple[SparkTableSink, Callable[[], list[tuple]]]:
+    """A Parquet table of the session's catalog, read back with Spark after the job."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()  # the test session's
+    name = f"bf_{uuid.uuid4().hex[:12]}"
+    spark.sql(
+        f"CREATE TABLE {name} (k BIGINT, v BIGINT, total BIGINT) USING parquet "
+        f"LOCATION '{base / 'table'}'"
+    )
+
+    def read() -> list[tuple]:
+        return sorted(tuple(r) for r in spark.table(name).collect())
+
+    return SparkTableSink(name), read
+
+
 def _sorted(table: pa.Table) -> list[tuple]:
     return sorted((r["k"], r["v"], r["total"]) for r in table.to_pylist())
 
 
-TABLES = {"delta": _delta, "iceberg": _iceberg}
+TABLES = {"delta": _delta, "iceberg": _iceberg, "spark-table": _spark_table}
 
 
 def _run(base, table: str, fault_at: int | None) -> list[tuple]:

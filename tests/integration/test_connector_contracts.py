@@ -37,9 +37,11 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.connectors.spark_table import SparkTableSink
 from barrierflow.connectors.staged_files_source import StagedFilesSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
+from tests.jobs.directory_catalog import DirectoryCatalog
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
 N = 600
@@ -183,7 +185,9 @@ class SinkUnderTest:
     committed: Callable[[], list[tuple]]  # what a reader of the external system sees
 
 
-SINKS = ["json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg"]
+SINKS = [
+    "json-files", "parquet-files", "postgres", "kafka", "sqlite", "delta", "iceberg", "spark-table",
+]  # fmt: skip
 
 
 @pytest.fixture(params=[*SINKS, "iceberg-postgres"])
@@ -246,6 +250,16 @@ def sink(request, tmp_path) -> SinkUnderTest:
             return sorted(tuple(r.values()) for r in rows)
 
         return SinkUnderTest(IcebergSink("local", "db.squares", properties), iceberg_rows)
+    if kind == "spark-table":  # a local directory as the catalog's table: no Spark
+        table = str(tmp_path / "spark-table")
+        os.makedirs(table)
+
+        def spark_table_rows() -> list[tuple]:  # the files Spark lists: none under "_"
+            files = glob.glob(os.path.join(table, "*.parquet"))
+            return sorted(tuple(r.values()) for f in files for r in pq.read_table(f).to_pylist())
+
+        catalog = DirectoryCatalog.parquet("db.squares", table, SQUARES)
+        return SinkUnderTest(SparkTableSink("db.squares", catalog), spark_table_rows)
     if kind == "sqlite":  # a sink written in the tests: only a writer and a committer
         path = str(tmp_path / "sink.db")
         return SinkUnderTest(

@@ -2,18 +2,23 @@
 their own before the job starts, each written as one Parquet file that is a split; every row
 read once, as a ``Row`` named by the DataFrame's columns, through a keyed job; and a Delta table
 written by the job read back with Spark (plain Parquet reading of the committed files needs no
-Delta jars: the log lists them)."""
+Delta jars: the log lists them); a Parquet table of the session's catalog written by the job
+(SparkTableSink) read back with ``spark.table``, and tables it cannot write refused before the
+job starts."""
 
 from __future__ import annotations
 
 import glob
 import os
+import uuid
 
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.connectors.delta import DeltaSink
+from barrierflow.connectors.spark_table import SparkTableSink
+from barrierflow.errors import ConfigurationError
 
 pytestmark = pytest.mark.spark
 
@@ -56,3 +61,43 @@ def test_spark_reads_what_a_job_from_a_dataframe_committed_to_a_delta_table(spar
     rows = spark.read.option("basePath", table).parquet(*files).collect()
     # Spark infers the partition directories' type (part=0: an integer)
     assert sorted((r.id, str(r.part)) for r in rows) == [(i, str(i % 3)) for i in range(N)]
+
+
+def _table(spark, columns: str, using: str = "parquet") -> str:
+    name = f"bf_{uuid.uuid4().hex[:12]}"
+    spark.sql(f"CREATE TABLE {name} ({columns}) USING {using}")
+    return name
+
+
+def test_spark_reads_what_a_job_committed_to_a_table_of_its_catalog(spark, tmp_path):
+    name = _table(spark, "id BIGINT, k STRING")
+    spark.table(name).collect()  # Spark caches the table's (empty) file listing
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.enable_checkpointing(200)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    row = Types.ROW_NAMED(["id", "k"], [Types.LONG(), Types.STRING()])
+    env.from_spark(spark.range(N), staging_dir=str(tmp_path / "staging")).map(
+        lambda r: (r.id, str(r.id % 3)), output_type=row
+    ).sink_to(SparkTableSink(name))
+    env.execute("from-spark-to-a-spark-table")
+
+    rows = spark.table(name).collect()  # the refresh made Spark list the committed files
+    assert sorted((r.id, r.k) for r in rows) == [(i, str(i % 3)) for i in range(N)]
+
+
+@pytest.mark.parametrize(
+    ("create", "message"),
+    [
+        (None, "there is no table"),
+        (("id BIGINT", "json"), "a json table; this sink commits only to Parquet tables"),
+        (("id BIGINT, other STRING", "parquet"), "the table has columns"),
+        (("id BIGINT, k STRING", "parquet PARTITIONED BY (k)"), r"partitioned by \['k'\]"),
+    ],
+)
+def test_a_table_the_sink_cannot_write_fails_the_job_before_it_starts(spark, create, message):
+    name = "bf_missing" if create is None else _table(spark, *create)
+    env = StreamExecutionEnvironment().set_parallelism(1)
+    row = Types.ROW_NAMED(["id", "k"], [Types.LONG(), Types.STRING()])
+    env.from_collection([(1, "a")], type_info=row).sink_to(SparkTableSink(name))
+    with pytest.raises(ConfigurationError, match=message):
+        env.execute("refused")

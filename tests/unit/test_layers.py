@@ -135,6 +135,8 @@ PURE = (
     "barrierflow.connectors.static_split_enumerator",
     "barrierflow.connectors.files.file_enumerator",
     "barrierflow.connectors.delta.delta_paths",
+    "barrierflow.connectors.spark_table.catalog_table",
+    "barrierflow.connectors.spark_table.table_commit",
     "barrierflow.connectors.formats.row_fields",
     "barrierflow.connectors.formats.csv_line",
     "barrierflow.connectors.formats.csv_fields",

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import current_settings
 from barrierflow.common.typeinfo import TypeInformation
-from barrierflow.connectors.arrow_records import arrow_schema, describe
+from barrierflow.connectors.arrow_records import arrow_schema, describe, same_columns
 from barrierflow.connectors.delta.delta_committer import DeltaCommitter, open_table
 from barrierflow.connectors.delta.delta_paths import storage_options, table_uri
 from barrierflow.connectors.delta.delta_writer import DeltaWriter
@@ -80,7 +80,7 @@ class DeltaSink(Sink):
                 f"DeltaSink: the table at {self.uri} is partitioned by {columns}, the sink "
                 f"by {self.partition_by}: pass partition_by={columns}"
             )
-        if not _same_columns(existing, self.schema):
+        if not same_columns(existing, self.schema):
             raise ConfigurationError(
                 f"DeltaSink: the table at {self.uri} has columns {describe(existing)}, the sink's "
                 f"schema is {describe(self.schema)}: make the schema the table's, or write to "
@@ -109,18 +109,3 @@ class DeltaSink(Sink):
 
     def __repr__(self) -> str:
         return f"DeltaSink({self.uri!r})"
-
-
-def _same_columns(a: pa.Schema, b: pa.Schema) -> bool:
-    """Names and types; delta-rs reads strings back as large strings and the like."""
-    if a.names != b.names:
-        return False
-    return all(_base(x.type) == _base(y.type) for x, y in zip(a, b, strict=True))
-
-
-def _base(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return pa.string()
-    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
-        return pa.binary()
-    return t
