@@ -133,6 +133,7 @@ PURE = (
     "barrierflow.connectors.source_reader",
     "barrierflow.connectors.split_enumerator",
     "barrierflow.connectors.static_split_enumerator",
+    "barrierflow.connectors.stream_transformer",
     "barrierflow.connectors.files.file_enumerator",
     "barrierflow.connectors.delta.delta_paths",
     "barrierflow.connectors.formats.row_fields",
