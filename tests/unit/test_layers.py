@@ -102,6 +102,7 @@ PURE = (
     "barrierflow.state.typed_state",
     "barrierflow.state.user_state",
     "barrierflow.state.value_codec",
+    "barrierflow.state.backends.predefined_options",
     "barrierflow.windowing",
     "barrierflow.checkpoint.barrier_handler",
     "barrierflow.checkpoint.fsck",
