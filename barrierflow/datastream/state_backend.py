@@ -14,7 +14,13 @@ from typing import Any
 
 from barrierflow.errors import ConfigurationError
 from barrierflow.state.backends.predefined_options import PredefinedOptions
-from barrierflow.state.backends.registry import HASHMAP, ROCKSDB, StateBackendKind, backend_kind
+from barrierflow.state.backends.registry import (
+    HASHMAP,
+    PREDEFINED_OPTIONS,
+    ROCKSDB,
+    StateBackendKind,
+    backend_kind,
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ def state_backend_named(name: str) -> StateBackend:
 def backend_options(backend: StateBackend) -> dict[str, Any]:
     """The kind's options the backend object sets, which win over the configuration's."""
     if isinstance(backend, EmbeddedRocksDBStateBackend) and backend.predefined_options is not None:
-        return {"state.backend.rocksdb.predefined-options": backend.predefined_options}
+        return {PREDEFINED_OPTIONS: backend.predefined_options}
     return {}
 
 

@@ -157,7 +157,7 @@ def _rocksdb(
 def rocksdb_tuning(config: StateBackendConfig) -> RocksDBTuning:
     """The RocksDB settings of ``config``: each sized option as set in the configuration, else
     as its predefined options set it, else its default (Flink's precedence)."""
-    preset = PRESETS[ROCKSDB.option(config, _PREDEFINED)]
+    preset = PRESETS[ROCKSDB.option(config, PREDEFINED_OPTIONS)]
     explicit = dict(config.options)
     sized = {}
     for field, key in _SIZED.items():
@@ -177,7 +177,7 @@ _BLOCK_CACHE = "state.backend.rocksdb.block.cache-size"
 _WRITE_BUFFER = "state.backend.rocksdb.writebuffer.size"
 _TARGET_FILE_SIZE = "state.backend.rocksdb.compaction.level.target-file-size-base"
 _LEVEL_BASE = "state.backend.rocksdb.compaction.level.max-size-level-base"
-_PREDEFINED = "state.backend.rocksdb.predefined-options"
+PREDEFINED_OPTIONS = "state.backend.rocksdb.predefined-options"  # set by the backend object too
 # RocksDBTuning's field -> the option that sets it
 _SIZED = {
     "block_cache_bytes": _BLOCK_CACHE,
@@ -199,7 +199,7 @@ _ROCKSDB_OPTIONS = (
     Option(_LEVEL_BASE, parse_memory_bytes, 256 * 1024**2,
            "RocksDB size of the first level below level 0", check=_positive,
            check_text="positive"),
-    Option(_PREDEFINED, parse_predefined_options, PredefinedOptions.DEFAULT,
+    Option(PREDEFINED_OPTIONS, parse_predefined_options, PredefinedOptions.DEFAULT,
            "RocksDB's predefined option set (PredefinedOptions); the options above, where "
            "set, win over it"),
 )  # fmt: skip
