@@ -30,6 +30,7 @@ from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
 from barrierflow.common.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.connectors.collect_sink import CollectSink
 from barrierflow.connectors.sink import Sink
+from barrierflow.connectors.stream_transformer import SupportsPreprocessing
 from barrierflow.datastream.functions.one_input import (
     FilterFunction,
     FlatMapFunction,
@@ -246,13 +247,18 @@ class DataStream:
         return ConnectedStreams(self, stream)
 
     def sink_to(self, sink: Any) -> DataStreamSink:
+        """Writes the stream to ``sink``; a sink that ``SupportsPreprocessing`` is given the
+        stream its transformer builds on this one, as in PyFlink."""
         if not isinstance(sink, Sink):
             raise ConfigurationError(
                 f"sink_to() needs a sink such as FileSink(directory), got {sink!r}"
             )
-        sink.set_input_type(self.get_type())
+        ds = self
+        if isinstance(sink, SupportsPreprocessing) and sink.get_transformer() is not None:
+            ds = sink.get_transformer().apply(self)
+        sink.set_input_type(ds.get_type())
         t = Transformation(
-            TransformationKind.SINK, type(sink).__name__, [self._transformation], sink
+            TransformationKind.SINK, type(sink).__name__, [ds._transformation], sink
         )
         self._env._add(t)
         return DataStreamSink(self._env, t)

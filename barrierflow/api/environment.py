@@ -44,6 +44,7 @@ from barrierflow.datastream.functions.one_input import SourceFunction
 from barrierflow.datastream.state_backend import (
     HashMapStateBackend,
     StateBackend,
+    backend_options,
     incremental_checkpointing,
     kind_of,
     state_backend_named,
@@ -285,7 +286,8 @@ class StreamExecutionEnvironment:
         return self._configuration.get("execution.checkpointing.incremental")
 
     def _state_backend_config(self) -> StateBackendConfig:
-        """What every subtask's backend is: its kind, and the kind's options, parsed here."""
+        """What every subtask's backend is: its kind, and the kind's options set in the
+        configuration (parsed here) or by the backend object; the others take their defaults."""
         kind = kind_of(self._state_backend)
         conf = self._configuration
         return StateBackendConfig(
@@ -293,7 +295,12 @@ class StreamExecutionEnvironment:
             local_root=conf.get("taskmanager.state.local.root-dirs"),
             incremental=self._incremental_checkpoints(),
             local_recovery=conf.get("execution.state-recovery.from-local"),
-            options=tuple((o.key, conf.get(o.key)) for o in kind.options),
+            options=tuple(
+                {
+                    **{o.key: conf.get(o.key) for o in kind.options if conf.contains(o.key)},
+                    **backend_options(self._state_backend),
+                }.items()
+            ),
         )
 
     def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:

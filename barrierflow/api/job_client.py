@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.api.completable_future import CompletableFuture
-from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
+from barrierflow.cluster.job_outcome import JobExecutionResult, JobID, JobStatus
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 
 if TYPE_CHECKING:
@@ -28,12 +28,6 @@ class SavepointFormatType(enum.Enum):
 
     CANONICAL = "canonical"
     NATIVE = "native"
-
-
-class JobID(str):
-    """A job's id, as PyFlink's ``JobID``: ``str(job_id)`` is its 32 hex digits."""
-
-    __slots__ = ()
 
 
 class JobClient:

@@ -136,7 +136,7 @@ class JobMaster:
     @status.setter
     def status(self, status: JobStatus) -> None:
         self._status = status
-        self.status_view.job_status_changed(status.value)
+        self.status_view.job_status_changed(status.name)
 
     @property
     def rest_url(self) -> str | None:
@@ -203,7 +203,7 @@ class JobMaster:
                 self._supervisor.wait(delay)
         finally:
             self._endpoints.close_rest()
-            self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.value})")
+            self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
             self._operator_coordinators.close()
             self._settle_storage("The job's end")
             self._endpoints.withdraw_address()

@@ -5,17 +5,46 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from barrierflow.checkpoint.history import CheckpointRecord
 
 
+class JobID(str):
+    """A job's id, as PyFlink's ``JobID``: ``str(job_id)`` is its 32 hex digits."""
+
+    __slots__ = ()
+
+
 class JobStatus(enum.Enum):
-    CREATED = "CREATED"
-    RUNNING = "RUNNING"
-    RESTARTING = "RESTARTING"
-    FINISHED = "FINISHED"
-    FAILED = "FAILED"
-    CANCELED = "CANCELED"
+    """PyFlink's states of a job, with PyFlink's values. barrierflow's JobMaster enters
+    CREATED, RUNNING, RESTARTING and one of FINISHED, FAILED, CANCELED; the others are Flink's
+    (FAILING and CANCELLING while tasks wind down, SUSPENDED and RECONCILING for a JobManager
+    losing or regaining leadership), for programs that compare with them."""
+
+    CREATED = 0
+    RUNNING = 1
+    FAILING = 2
+    FAILED = 3
+    CANCELLING = 4
+    CANCELED = 5
+    FINISHED = 6
+    RESTARTING = 7
+    SUSPENDED = 8
+    RECONCILING = 9
+
+    def is_globally_terminal_state(self) -> bool:
+        """Whether the job is complete for good: it cannot fail any more nor be restarted or
+        recovered (FINISHED, CANCELED, FAILED), so its recovery data may be dropped."""
+        return self in _GLOBALLY_TERMINAL
+
+    def is_terminal_state(self) -> bool:
+        """Whether the job's execution stopped where it ran: the globally terminal states and
+        SUSPENDED (stopped, but recoverable by another JobManager)."""
+        return self in _GLOBALLY_TERMINAL or self is JobStatus.SUSPENDED
+
+
+_GLOBALLY_TERMINAL = frozenset({JobStatus.FINISHED, JobStatus.CANCELED, JobStatus.FAILED})
 
 
 class JobExecutionError(Exception):
@@ -52,11 +81,23 @@ class JobExecutionResult:
     restores: tuple[RestoreStats, ...] = ()  # one per attempt that restored a checkpoint
     recoveries: tuple[RecoveryStats, ...] = ()  # the same attempts: how long they took
 
-    def get_job_id(self) -> str:
-        return self.job_id
+    def get_job_id(self) -> JobID:
+        return JobID(self.job_id)
 
     def get_net_runtime(self) -> int:
+        """The run time in milliseconds, all attempts and restarts included."""
         return self.net_runtime_ms
+
+    def get_accumulator_result(self, accumulator_name: str) -> Any:
+        """The value of the named accumulator, None when the job produced none of that name.
+        barrierflow's jobs have no accumulators (its metrics are counters and gauges,
+        ``barrierflow.metrics``), so this is always None, as PyFlink's is for a job without."""
+        return self.get_all_accumulator_results().get(accumulator_name)
+
+    def get_all_accumulator_results(self) -> dict[str, Any]:
+        """Accumulator name -> value: empty, as PyFlink's for a job without accumulators
+        (barrierflow's jobs have none)."""
+        return {}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ _LAZY = {
     "ExecutionConfig": "barrierflow.api.execution_config",
     "JobClient": "barrierflow.api.job_client",
     "JobExecutionResult": "barrierflow.cluster.job_outcome",
-    "JobID": "barrierflow.api.job_client",
+    "JobID": "barrierflow.cluster.job_outcome",
     "JobStatus": "barrierflow.cluster.job_outcome",
     "RestartStrategies": "barrierflow.api.restart_strategies",
     "RestartStrategyConfiguration": "barrierflow.api.restart_strategies",

@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.common.job_id``."""
 
-from barrierflow.api.job_client import JobID
+from barrierflow.cluster.job_outcome import JobID
 
 __all__ = ["JobID"]

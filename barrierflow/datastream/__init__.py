@@ -39,7 +39,12 @@ _EXPORTS = {
     },
     **{
         name: "barrierflow.datastream.state_backend"
-        for name in ("EmbeddedRocksDBStateBackend", "HashMapStateBackend", "StateBackend")
+        for name in (
+            "EmbeddedRocksDBStateBackend",
+            "HashMapStateBackend",
+            "PredefinedOptions",
+            "StateBackend",
+        )
     },
     **{
         name: "barrierflow.windowing.windows"

@@ -10,9 +10,17 @@ chosen by ``state.backend.type`` (or ``NamedStateBackend(name)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from barrierflow.errors import ConfigurationError
-from barrierflow.state.backends.registry import HASHMAP, ROCKSDB, StateBackendKind, backend_kind
+from barrierflow.state.backends.predefined_options import PredefinedOptions
+from barrierflow.state.backends.registry import (
+    HASHMAP,
+    PREDEFINED_OPTIONS,
+    ROCKSDB,
+    StateBackendKind,
+    backend_kind,
+)
 
 
 @dataclass(frozen=True)
@@ -22,16 +30,38 @@ class HashMapStateBackend:
     name: str = HASHMAP.name
 
 
-@dataclass(frozen=True)
+@dataclass
 class EmbeddedRocksDBStateBackend:
     """State in an embedded RocksDB per subtask, on local disk: larger than memory.
 
     ``enable_incremental_checkpointing``: None (the default) takes
-    ``execution.checkpointing.incremental`` from the configuration, as Flink does.
+    ``execution.checkpointing.incremental`` from the configuration, as Flink does. Mutable as
+    PyFlink's is, for ``set_predefined_options``.
     """
 
     enable_incremental_checkpointing: bool | None = None
     name: str = ROCKSDB.name
+    # None: state.backend.rocksdb.predefined-options of the configuration
+    predefined_options: PredefinedOptions | None = None
+
+    def set_predefined_options(self, options: PredefinedOptions) -> None:
+        """RocksDB settings for a kind of disk (docs/pyflink-compatibility.md lists which
+        apply); ``state.backend.rocksdb.*`` options set in the configuration win over them."""
+        if not isinstance(options, PredefinedOptions):
+            raise ConfigurationError(
+                "set_predefined_options() takes a PredefinedOptions member (from "
+                f"barrierflow.datastream.state_backend), got {options!r}"
+            )
+        self.predefined_options = options
+
+    def get_predefined_options(self) -> PredefinedOptions:
+        """What ``set_predefined_options`` set; DEFAULT if nothing was, as in PyFlink."""
+        return self.predefined_options or PredefinedOptions.DEFAULT
+
+    def is_incremental_checkpoints_enabled(self) -> bool:
+        """Whether this backend object asks for incremental checkpoints (None: the
+        configuration decides, and this is False, as in PyFlink)."""
+        return bool(self.enable_incremental_checkpointing)
 
 
 @dataclass(frozen=True)
@@ -64,6 +94,13 @@ def state_backend_named(name: str) -> StateBackend:
         if cls().name == name:
             return cls()
     return NamedStateBackend(name)
+
+
+def backend_options(backend: StateBackend) -> dict[str, Any]:
+    """The kind's options the backend object sets, which win over the configuration's."""
+    if isinstance(backend, EmbeddedRocksDBStateBackend) and backend.predefined_options is not None:
+        return {PREDEFINED_OPTIONS: backend.predefined_options}
+    return {}
 
 
 def incremental_checkpointing(backend: StateBackend) -> bool | None:

@@ -275,6 +275,29 @@ def test_at_least_once_delivers_at_the_barrier(kafka):
     writer.close()
 
 
+def test_a_topic_selector_routes_each_record_to_the_topic_it_returns(kafka):
+    topics = {key: _topic(kafka, 1) for key in ("a", "b")}
+    sink = (
+        KafkaSink.builder()
+        .set_bootstrap_servers(kafka.bootstrap_servers)
+        .set_record_serializer(
+            KafkaRecordSerializationSchema.builder()
+            .set_topic_selector(lambda record: topics[record[0]])
+            .set_value_serialization_schema(SimpleStringSchema())
+            .build()
+        )
+        .set_delivery_guarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+        .build()
+    )
+    sink.check(CHECKPOINTING)  # the brokers answer; the topics are the selector's
+    writer = _writer(sink)
+    writer.write(["a1", "b1", "a2"])
+    assert writer.prepare_commit(1) == []
+    assert _values(kafka, topics["a"]) == ["a1", "a2"]
+    assert _values(kafka, topics["b"]) == ["b1"]
+    writer.close()
+
+
 def test_a_record_the_serializer_refuses_is_named(kafka):
     topic = _topic(kafka, 1)
     writer = _writer(_sink(kafka, topic, f"p-{topic}"))

@@ -18,6 +18,7 @@ complete when it appears (moved in, not written in place), as with Flink's.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,26 +28,39 @@ import pyarrow.fs as pafs
 from barrierflow.checkpoint.storage import resolve_filesystem
 from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
 from barrierflow.connectors.files.file_reader import FileReader, SplitRecords, TextLines
+from barrierflow.connectors.files.file_source_providers import (
+    FileEnumeratorProvider,
+    FileSplitAssignerProvider,
+    FileSplitting,
+)
 from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
 from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
+log = logging.getLogger("barrierflow.connectors.files")
+
 
 def _files(path: str) -> list[str]:
-    """The file ``path``, or the visible files of the directory ``path``, in name order."""
+    """The file ``path``, or the visible files under the directory ``path`` (in its
+    subdirectories too, as Flink's enumerators), in path order. Visible: no name on the way
+    from ``path`` starts with "." or "_" (a FileSink's files in progress, a hidden bucket)."""
     fs, root = resolve_filesystem(path)
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.NotFound:
         raise FileNotFoundError(f"FileSource: {path} does not exist")
     if info.type == pafs.FileType.File:
         return [root]
-    infos = fs.get_file_info(pafs.FileSelector(root, recursive=False))
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    base = root.rstrip("/") + "/"
     return sorted(
         i.path
         for i in infos
-        if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
+        if i.type == pafs.FileType.File
+        and not any(
+            part.startswith((".", "_")) for part in i.path.removeprefix(base).split("/")
+        )
     )
 
 
@@ -205,6 +219,33 @@ class FileSourceBuilder:
     def process_static_file_set(self) -> FileSourceBuilder:
         """Read the files there are, then end (the default)."""
         self._interval_ms = None
+        return self
+
+    def set_file_enumerator(self, file_enumerator: FileEnumeratorProvider) -> FileSourceBuilder:
+        """Flink's enumerators over barrierflow's formats (``file_source_providers.py``)."""
+        if not isinstance(file_enumerator, FileEnumeratorProvider):
+            raise ValueError(
+                "set_file_enumerator() takes FileEnumeratorProvider."
+                "default_non_splittable_file_enumerator() or default_splittable_file_enumerator(), "
+                f"got {file_enumerator!r:.200}"
+            )
+        if file_enumerator.splitting is FileSplitting.BLOCKS and isinstance(
+            self._format, BulkFormat
+        ):
+            log.info(
+                "FileSource: the splittable file enumerator reads each file of %r as one split "
+                "(barrierflow does not split a file at its blocks); the records are the same",
+                self._format,
+            )
+        return self
+
+    def set_split_assigner(self, split_assigner: FileSplitAssignerProvider) -> FileSourceBuilder:
+        """Flink's locality-aware assigner, which without hosts is barrierflow's own order."""
+        if not isinstance(split_assigner, FileSplitAssignerProvider):
+            raise ValueError(
+                "set_split_assigner() takes FileSplitAssignerProvider."
+                f"locality_aware_split_assigner(), got {split_assigner!r:.200}"
+            )
         return self
 
     def build(self) -> FileSource:

@@ -7,11 +7,12 @@ from barrierflow.connectors.kafka.offsets import (
     KafkaOffsetsInitializer,
     KafkaTopicPartition,
 )
-from barrierflow.connectors.kafka.sink import (
+from barrierflow.connectors.kafka.record_serialization import (
     KafkaRecordSerializationSchema,
-    KafkaSink,
-    KafkaSinkBuilder,
+    KafkaRecordSerializationSchemaBuilder,
+    KafkaTopicSelector,
 )
+from barrierflow.connectors.kafka.sink import KafkaSink, KafkaSinkBuilder
 from barrierflow.connectors.kafka.source import KafkaSource, KafkaSourceBuilder
 from barrierflow.connectors.serialization import (
     JsonRowDeserializationSchema,
@@ -26,10 +27,12 @@ __all__ = [
     "KafkaOffsetResetStrategy",
     "KafkaOffsetsInitializer",
     "KafkaRecordSerializationSchema",
+    "KafkaRecordSerializationSchemaBuilder",
     "KafkaSink",
     "KafkaSinkBuilder",
     "KafkaSource",
     "KafkaSourceBuilder",
     "KafkaTopicPartition",
+    "KafkaTopicSelector",
     "SimpleStringSchema",
 ]

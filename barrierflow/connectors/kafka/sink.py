@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.kafka.record_serialization import KafkaRecordSerializationSchema
 from barrierflow.connectors.kafka.sink_committer import KafkaCommitter
 from barrierflow.connectors.kafka.sink_writer import KafkaWriter, TransactionalKafkaWriter
 from barrierflow.connectors.kafka.transactions import TRANSACTION_SLOTS
@@ -32,55 +33,6 @@ from barrierflow.errors import ConfigurationError
 _DEFAULT_TRANSACTION_TIMEOUT_MS = 900_000  # the brokers' default maximum (15 min)
 
 
-class KafkaRecordSerializationSchema:
-    """Where and how a record is written: PyFlink's builder."""
-
-    def __init__(self, topic: str, value_schema: Any, key_schema: Any = None) -> None:
-        self.topic = topic
-        self.value_schema = value_schema
-        self.key_schema = key_schema
-
-    @staticmethod
-    def builder() -> KafkaRecordSerializationSchemaBuilder:
-        return KafkaRecordSerializationSchemaBuilder()
-
-    def serialize(self, record: Any) -> tuple[bytes | None, bytes]:
-        key = self.key_schema.serialize(record) if self.key_schema is not None else None
-        return key, self.value_schema.serialize(record)
-
-
-class KafkaRecordSerializationSchemaBuilder:
-    def __init__(self) -> None:
-        self._topic: str | None = None
-        self._value: Any = None
-        self._key: Any = None
-
-    def set_topic(self, topic: str) -> KafkaRecordSerializationSchemaBuilder:
-        self._topic = topic
-        return self
-
-    def set_value_serialization_schema(self, schema: Any) -> KafkaRecordSerializationSchemaBuilder:
-        self._value = schema
-        return self
-
-    def set_key_serialization_schema(self, schema: Any) -> KafkaRecordSerializationSchemaBuilder:
-        self._key = schema
-        return self
-
-    def build(self) -> KafkaRecordSerializationSchema:
-        if not isinstance(self._topic, str) or not self._topic:
-            raise ConfigurationError("KafkaRecordSerializationSchema needs set_topic('name')")
-        for what, schema in (("value", self._value), ("key", self._key)):
-            if (schema is not None or what == "value") and not callable(
-                getattr(schema, "serialize", None)
-            ):
-                raise ConfigurationError(
-                    f"KafkaRecordSerializationSchema needs a {what} serialization schema such "
-                    f"as SimpleStringSchema(), got {schema!r:.200}"
-                )
-        return KafkaRecordSerializationSchema(self._topic, self._value, self._key)
-
-
 class KafkaSink(Sink):
     def __init__(
         self,
@@ -95,6 +47,16 @@ class KafkaSink(Sink):
         self.delivery_guarantee = delivery_guarantee
         self.transactional_id_prefix = transactional_id_prefix
         self.properties = dict(properties)
+        if (
+            delivery_guarantee is DeliveryGuarantee.EXACTLY_ONCE
+            and serializer.topic_selector is not None
+        ):
+            raise ConfigurationError(
+                "KafkaSink with EXACTLY_ONCE cannot take a topic selector: it keeps the sequence "
+                "number of each transaction in its one topic (docs/adr/0008-kafka-exactly-once"
+                ".md), which a selector does not name. Use AT_LEAST_ONCE, or filter the stream "
+                "into one KafkaSink per topic (set_topic)"
+            )
         timeout = self.properties.setdefault(
             "transaction.timeout.ms", str(_DEFAULT_TRANSACTION_TIMEOUT_MS)
         )
@@ -153,7 +115,7 @@ class KafkaSink(Sink):
                 f"KafkaSink cannot reach the Kafka brokers at {self.bootstrap_servers}: "
                 f"{e.args[0].str() if e.args else e}"
             ) from None
-        if self.serializer.topic not in topics:
+        if self.serializer.topic is not None and self.serializer.topic not in topics:
             raise ConfigurationError(
                 f"KafkaSink: topic {self.serializer.topic} does not exist on "
                 f"{self.bootstrap_servers}; create it first"
@@ -175,7 +137,8 @@ class KafkaSink(Sink):
         return KafkaCommitter(self, context)
 
     def __repr__(self) -> str:
-        return f"KafkaSink({self.serializer.topic!r}, {self.delivery_guarantee.name})"
+        topic = self.serializer.topic or self.serializer.topic_selector
+        return f"KafkaSink({topic!r}, {self.delivery_guarantee.name})"
 
 
 class KafkaSinkBuilder:

@@ -39,7 +39,7 @@ class KafkaWriter(SinkWriter):
         self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
         self._sink = sink
         self._serialize = sink.serializer.serialize
-        self._topic = sink.serializer.topic
+        self._topic_of = sink.serializer.topic_of
         self._errors: list[str] = []
         self._producer = self._kafka.Producer(
             {**sink.producer_config(), "on_delivery": self._delivered}
@@ -52,7 +52,7 @@ class KafkaWriter(SinkWriter):
     def write(self, records: list[Any]) -> None:
         for record in records:
             key, value = _serialized(self._serialize, record)
-            produce(self._producer, self._topic, key, value)
+            produce(self._producer, self._topic_of(record), key, value)
         self._producer.poll(0)
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:

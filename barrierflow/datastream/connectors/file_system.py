@@ -12,16 +12,24 @@ from barrierflow.connectors.files import (
     RollingPolicy,
     StreamFormat,
 )
+from barrierflow.connectors.files.file_source_providers import (
+    FileEnumeratorProvider,
+    FileSplitAssignerProvider,
+)
+from barrierflow.connectors.files.streaming_file_sink import StreamingFileSink
 
 __all__ = [
     "BucketAssigner",
     "BulkFormat",
+    "FileEnumeratorProvider",
     "FileSink",
     "FileSinkBuilder",
     "FileSource",
     "FileSourceBuilder",
+    "FileSplitAssignerProvider",
     "OutputFileConfig",
     "OutputFileConfigBuilder",
     "RollingPolicy",
     "StreamFormat",
+    "StreamingFileSink",
 ]

@@ -17,12 +17,18 @@ imports and opens its backend when called.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from barrierflow.config_option import Option, parse_memory_bytes
 from barrierflow.errors import ConfigurationError
 from barrierflow.state.backend import KeyedStateBackend
+from barrierflow.state.backends.predefined_options import (
+    PRESETS,
+    PredefinedOptions,
+    RocksDBTuning,
+    parse_predefined_options,
+)
 from barrierflow.state.key_groups import KeyGroupRange
 
 
@@ -133,17 +139,34 @@ def _rocksdb(
 ) -> KeyedStateBackend:
     from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 
+    tuning = rocksdb_tuning(config)
     return RocksDBKeyedStateBackend(
         max_parallelism,
         key_group_range,
         local_dir,
-        block_cache_bytes=ROCKSDB.option(config, _BLOCK_CACHE),
-        write_buffer_bytes=ROCKSDB.option(config, _WRITE_BUFFER),
-        target_file_size_bytes=ROCKSDB.option(config, _TARGET_FILE_SIZE),
-        level_base_bytes=ROCKSDB.option(config, _LEVEL_BASE),
+        block_cache_bytes=tuning.block_cache_bytes,
+        write_buffer_bytes=tuning.write_buffer_bytes,
+        target_file_size_bytes=tuning.target_file_size_bytes,
+        level_base_bytes=tuning.level_base_bytes,
         incremental=config.incremental,
         local_recovery_dir=recovery_dir,
+        tuning=tuning,
     )
+
+
+def rocksdb_tuning(config: StateBackendConfig) -> RocksDBTuning:
+    """The RocksDB settings of ``config``: each sized option as set in the configuration, else
+    as its predefined options set it, else its default (Flink's precedence)."""
+    preset = PRESETS[ROCKSDB.option(config, PREDEFINED_OPTIONS)]
+    explicit = dict(config.options)
+    sized = {}
+    for field, key in _SIZED.items():
+        from_preset = getattr(preset, field)
+        if key in explicit or from_preset is None:
+            sized[field] = ROCKSDB.option(config, key)
+        else:
+            sized[field] = from_preset
+    return replace(preset, **sized)
 
 
 def _positive(value: int) -> bool:
@@ -154,6 +177,14 @@ _BLOCK_CACHE = "state.backend.rocksdb.block.cache-size"
 _WRITE_BUFFER = "state.backend.rocksdb.writebuffer.size"
 _TARGET_FILE_SIZE = "state.backend.rocksdb.compaction.level.target-file-size-base"
 _LEVEL_BASE = "state.backend.rocksdb.compaction.level.max-size-level-base"
+PREDEFINED_OPTIONS = "state.backend.rocksdb.predefined-options"  # set by the backend object too
+# RocksDBTuning's field -> the option that sets it
+_SIZED = {
+    "block_cache_bytes": _BLOCK_CACHE,
+    "write_buffer_bytes": _WRITE_BUFFER,
+    "target_file_size_bytes": _TARGET_FILE_SIZE,
+    "level_base_bytes": _LEVEL_BASE,
+}
 
 # state as Python objects on the heap; full snapshots
 HASHMAP = register(StateBackendKind("hashmap", "HashMapStateBackend", _heap))
@@ -168,6 +199,9 @@ _ROCKSDB_OPTIONS = (
     Option(_LEVEL_BASE, parse_memory_bytes, 256 * 1024**2,
            "RocksDB size of the first level below level 0", check=_positive,
            check_text="positive"),
+    Option(PREDEFINED_OPTIONS, parse_predefined_options, PredefinedOptions.DEFAULT,
+           "RocksDB's predefined option set (PredefinedOptions); the options above, where "
+           "set, win over it"),
 )  # fmt: skip
 # state in an embedded RocksDB per subtask, on local disk; full or incremental snapshots
 ROCKSDB = register(

@@ -1,12 +1,14 @@
 """What a PyFlink program may write that barrierflow's own programs did not: keyed state in a
 KeyedStream's map and filter, a MapState used as a dict, a rolling sum by field name on named
 rows, project(), get_name(), collecting with a limit, values that wrap into a SHORT, a job run
-in the background and waited for through its client's futures, and a continuous trigger.
+in the background and waited for through its client's futures (its result, the job statuses),
+a number sequence read in parallel, and a continuous trigger.
 """
 
-from barrierflow.common import Time, Types, WatermarkStrategy
+from barrierflow.common import JobStatus, Time, Types, WatermarkStrategy
 from barrierflow.common.watermark_strategy import TimestampAssigner
 from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import (
     FilterFunction,
     KeyedProcessFunction,
@@ -97,8 +99,15 @@ with env.from_collection([40000, -40000, 7], Types.SHORT()).execute_and_collect(
 
 env.from_collection([1, 2, 3]).map(lambda x: ("async", x * 10)).print()
 client = env.execute_async("in the background")
-client.get_job_execution_result().result()
+result = client.get_job_execution_result().result()
 print("background job ended")
+print("accumulators:", result.get_all_accumulator_results(), result.get_accumulator_result("n"))
+print("terminal:", [s.name for s in JobStatus if s.is_terminal_state()])
+print("globally terminal:", [s.name for s in JobStatus if s.is_globally_terminal_state()])
+
+numbers = env.from_source(NumberSequenceSource(-3, 8), WatermarkStrategy.no_watermarks(), "seq")
+with numbers.set_parallelism(3).execute_and_collect() as sequence:
+    print("sequence:", sorted(sequence))
 
 events = env.from_collection(
     [("k", 1), ("k", 4), ("k", 12), ("k", 25), ("j", 3)],

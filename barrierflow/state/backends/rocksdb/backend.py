@@ -40,6 +40,7 @@ from barrierflow.state.backend import (
     RestoreStreams,
     check_state_kind,
 )
+from barrierflow.state.backends.predefined_options import NO_TUNING, RocksDBTuning
 from barrierflow.state.backends.rocksdb.database import (
     CHECKPOINTS,
     DB,
@@ -103,6 +104,7 @@ class RocksDBKeyedStateBackend:
     ``incremental`` chooses incremental snapshots;
     ``local_recovery_dir`` (incremental only) keeps the local checkpoint of the last completed
     checkpoint there, outside ``local_dir``, for a restart of this subtask on this machine.
+    ``tuning``: the other RocksDB settings a predefined option set makes (``PredefinedOptions``).
     """
 
     def __init__(
@@ -116,6 +118,7 @@ class RocksDBKeyedStateBackend:
         target_file_size_bytes: int = 64 * MiB,
         level_base_bytes: int = 256 * MiB,
         local_recovery_dir: str | None = None,
+        tuning: RocksDBTuning = NO_TUNING,
     ) -> None:
         if not 0 < max_parallelism <= UPPER_BOUND_MAX_PARALLELISM:
             raise ValueError(
@@ -138,7 +141,7 @@ class RocksDBKeyedStateBackend:
             keep=keep,
         )
         self._options = db_options(
-            block_cache_bytes, write_buffer_bytes, target_file_size_bytes, level_base_bytes
+            block_cache_bytes, write_buffer_bytes, target_file_size_bytes, level_base_bytes, tuning
         )
         # No write-ahead log: checkpoints make state durable, and a crashed instance's
         # directory is discarded (as in Flink); the WAL would only halve the write rate.

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch, WriteOptions
 
+from barrierflow.state.backends.predefined_options import NO_TUNING, RocksDBTuning
 from barrierflow.state.backends.rocksdb.state_objects import Table
 
 MiB = 1 << 20
@@ -80,10 +81,14 @@ def db_options(
     write_buffer_bytes: int,
     target_file_size_bytes: int = 64 * MiB,
     level_base_bytes: int = 256 * MiB,
+    tuning: RocksDBTuning = NO_TUNING,
 ) -> Options:
-    """Options of the database and of every column family (they share the block cache)."""
+    """Options of the database and of every column family (they share the block cache);
+    ``tuning``'s other settings (a predefined option set's) where it sets them."""
     table = BlockBasedOptions()
     table.set_block_cache(Cache(block_cache_bytes))
+    if tuning.block_size_bytes is not None:
+        table.set_block_size(tuning.block_size_bytes)
     # Bloom filters: the first access of a new key is a miss that then skips every SST file.
     table.set_bloom_filter(10, False)
     # Index and filter blocks stay outside the block cache (about 1.3 bytes per key): the
@@ -97,4 +102,19 @@ def db_options(
     options.set_keep_log_file_num(2)
     options.set_target_file_size_base(target_file_size_bytes)
     options.set_max_bytes_for_level_base(level_base_bytes)
+    _apply(tuning, options)
     return options
+
+
+def _apply(tuning: RocksDBTuning, options: Options) -> None:
+    setters = {
+        "max_write_buffer_number": options.set_max_write_buffer_number,
+        "min_write_buffer_number_to_merge": options.set_min_write_buffer_number_to_merge,
+        "max_background_jobs": options.set_max_background_jobs,
+        "max_open_files": options.set_max_open_files,
+        "level_compaction_dynamic_level_bytes": options.set_level_compaction_dynamic_level_bytes,
+    }
+    for field, setter in setters.items():
+        value = getattr(tuning, field)
+        if value is not None:
+            setter(value)
