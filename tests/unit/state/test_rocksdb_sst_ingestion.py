@@ -38,6 +38,8 @@ DESCRIPTORS = (
     ValueStateDescriptor("typed", Types.LONG()),
     ListStateDescriptor("seen"),
     MapStateDescriptor("by-name"),
+    ValueStateDescriptor("repeated"),  # few distinct values: each pickled once
+    ValueStateDescriptor("equal-values-of-other-types"),  # which must not be merged
 )
 
 
@@ -51,9 +53,11 @@ def states(backend) -> list:
 
 
 def fill(backend: HeapKeyedStateBackend) -> None:
-    count, typed_count, seen, by_name = states(backend)
+    count, typed_count, seen, by_name, repeated, mixed = states(backend)
     for i, key in enumerate(KEYS):
         backend.key_context.key = key
+        repeated.update(i % 3 if i % 11 else "eleventh")
+        mixed.update([1, True, 1.0, 0, False][i % 5])
         count.update((i, str(key)))
         if i % 2:
             typed_count.update(i * 1000)
@@ -65,8 +69,9 @@ def fill(backend: HeapKeyedStateBackend) -> None:
 
 def view(backend, key) -> tuple:
     backend.key_context.key = key
-    count, typed_count, seen, by_name = states(backend)
-    return (count.value(), typed_count.value(), seen.get(), dict(by_name.items()))
+    values = [s.value() for s in states(backend) if hasattr(s, "value")]
+    seen, by_name = states(backend)[2:4]
+    return (*((v, type(v)) for v in values), seen.get(), dict(by_name.items()))
 
 
 def rocksdb(tmp_path: Path, key_group_range: KeyGroupRange, **options) -> RocksDBKeyedStateBackend:

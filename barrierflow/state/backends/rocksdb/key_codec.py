@@ -29,7 +29,7 @@ import itertools
 import numbers
 import pickle
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from barrierflow.checkpoint.key_group_format import Section
@@ -172,7 +172,22 @@ def _plain_rows(key_group: int, keys: tuple, values: tuple) -> dict[bytes, bytes
     in C loops (``map``) rather than a Python loop: most of the restore's time otherwise."""
     user_keys = list(map(_dumps_row, keys))
     headers = map(_pack_header, itertools.repeat(key_group), map(len, user_keys))
-    return dict(zip(map(bytes.__add__, headers, user_keys), map(_dumps_row, values), strict=True))
+    return dict(zip(map(bytes.__add__, headers, user_keys), _encoded_values(values), strict=True))
+
+
+def _encoded_values(values: tuple) -> Iterable[bytes]:
+    """Pickled ``values``; each distinct one once when they repeat (counts, flags), which a
+    sample tells. Only when all are of one type among int and str: equal values of other
+    types (``1``, ``1.0``, ``True``) pickle differently, and a set would merge them."""
+    if type(values[0]) in _PLAIN_KEY_TYPES and len(set(map(type, values))) == 1:
+        sample = values[:_SAMPLE]
+        if len(set(sample)) * 4 <= len(sample):
+            encoded = {value: _dumps_row(value) for value in set(values)}
+            return map(encoded.__getitem__, values)
+    return map(_dumps_row, values)
+
+
+_SAMPLE = 256
 
 
 def sections_of_rows(
