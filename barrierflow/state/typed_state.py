@@ -65,7 +65,7 @@ def _check_of(name: str, type_info: Any) -> _TypeCheck | None:
 def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any], None]:
     """``store`` behind ``check``, as a closure rather than a method: the common case (a value
     of the plain type, in range) then costs one call and the test on local variables, no
-    attribute lookups (a write is on the per-record path: this halves what a type costs)."""
+    attribute lookups (a write is on the per-record path: about a sixth less than a method)."""
     plain, low, high, full = check.plain, check.low, check.high, check.full
     if low is None:
 

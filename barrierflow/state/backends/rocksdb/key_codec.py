@@ -145,7 +145,7 @@ def rows_of_entries(kind: StateKind, key_group: int, entries: list[tuple[Any, An
     """
     if kind is not StateKind.MAP and entries:
         keys, values = zip(*entries, strict=True)
-        if _PLAIN_KEY_TYPES.issuperset(map(type, keys)) and (
+        if _PLAIN_TYPES.issuperset(map(type, keys)) and (
             None not in values if kind is StateKind.VALUE else all(values)
         ):
             return _plain_rows(key_group, keys, values)
@@ -163,7 +163,7 @@ def rows_of_entries(kind: StateKind, key_group: int, entries: list[tuple[Any, An
 
 
 # Their own canonical form, pickled without a memo: key_bytes's work is for the other types.
-_PLAIN_KEY_TYPES = frozenset({int, str})
+_PLAIN_TYPES = frozenset({int, str})
 _dumps_row = functools.partial(dumps, protocol=PROTOCOL)
 
 
@@ -179,7 +179,7 @@ def _encoded_values(values: tuple) -> Iterable[bytes]:
     """Pickled ``values``; each distinct one once when they repeat (counts, flags), which a
     sample tells. Only when all are of one type among int and str: equal values of other
     types (``1``, ``1.0``, ``True``) pickle differently, and a set would merge them."""
-    if type(values[0]) in _PLAIN_KEY_TYPES and len(set(map(type, values))) == 1:
+    if type(values[0]) in _PLAIN_TYPES and len(set(map(type, values))) == 1:
         sample = values[:_SAMPLE]
         if len(set(sample)) * 4 <= len(sample):
             encoded = {value: _dumps_row(value) for value in set(values)}
