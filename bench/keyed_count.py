@@ -12,13 +12,15 @@ peak RSS of the whole process tree (driver, Spark JVM, Python workers; ``peak_rs
     python bench/keyed_count.py --events 5000000 --keys 100000 --event-time
     python bench/keyed_count.py --events 5000000 --keys 100000 --typed
     python bench/keyed_count.py --events 2000000 --keys 100000 --state-backend rocksdb --typed
+    python bench/keyed_count.py --events 5000000 --keys 100000 --typed-state
 
 ``--event-time`` gives every event a timestamp (monotonous watermarks) before the key_by: the
 records travel with their timestamps, which is what event time costs a job that uses no window.
 ``--typed`` declares the map's and the count's output types (``Types.LONG()``, a TUPLE of two
 LONGs) and the count state's (``Types.LONG()``), as a PyFlink program does: what converting
 values to declared types costs, and what the serializers they pick save (with RocksDB, each
-state access encodes or decodes a value).
+state access encodes or decodes a value). ``--typed-state`` declares the count state's type
+alone: what the check of a typed state costs, with no output type converted.
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def main() -> None:
     parser.add_argument("--state-backend", choices=["hashmap", "rocksdb"], default="hashmap")
     parser.add_argument("--incremental", action="store_true", help="incremental checkpoints")
     parser.add_argument("--event-time", action="store_true", help="events carry timestamps")
-    parser.add_argument("--typed", action="store_true", help="declared output types")
+    parser.add_argument("--typed", action="store_true", help="declared output and state types")
+    parser.add_argument("--typed-state", action="store_true", help="the state's type alone")
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -123,7 +126,9 @@ def main() -> None:
     (
         events.map(lambda i: (i * 2654435761) % keys, output_type=key_type)
         .key_by(lambda k: k)
-        .process(TypedCount() if args.typed else Count(), output_type=count_type)
+        .process(
+            TypedCount() if args.typed or args.typed_state else Count(), output_type=count_type
+        )
         .sink_to(DiscardingSink())
     )
     started = time.monotonic()
@@ -145,6 +150,7 @@ def main() -> None:
                 "checkpointing": not args.no_checkpointing,
                 "event_time": args.event_time,
                 "typed": args.typed,
+                "typed_state": args.typed or args.typed_state,
                 "mode": None if args.no_checkpointing else args.mode,
                 "interval_ms": args.interval_ms,
                 "events_per_s": round(args.events / (result.processing_ms / 1000)),

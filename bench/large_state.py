@@ -18,6 +18,7 @@ snapshot (the last incremental checkpoint, each savepoint: duration, bytes) and 
 of each at parallelism 2 and 3 (into RocksDB; the slowest subtask's time, bytes read).
 
     python bench/large_state.py --keys 2000000 --savepoints
+    python bench/large_state.py --keys 2000000 --savepoints --restore-from savepoint-canonical
 """
 
 from __future__ import annotations
@@ -264,6 +265,8 @@ def run_savepoints(args: argparse.Namespace) -> list[dict]:
         },
     )
     for name, path in snapshots.items():
+        if args.restore_from and name not in args.restore_from.split(","):
+            continue
         for parallelism in (2, 3):
             lines.append(
                 {"restore": name, "parallelism": parallelism, **_restore(spark, path, parallelism)}
@@ -316,6 +319,12 @@ def main() -> None:
         "-D", dest="define", action="append", default=[], help="key=value, more configuration"
     )
     parser.add_argument("--savepoints", action="store_true", help="savepoints and restores")
+    parser.add_argument(
+        "--restore-from",
+        default="",
+        help="with --savepoints: restore only from these snapshots (comma-separated: "
+        "checkpoint-incremental, savepoint-canonical, savepoint-native); all by default",
+    )
     args = parser.parse_args()
     if args.keys % args.parallelism:
         parser.error("--keys must be a multiple of --parallelism")

@@ -16,7 +16,7 @@ are not wrapped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from barrierflow.state.descriptors import StateDescriptor, StateKind
@@ -62,32 +62,43 @@ def _check_of(name: str, type_info: Any) -> _TypeCheck | None:
     return None if convert is None else _TypeCheck(name, type_info, convert)
 
 
+def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any], None]:
+    """``store`` behind ``check``, as a closure rather than a method: the common case (a value
+    of the plain type, in range) then costs one call and the test on local variables, no
+    attribute lookups (a write is on the per-record path: about a sixth less than a method)."""
+    plain, low, high, full = check.plain, check.low, check.high, check.full
+    if low is None:
+
+        def checked(value: Any) -> None:
+            if type(value) is not plain:
+                full(value)
+            store(value)
+
+    else:
+
+        def checked(value: Any) -> None:
+            if type(value) is not plain or not low <= value <= high:
+                full(value)
+            store(value)
+
+    return checked
+
+
 class TypedValueState:
-    __slots__ = ("_check", "_inner", "clear", "value")
+    __slots__ = ("clear", "update", "value")
 
     def __init__(self, inner: Any, check: _TypeCheck) -> None:
-        self._inner, self._check = inner, check
         self.value, self.clear = inner.value, inner.clear
-
-    def update(self, value: Any) -> None:
-        c = self._check
-        if type(value) is not c.plain or (c.low is not None and not c.low <= value <= c.high):
-            c.full(value)
-        self._inner.update(value)
+        self.update = _checked(inner.update, check)
 
 
 class TypedListState:
-    __slots__ = ("_check", "_inner", "clear", "get")
+    __slots__ = ("_check", "_inner", "add", "clear", "get")
 
     def __init__(self, inner: Any, check: _TypeCheck) -> None:
         self._inner, self._check = inner, check
         self.get, self.clear = inner.get, inner.clear
-
-    def add(self, value: Any) -> None:
-        c = self._check
-        if type(value) is not c.plain or (c.low is not None and not c.low <= value <= c.high):
-            c.full(value)
-        self._inner.add(value)
+        self.add = _checked(inner.add, check)
 
     def update(self, values: Iterable[Any]) -> None:
         values = list(values)

@@ -78,7 +78,11 @@ def stopped_savepoint(spark, tmp_path_factory):
 
 @pytest.mark.parametrize(
     ("format_type", "restore_backend"),
-    [(SavepointFormatType.CANONICAL, "hashmap"), (SavepointFormatType.NATIVE, "rocksdb")],
+    [
+        (SavepointFormatType.CANONICAL, "hashmap"),
+        (SavepointFormatType.CANONICAL, "rocksdb"),  # restored by SST ingestion
+        (SavepointFormatType.NATIVE, "rocksdb"),
+    ],
 )
 def test_a_stopped_job_restored_from_its_moved_savepoint_at_another_parallelism_is_exactly_once(
     spark, tmp_path, format_type, restore_backend

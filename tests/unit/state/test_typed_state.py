@@ -65,9 +65,18 @@ def test_a_value_that_cannot_be_of_the_type_is_refused_naming_the_state(store):
         count.update("seven")
     with pytest.raises(TypeError, match="state 'count': 9223372036854775808 \\(int\\)"):
         count.update(2**63)  # an int, beyond a LONG
+    with pytest.raises(TypeError, match="state 'count': -9223372036854775809 \\(int\\)"):
+        count.update(-(2**63) - 1)
     with pytest.raises(TypeError, match="state 'count': True \\(bool\\)"):
         count.update(True)
     count.update(2**63 - 1)
+    count.update(-(2**63))
+    assert count.value() == -(2**63)
+    seen = s.get_state(ListStateDescriptor("seen", Types.INT()))
+    with pytest.raises(TypeError, match=r"state 'seen': 1\.5 \(float\)"):
+        seen.add(1.5)
+    seen.add(-(2**31))
+    assert list(seen.get()) == [-(2**31)]
     total = s.get_reducing_state(ReducingStateDescriptor("total", lambda a, b: a + b, Types.INT()))
     total.add(2**31 - 1)
     with pytest.raises(TypeError, match="state 'total'"):

@@ -6,7 +6,8 @@ state objects of ``state_objects.py``. Snapshots are full (``full_snapshot.py``,
 format, which any backend restores) or incremental (``incremental_snapshot.py``, RocksDB's own
 files); a canonical snapshot is always full. Restores open an incremental checkpoint's files
 as the database when they are exactly this backend's (``incremental_restore.py``; from the
-local copy with local recovery, ``local_recovery.py``), and copy rows in otherwise.
+local copy with local recovery, ``local_recovery.py``), and copy rows in otherwise; the
+key-group format restores by building SST files and ingesting them (``sst_ingestion.py``).
 
 **Threading:** the task thread, except the ``AsyncSnapshot`` that ``snapshot()`` returns: it
 runs once on a snapshot thread. ``dispose()`` stops a full one at its next key group and waits
@@ -44,6 +45,7 @@ from barrierflow.state.backends.predefined_options import NO_TUNING, RocksDBTuni
 from barrierflow.state.backends.rocksdb.database import (
     CHECKPOINTS,
     DB,
+    INGEST,
     SCRATCH,
     BatchWriter,
     MiB,
@@ -63,15 +65,12 @@ from barrierflow.state.backends.rocksdb.incremental_snapshot import (
     create_native_checkpoint,
 )
 from barrierflow.state.backends.rocksdb.key_codec import (
-    PROTOCOL,
     CurrentKey,
     column_family,
-    dumps,
-    key_bytes,
-    row_prefix,
     sections_of_rows,
 )
 from barrierflow.state.backends.rocksdb.local_recovery import LocalCheckpoints
+from barrierflow.state.backends.rocksdb.sst_ingestion import ingest_sections
 from barrierflow.state.backends.rocksdb.state_objects import (
     RocksDBListState,
     RocksDBMapState,
@@ -143,6 +142,7 @@ class RocksDBKeyedStateBackend:
         self._options = db_options(
             block_cache_bytes, write_buffer_bytes, target_file_size_bytes, level_base_bytes, tuning
         )
+        self._target_file_size_bytes = target_file_size_bytes
         # No write-ahead log: checkpoints make state durable, and a crashed instance's
         # directory is discarded (as in Flink); the WAL would only halve the write rate.
         self._write_options = WriteOptions()
@@ -393,17 +393,18 @@ class RocksDBKeyedStateBackend:
             writer.flush()
 
     def _restore_full(self, handle: KeyGroupsHandle, streams: RestoreStreams) -> None:
-        writer = BatchWriter(self._db)
-        for kg, section in read_key_groups(handle, self._range, streams.read):
-            for name, (kind_value, entries) in section.items():
-                table = self._table(name, StateKind(kind_value))
-                for key, value in entries:
-                    self._restore_entry(writer, table, kg, key, value)
-        writer.flush()
+        """The rows of this backend's key groups, built into SST files and ingested
+        (``sst_ingestion.py``)."""
+        ingest_sections(
+            read_key_groups(handle, self._range, streams.read),
+            self._table,
+            self._check_key_group,
+            os.path.join(self.local_dir, INGEST),
+            self._options,
+            self._target_file_size_bytes,
+        )
 
-    def _restore_entry(
-        self, writer: BatchWriter, table: Table, kg: int, key: Any, value: Any
-    ) -> None:
+    def _check_key_group(self, key: Any, kg: int) -> None:
         if stable_hash(key) % self._max_parallelism != kg:
             # Lookups look for a key under the key group of its hash: a row under another key
             # group would be silently lost.
@@ -412,13 +413,6 @@ class RocksDBKeyedStateBackend:
                 f"one at max parallelism {self._max_parallelism}; was the snapshot taken with "
                 "another max parallelism?"
             )
-        prefix = row_prefix(kg, key_bytes(key))
-        if table.kind is StateKind.MAP:
-            for map_key, map_value in value.items():
-                writer.put(prefix + key_bytes(map_key), dumps(map_value, PROTOCOL), table)
-        elif value is not None if table.kind is StateKind.VALUE else len(value) > 0:
-            # A row always holds a value: None and [] are no value (the heap never holds them).
-            writer.put(prefix, dumps(value, PROTOCOL), table)
 
     def dispose(self) -> None:
         """Closes the database and deletes ``local_dir``; an asynchronous snapshot still running

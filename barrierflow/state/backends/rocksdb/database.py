@@ -1,7 +1,8 @@
 """The life of one RocksDB instance on local disk: its options, its directory, writes in batches.
 
 A backend owns ``<local_dir>``: the database in ``db/``, native checkpoints in ``checkpoints/``
-(without local recovery), handles opened to copy rows out of in ``restore-scratch/``.
+(without local recovery), handles opened to copy rows out of in ``restore-scratch/``, SST files
+built by a restore in ``restore-sst/``.
 
 **Threading:** the task thread. **I/O:** the local directory.
 """
@@ -22,7 +23,8 @@ RESTORE_BATCH_BYTES = 4 * MiB  # a restore's write batches stay about this small
 DB = "db"
 CHECKPOINTS = "checkpoints"  # native checkpoints without local recovery (removed with the backend)
 SCRATCH = "restore-scratch"  # handles opened to copy rows out of them
-OWN_ENTRIES = frozenset({DB, CHECKPOINTS, SCRATCH})
+INGEST = "restore-sst"  # SST files a restore builds, moved into the database when ingested
+OWN_ENTRIES = frozenset({DB, CHECKPOINTS, SCRATCH, INGEST})
 
 
 def open_database(

@@ -23,11 +23,13 @@ Performs no I/O.
 
 from __future__ import annotations
 
+import functools
 import io
+import itertools
 import numbers
 import pickle
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from barrierflow.checkpoint.key_group_format import Section
@@ -132,6 +134,60 @@ class CurrentKey:
         prefix = _pack_header(self._key_group_of(key), len(user_key)) + user_key
         self.key, self.prefix = key, prefix
         return prefix
+
+
+def rows_of_entries(kind: StateKind, key_group: int, entries: list[tuple[Any, Any]]) -> dict:
+    """The rows (row key -> pickled value) of one state's entries of one key group in the
+    key-group format: a section's ``[(key, value), ...]``, map values being dicts.
+
+    A dict, so that rows whose keys come out equal keep the last one, as puts would. No value,
+    ``None`` or ``[]``, writes no row (the heap never holds them).
+    """
+    if kind is not StateKind.MAP and entries:
+        keys, values = zip(*entries, strict=True)
+        if _PLAIN_TYPES.issuperset(map(type, keys)) and (
+            None not in values if kind is StateKind.VALUE else all(values)
+        ):
+            return _plain_rows(key_group, keys, values)
+    pack = _pack_header
+    rows: dict[bytes, bytes] = {}
+    for key, value in entries:
+        user_key = key_bytes(key)
+        prefix = pack(key_group, len(user_key)) + user_key
+        if kind is StateKind.MAP:
+            for map_key, map_value in value.items():
+                rows[prefix + key_bytes(map_key)] = dumps(map_value, PROTOCOL)
+        elif value is not None if kind is StateKind.VALUE else len(value) > 0:
+            rows[prefix] = dumps(value, PROTOCOL)
+    return rows
+
+
+# Their own canonical form, pickled without a memo: key_bytes's work is for the other types.
+_PLAIN_TYPES = frozenset({int, str})
+_dumps_row = functools.partial(dumps, protocol=PROTOCOL)
+
+
+def _plain_rows(key_group: int, keys: tuple, values: tuple) -> dict[bytes, bytes]:
+    """The common case of a restore's per-key path (int or str keys, a value or a list each),
+    in C loops (``map``) rather than a Python loop: most of the restore's time otherwise."""
+    user_keys = list(map(_dumps_row, keys))
+    headers = map(_pack_header, itertools.repeat(key_group), map(len, user_keys))
+    return dict(zip(map(bytes.__add__, headers, user_keys), _encoded_values(values), strict=True))
+
+
+def _encoded_values(values: tuple) -> Iterable[bytes]:
+    """Pickled ``values``; each distinct one once when they repeat (counts, flags), which a
+    sample tells. Only when all are of one type among int and str: equal values of other
+    types (``1``, ``1.0``, ``True``) pickle differently, and a set would merge them."""
+    if type(values[0]) in _PLAIN_TYPES and len(set(map(type, values))) == 1:
+        sample = values[:_SAMPLE]
+        if len(set(sample)) * 4 <= len(sample):
+            encoded = {value: _dumps_row(value) for value in set(values)}
+            return map(encoded.__getitem__, values)
+    return map(_dumps_row, values)
+
+
+_SAMPLE = 256
 
 
 def sections_of_rows(
