@@ -29,6 +29,7 @@ from barrierflow.api.job_client import JobClient
 from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
+from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
@@ -526,9 +527,12 @@ class StreamExecutionEnvironment:
             checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
             checkpoint_options=_periodic_checkpoint_options(cc),
         )
+        restore_path = self._restore_path
+        if self._resume_job_id and storage_uri:
+            restore_path = _started_from(storage_uri)
         restore_from = restore_root = None
-        if self._restore_path:
-            restore_from, restore_root = _read_restore_point(self._restore_path)
+        if restore_path:
+            restore_from, restore_root = _read_restore_point(restore_path)
         strategy = self.get_restart_strategy().create() or restart_from_configuration(
             self._configuration, checkpointing
         )
@@ -563,6 +567,7 @@ class StreamExecutionEnvironment:
             restart_strategy=strategy,
             restore_from=restore_from,
             restore_root_uri=restore_root,
+            restore_path=restore_path,
             retain_on_cancel=cc.externalized_retention
             is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION,
             resume=self._resume_job_id is not None,
@@ -700,6 +705,13 @@ def _dry_run_report(
     lines += [f"Problem: {p}" for p in problems]
     lines.append("The restore would fail." if problems else "The restore would succeed.")
     return "\n".join(lines), not problems
+
+
+def _started_from(storage_uri: str) -> str | None:
+    """The snapshot a job to resume was started from (``-s``), if it was: the JobMaster
+    restores it when the job completed no checkpoint of its own."""
+    data = CheckpointStorage(storage_uri).read_small_file(RESTORED_FROM_FILE)
+    return data.decode() if data else None
 
 
 def _read_restore_point(path: str):

@@ -147,10 +147,27 @@ class JobMaster:
         still answers, and when the job left no checkpoint to resume from."""
         refuse_if_still_running(self._storage, self.plan.job_id)
         if not self._coordinator.take_over():
+            if self.plan.restore_from is not None:
+                # killed before its first checkpoint: what it started from is still the way back
+                log.warning(
+                    "Job %s has no checkpoint of its own yet; it restores again the snapshot it "
+                    "was started from, %s",
+                    self.plan.job_id,
+                    self.plan.restore_path,
+                )
+                return
             raise JobExecutionError(
                 f"job {self.plan.job_id} has no readable checkpoint under "
                 f"{self._storage.job_root_uri}; nothing to resume (check the job id and the "
                 "checkpoint directory)"
+            )
+
+    def _record_restore_path(self) -> None:
+        """Keeps ``-s`` in the job's directory: a driver killed before the job's first
+        checkpoint leaves nothing else to resume from."""
+        if self._storage is not None and self.plan.restore_path and not self.plan.resume:
+            self._storage.write_small_file(
+                layout.RESTORED_FROM_FILE, self.plan.restore_path.encode()
             )
 
     # --- public -------------------------------------------------------------------------------
@@ -177,6 +194,7 @@ class JobMaster:
         number = 0
         try:
             self._endpoints.open(self.status_view, self)
+            self._record_restore_path()
             self._create_operator_coordinators()
             while True:
                 self._raise_if_canceled()  # during the delay before a restart: no new attempt
