@@ -28,6 +28,7 @@ from barrierflow.api.execution_plan import execution_plan
 from barrierflow.api.job_client import JobClient
 from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.checkpoint import file_systems
+from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.cluster.job_master import JobMaster
@@ -528,10 +529,10 @@ class StreamExecutionEnvironment:
             checkpoint_options=_periodic_checkpoint_options(cc),
         )
         restore_path = self._restore_path
-        if self._resume_job_id and storage_uri:
-            restore_path = _started_from(storage_uri)
         restore_from = restore_root = None
-        if restore_path:
+        if self._resume_job_id and storage_uri:
+            restore_path, restore_from, restore_root = _started_from(storage_uri)
+        elif restore_path:
             restore_from, restore_root = _read_restore_point(restore_path)
         strategy = self.get_restart_strategy().create() or restart_from_configuration(
             self._configuration, checkpointing
@@ -707,11 +708,21 @@ def _dry_run_report(
     return "\n".join(lines), not problems
 
 
-def _started_from(storage_uri: str) -> str | None:
-    """The snapshot a job to resume was started from (``-s``), if it was: the JobMaster
-    restores it when the job completed no checkpoint of its own."""
+def _started_from(storage_uri: str) -> tuple[str | None, CheckpointMetadata | None, str | None]:
+    """The snapshot a job to resume was started from (``-s``), if it was and it still reads:
+    (its path, its metadata, the URI its paths are relative to). The JobMaster restores it
+    only when the job completed no checkpoint of its own."""
     data = CheckpointStorage(storage_uri).read_small_file(RESTORED_FROM_FILE)
-    return data.decode() if data else None
+    if not data:
+        return None, None, None
+    path = data.decode()
+    try:
+        root, metadata = locate_snapshot(path)
+    except (StorageConfigError, CorruptCheckpointError) as e:
+        # needed only without a checkpoint of the job's own (CLAIM mode deletes it after one)
+        log.info("The snapshot the job started from, %s, cannot be read any more: %s", path, e)
+        return None, None, None
+    return path, metadata, root
 
 
 def _read_restore_point(path: str):

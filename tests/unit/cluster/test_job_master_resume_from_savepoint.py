@@ -89,3 +89,16 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
         assert f"Attempt 1 restores checkpoint {checkpoint_id}" in caplog.messages
     _cancel(cluster, first)
     _cancel(earlier, earlier.deployer.wait_for_attempt(1))
+
+
+def test_a_resume_does_not_need_the_snapshot_started_from_once_it_is_gone(tmp_path):
+    """A CLAIM-mode job deletes the snapshot it started from after its own checkpoints: a
+    resume takes those over, and the missing snapshot is no error."""
+    root = tmp_path / "jobs"
+    CheckpointStorage(f"{root}/fencing").write_small_file(
+        RESTORED_FROM_FILE, str(tmp_path / "deleted" / "chk-3").encode()
+    )
+    resumed = _program(str(root))
+    resumed.resume_job("fencing")
+    plan = resumed._plan("from a savepoint")
+    assert plan.restore_from is None and plan.restore_path is None
