@@ -26,7 +26,9 @@ thread) and the address file.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -316,7 +318,8 @@ class JobMaster:
         if not named:
             return None
         try:
-            self._storage.read_state_file(named[0])
+            with tempfile.TemporaryDirectory() as local:  # streamed: a state file may be large
+                self._storage.download_file(named[0], os.path.join(local, "read-back"))
         except CorruptCheckpointError as e:
             return e.reason
         except OSError as e:  # storage unreachable: not a verdict on the file
