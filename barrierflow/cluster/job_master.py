@@ -314,7 +314,7 @@ class JobMaster:
         spend a good checkpoint, and so the fallbacks ``num-retained`` keeps."""
         if self._storage is None:
             return "reported by its restore"  # state in memory: nothing to read back
-        named = [r.handle for r in references("", metadata) if path.endswith(r.handle.path)]
+        named = [r.handle for r in references("", metadata) if path.endswith("/" + r.handle.path)]
         if not named:
             return None
         try:
