@@ -111,11 +111,12 @@ def test_seed_105_a_corrupt_file_met_by_a_restore_makes_the_next_attempt_fall_ba
     _cancel(cluster, third)
 
 
-def test_seed_1039_a_restore_cut_short_with_its_file_intact_spends_no_checkpoint(
+def test_a_restore_cut_short_with_its_file_intact_spends_no_checkpoint(
     tmp_path, monkeypatch, caplog
 ):
-    """Seed 1039: restores cut short by killed processes were each taken for a corrupt file
-    and, with one file really corrupted, spent every retained checkpoint."""
+    """A restore that reports a file unusable while the file is intact (a killed process, a
+    closed connection) must not spend a checkpoint: kills during restores would use up the
+    fallbacks num-retained keeps."""
     with caplog.at_level(logging.INFO, logger="barrierflow"):
         cluster, _, newer, second = _two_checkpoints_then_a_restart(tmp_path, monkeypatch)
         _fail(cluster, second, f"{tmp_path}/fencing/chk-{newer}/state")  # yet intact
