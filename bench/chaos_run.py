@@ -111,6 +111,8 @@ class Run:
         self.directory: JobDirectory | None = None
         self.t0: float | None = None  # the first completed checkpoint
         self.ended_at: float | None = None  # the last driver's end
+        # The corrupted checkpoint was the only one retained: no fallback, the job must refuse
+        self.corrupted_sole_checkpoint = False
 
     # --- 1. set up ---------------------------------------------------------------------------
 
@@ -223,9 +225,12 @@ class Run:
         kind = fault.kind
         choice = int(fault.detail.split()[-1]) if fault.detail.startswith("task") else 0
         if fault.detail == "corrupt state":
+            retained = self.directory.storage(self.job_id).list_completed()
             corrupted = self.directory.corrupt_latest_state_file(self.job_id)
+            self.corrupted_sole_checkpoint = corrupted is not None and len(retained) < 2
             pid = faults.kill_task(driver, choice)
-            return f"corrupted {os.path.basename(corrupted or 'nothing')}, killed {pid}"
+            sole = ", the only checkpoint retained" if self.corrupted_sole_checkpoint else ""
+            return f"corrupted {os.path.basename(corrupted or 'nothing')}{sole}, killed {pid}"
         if kind is FaultKind.KILL_TASK:
             return f"pid {faults.kill_task(driver, choice)}"
         if kind is FaultKind.KILL_DURING_RESTORE:
@@ -301,6 +306,8 @@ class Run:
         bad = self.plan.bad_input
         if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
             return _judge_clear_error(bad, driver.process.returncode, log, committed, expected)
+        if self.corrupted_sole_checkpoint and driver.process.returncode != 0:
+            return _judge_refusal(log, committed, expected)
         if driver.process.returncode != 0:
             return Verdict.FAILED, "the job failed: " + _last_error(log)
         if committed == expected:
@@ -375,6 +382,21 @@ def _judge_clear_error(
         return Verdict.FAILED, f"the job ended well despite {bad.value}"
     if needle not in log:
         return Verdict.FAILED, f"the error does not name the bad record: {_last_error(log)}"
+    surplus = Counter(committed) - Counter(expected)
+    if surplus:
+        return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"
+    return Verdict.CLEAR_ERROR, ""
+
+
+def _judge_refusal(
+    log: str, committed: list[Record], expected: list[Record]
+) -> tuple[Verdict, str]:
+    """A corrupted file in the only checkpoint retained: no older one to fall back to, so the
+    job must refuse to start from scratch (which would duplicate what it committed), saying
+    so, with what it committed part of the reference, once."""
+    if "no retained checkpoint of this job can be read back" not in log:
+        why = "the job failed without saying its checkpoint cannot be read back"
+        return Verdict.FAILED, f"{why}: {_last_error(log)}"
     surplus = Counter(committed) - Counter(expected)
     if surplus:
         return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"

@@ -28,7 +28,9 @@ from barrierflow.api.execution_plan import execution_plan
 from barrierflow.api.job_client import JobClient
 from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.checkpoint import file_systems
+from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
+from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
@@ -520,7 +522,12 @@ class StreamExecutionEnvironment:
         storage_uri = None
         if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
-            CheckpointStorage(storage_uri).check_writable()  # a StorageConfigError if not
+            storage = CheckpointStorage(storage_uri)
+            storage.check_writable()  # a StorageConfigError if not
+            if self._restore_path and not self._resume_job_id:
+                # as soon as the job's directory is: a driver killed before the job's first
+                # checkpoint leaves nothing else for `run --resume` to restore
+                storage.write_small_file(RESTORED_FROM_FILE, self._restore_path.encode())
         if checkpointing:
             cc.check_unaligned()
         coordinator_config = CoordinatorConfig(
@@ -533,9 +540,12 @@ class StreamExecutionEnvironment:
             checkpoints_after_tasks_finish=cc.checkpoints_after_tasks_finish,
             checkpoint_options=_periodic_checkpoint_options(cc),
         )
+        restore_path = self._restore_path
         restore_from = restore_root = None
-        if self._restore_path:
-            restore_from, restore_root = _read_restore_point(self._restore_path)
+        if self._resume_job_id and storage_uri:
+            restore_path, restore_from, restore_root = _started_from(storage_uri)
+        elif restore_path:
+            restore_from, restore_root = _read_restore_point(restore_path)
         strategy = self.get_restart_strategy().create() or restart_from_configuration(
             self._configuration, checkpointing
         )
@@ -570,6 +580,7 @@ class StreamExecutionEnvironment:
             restart_strategy=strategy,
             restore_from=restore_from,
             restore_root_uri=restore_root,
+            restore_path=restore_path,
             retain_on_cancel=cc.externalized_retention
             is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION,
             resume=self._resume_job_id is not None,
@@ -718,6 +729,23 @@ def _dry_run_report(
     lines += [f"Problem: {p}" for p in problems]
     lines.append("The restore would fail." if problems else "The restore would succeed.")
     return "\n".join(lines), not problems
+
+
+def _started_from(storage_uri: str) -> tuple[str | None, CheckpointMetadata | None, str | None]:
+    """The snapshot a job to resume was started from (``-s``), if it was and it still reads:
+    (its path, its metadata, the URI its paths are relative to). The JobMaster restores it
+    only when the job completed no checkpoint of its own."""
+    data = CheckpointStorage(storage_uri).read_small_file(RESTORED_FROM_FILE)
+    if not data:
+        return None, None, None
+    path = data.decode()
+    try:
+        root, metadata = locate_snapshot(path)
+    except (StorageConfigError, CorruptCheckpointError) as e:
+        # needed only without a checkpoint of the job's own (CLAIM mode deletes it after one)
+        log.info("The snapshot the job started from, %s, cannot be read any more: %s", path, e)
+        return None, None, None
+    return path, metadata, root
 
 
 def _read_restore_point(path: str):

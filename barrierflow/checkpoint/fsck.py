@@ -31,7 +31,9 @@ from barrierflow.checkpoint.metadata import (
 
 SST_MAGIC = 0x88E241B785F4CFF7  # RocksDB's block-based table: the last 8 bytes, little endian
 # Files of a job's directory that no snapshot references and that are not orphans.
-JOB_FILES = frozenset({HISTORY_FILE, layout.JOBMASTER_ADDRESS_FILE, layout.EXCEPTIONS_FILE})
+JOB_FILES = frozenset(
+    {HISTORY_FILE, layout.JOBMASTER_ADDRESS_FILE, layout.EXCEPTIONS_FILE, layout.RESTORED_FROM_FILE}
+)
 
 
 class Problem(enum.Enum):

@@ -94,6 +94,9 @@ def parse_shared_state_file(path: str) -> int | None:
 JOBMASTER_ADDRESS_FILE = "_jobmaster.json"
 # The failures of the job's attempts, kept after it ended (``barrierflow exceptions``).
 EXCEPTIONS_FILE = "_exceptions.json"
+# The savepoint or checkpoint the job was started from (``-s``), as given: a resumed job that
+# had not completed a checkpoint of its own restores it again, as Flink's recovered job does.
+RESTORED_FROM_FILE = "_restored_from"
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"
 SAVEPOINT_PREFIX = "savepoint-"

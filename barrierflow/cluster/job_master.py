@@ -26,12 +26,15 @@ thread) and the address file.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
 from barrierflow.checkpoint import storage_layout as layout
+from barrierflow.checkpoint.fsck import references
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.cluster.attempt import Attempt, AttemptFailure
@@ -59,6 +62,7 @@ from barrierflow.coordination.checkpoint_coordinator import (
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
+from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir
 
@@ -147,6 +151,15 @@ class JobMaster:
         still answers, and when the job left no checkpoint to resume from."""
         refuse_if_still_running(self._storage, self.plan.job_id)
         if not self._coordinator.take_over():
+            if self.plan.restore_from is not None:
+                # killed before its first checkpoint: what it started from is still the way back
+                log.warning(
+                    "Job %s has no checkpoint of its own yet; it restores again the snapshot it "
+                    "was started from, %s",
+                    self.plan.job_id,
+                    self.plan.restore_path,
+                )
+                return
             raise JobExecutionError(
                 f"job {self.plan.job_id} has no readable checkpoint under "
                 f"{self._storage.job_root_uri}; nothing to resume (check the job id and the "
@@ -261,8 +274,21 @@ class JobMaster:
         restored = attempt.restored_checkpoint
         if restored is None:
             return
-        if any(c.checkpoint_id == restored for c in self._coordinator.store.all()):
-            self._coordinator.mark_unusable(restored, f"its file {path} is corrupt")
+        retained = [c for c in self._coordinator.store.all() if c.checkpoint_id == restored]
+        if retained:
+            damage = self._damage(retained[0], path)
+            if damage is None:
+                log.warning(
+                    "Attempt %d reported %s of checkpoint %d unusable, but the file reads back "
+                    "intact: its restore was cut short, not the file damaged; checkpoint %d "
+                    "stays the one to restore",
+                    attempt.number,
+                    path,
+                    restored,
+                    restored,
+                )
+                return
+            self._coordinator.mark_unusable(restored, f"its file {path} is corrupt ({damage})")
             return
         attempt.failure = AttemptFailure(
             f"the snapshot to restore from ({self.plan.restore_root_uri}, checkpoint "
@@ -271,6 +297,26 @@ class JobMaster:
             attempt.failure.traceback,
             recoverable=False,
         )
+
+    def _damage(self, metadata: CheckpointMetadata, path: str) -> str | None:
+        """Why ``path``, a file a restore of ``metadata`` reported unusable, is, read back here;
+        None when it reads back intact or the checkpoint does not name it. A restore is told
+        apart from the file: one cut short by a killed process or a closed connection must not
+        spend a good checkpoint, and so the fallbacks ``num-retained`` keeps."""
+        if self._storage is None:
+            return "reported by its restore"  # state in memory: nothing to read back
+        named = [r.handle for r in references("", metadata) if path.endswith("/" + r.handle.path)]
+        if not named:
+            return None
+        try:
+            with tempfile.TemporaryDirectory() as local:  # streamed: a state file may be large
+                self._storage.download_file(named[0], os.path.join(local, "read-back"))
+        except CorruptCheckpointError as e:
+            return e.reason
+        except OSError as e:  # storage unreachable: not a verdict on the file
+            log.warning("Could not read back %s to confirm it is damaged: %s", path, e)
+            return None
+        return None
 
     def _raise_if_canceled(self) -> None:
         if not self._canceled:

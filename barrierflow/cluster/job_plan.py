@@ -27,6 +27,7 @@ class JobPlan:
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
     restore_root_uri: str | None = None
+    restore_path: str | None = None  # -s as given, kept in the job's directory for a resume
     claim_restored: bool = False  # execution.state-recovery.claim-mode CLAIM
     allow_non_restored_state: bool = False  # execution.state-recovery.ignore-unclaimed-state
     savepoint_dir: str | None = None  # execution.checkpointing.savepoint-dir

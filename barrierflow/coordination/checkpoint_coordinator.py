@@ -207,7 +207,8 @@ class CheckpointCoordinator:
         """Adopts the retained checkpoints a previous coordinator of this job left: the newest
         ``num-retained`` readable ones go into the store, the shared state registry is rebuilt
         from their metadata, checkpoint ids continue after every id already used, and what
-        they do not reference is deleted. False when there was no readable checkpoint."""
+        they do not reference is deleted. False when there was no readable checkpoint (ids
+        continue after the ones used all the same)."""
         retained: list[CheckpointMetadata] = []
         for checkpoint_id in reversed(self._storage.list_completed()):
             if len(retained) == self._config.num_retained:
@@ -224,8 +225,6 @@ class CheckpointCoordinator:
         history = self._storage.read_history()
         if history is not None and history.job_id == self._job_id:
             self.history = history
-        if not retained:
-            return False
         used = [
             *self._storage.list_checkpoint_dirs(),
             *(r.checkpoint_id for r in self.history.records),
@@ -235,7 +234,9 @@ class CheckpointCoordinator:
                 if cid is not None
             ),
         ]
-        self._next_id = max([self._next_id - 1, *used]) + 1
+        self._next_id = max([self._next_id - 1, *used]) + 1  # also past a killed one's tries
+        if not retained:
+            return False
         log.info(
             "Took over %d retained checkpoint(s) of job %s: %s",
             len(retained),
