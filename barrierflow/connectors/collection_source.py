@@ -12,12 +12,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from barrierflow.connectors.range_reader import RangeReader, even_ranges
-from barrierflow.connectors.source import Source, SourceReaderContext, Split
-from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
-from barrierflow.connectors.static_split_enumerator import StaticSplitEnumerator
+from barrierflow.connectors.source import SourceReaderContext, Split
+from barrierflow.connectors.static_split_source import StaticSplitSource
 
 
-class CollectionSource(Source):
+class CollectionSource(StaticSplitSource):
     def __init__(self, values: Iterable[Any]) -> None:
         if isinstance(values, str | bytes | dict) or not isinstance(values, Iterable):
             raise TypeError(
@@ -30,21 +29,6 @@ class CollectionSource(Source):
         """One range of indexes per subtask, ``next`` its next, ``end`` past its last."""
         ranges = even_ranges(0, len(self.values), parallelism)
         return [{"next": lo, "end": hi} for lo, hi in ranges]
-
-    def create_enumerator(self, context: SplitEnumeratorContext) -> StaticSplitEnumerator:
-        return StaticSplitEnumerator(context, self.splits(context.parallelism))
-
-    def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
-    ) -> StaticSplitEnumerator:
-        return StaticSplitEnumerator.restore(context, state)
-
-    def enumerator_after_earlier_version(
-        self, context: SplitEnumeratorContext
-    ) -> StaticSplitEnumerator:
-        """Earlier versions gave every split to a reader at the start, in the same format:
-        the readers' restored splits are the whole input left, nothing is still to assign."""
-        return StaticSplitEnumerator(context, [])
 
     def create_reader(self, context: SourceReaderContext) -> RangeReader:
         return RangeReader(lambda lo, hi: self.values[lo:hi], inclusive_end=False)

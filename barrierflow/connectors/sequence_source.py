@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from barrierflow.connectors.range_reader import RangeReader, even_ranges
-from barrierflow.connectors.source import Source, SourceReaderContext, Split
-from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
-from barrierflow.connectors.static_split_enumerator import StaticSplitEnumerator
+from barrierflow.connectors.source import SourceReaderContext, Split
+from barrierflow.connectors.static_split_source import StaticSplitSource
 
 
-class SequenceSource(Source):
+class SequenceSource(StaticSplitSource):
     def __init__(self, start: int, end: int) -> None:
         if not (isinstance(start, int) and isinstance(end, int)) or end < start:
             raise ValueError(f"SequenceSource needs integers start <= end, got {start!r}, {end!r}")
@@ -21,21 +18,6 @@ class SequenceSource(Source):
         """One range per subtask, ``next`` its next number, ``end`` its last (inclusive)."""
         ranges = even_ranges(self.start, self.end - self.start + 1, parallelism)
         return [{"next": lo, "end": hi - 1} for lo, hi in ranges]
-
-    def create_enumerator(self, context: SplitEnumeratorContext) -> StaticSplitEnumerator:
-        return StaticSplitEnumerator(context, self.splits(context.parallelism))
-
-    def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
-    ) -> StaticSplitEnumerator:
-        return StaticSplitEnumerator.restore(context, state)
-
-    def enumerator_after_earlier_version(
-        self, context: SplitEnumeratorContext
-    ) -> StaticSplitEnumerator:
-        """Earlier versions gave every split to a reader at the start, in the same format:
-        the readers' restored splits are the whole input left, nothing is still to assign."""
-        return StaticSplitEnumerator(context, [])
 
     def create_reader(self, context: SourceReaderContext) -> RangeReader:
         return RangeReader(lambda lo, hi: list(range(lo, hi)), inclusive_end=True)
