@@ -302,6 +302,11 @@ class Run:
             committed=self.job.committed(self.spec, self.servers),
             fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers),
             corrupted_sole_checkpoint=self.corrupted_sole_checkpoint,
+            prepared_left=(
+                tuple(faults.prepared_transactions(self.spec.postgres))
+                if self.spec.postgres
+                else ()
+            ),
         )
         expected = None if self.reference is None else self.reference.records
         return judge(facts, expected, self.plan.bad_input)

@@ -3,6 +3,8 @@ reference: exactly-once, a clear error, a fallback, or FAILED. Kept apart from t
 which gathers the facts from processes and servers, so that the judgement can be tested on
 hand-made outputs.
 
+- Whatever the outcome, the job leaves no transaction prepared in its database (a job that
+  ended for good settles what its sinks prepared).
 - No bad input: the last driver ended well and the committed output equals the reference,
   record by record (a record missing, duplicated or altered is FAILED).
 - A poison record or a malformed Kafka message (every attempt meets it): the job failed,
@@ -49,6 +51,7 @@ class RunFacts:
     committed: list[Record]
     fell_back: bool = False
     corrupted_sole_checkpoint: bool = False  # the corrupted checkpoint was the only one retained
+    prepared_left: tuple[str, ...] = ()  # transactions left prepared in the run's database
 
 
 def judge(
@@ -60,6 +63,10 @@ def judge(
         if facts.returncode != 0:
             return Verdict.FAILED, "the failure-free run failed: " + last_error(facts.log)
         return Verdict.EXACTLY_ONCE, ""
+    if facts.prepared_left:
+        # whatever the job's end, nothing may stay prepared holding locks (seed 1039)
+        left = len(facts.prepared_left)
+        return Verdict.FAILED, f"{left} prepared transactions left behind: {facts.prepared_left[0]}"
     if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
         return _judge_clear_error(bad, facts, expected)
     if facts.corrupted_sole_checkpoint and facts.returncode != 0:

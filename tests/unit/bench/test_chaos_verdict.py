@@ -137,3 +137,12 @@ def test_a_refusal_after_committing_a_record_twice_fails_the_run():
 def test_the_only_checkpoint_corrupted_and_a_job_that_ended_well_is_judged_by_its_output():
     facts = _ended_well(REFERENCE[:3], corrupted_sole_checkpoint=True)
     assert judge(facts, REFERENCE, BadInput.CORRUPT_STATE)[0] is Verdict.FAILED
+
+
+def test_a_transaction_left_prepared_fails_the_run_whatever_its_output():
+    gid = "barrierflow:chaos-kafka_to_postgres:sink:1:2:1"
+    facts = _failed(REFUSAL, REFERENCE[:1], corrupted_sole_checkpoint=True, prepared_left=(gid,))
+    verdict, reason = judge(facts, REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.FAILED and f"1 prepared transactions left behind: {gid}" in reason
+    facts = _ended_well(list(REFERENCE), prepared_left=(gid,))
+    assert judge(facts, REFERENCE, None)[0] is Verdict.FAILED
