@@ -17,6 +17,7 @@ credentials fail at once: waiting does not fix them.
 
 from __future__ import annotations
 
+import errno
 import logging
 import time
 from collections.abc import Callable
@@ -30,7 +31,14 @@ log = logging.getLogger("barrierflow.storage")
 T = TypeVar("T")
 
 # Errors that name the path or the account, not the moment: retrying does not change them.
-_PERMANENT_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+_PERMANENT_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
+_PERMANENT_ERRNOS = frozenset({errno.EROFS, errno.ENAMETOOLONG, errno.EINVAL})
 _PERMANENT_TEXTS = (
     "NO_SUCH_BUCKET",
     "not found",
@@ -77,8 +85,10 @@ def is_transient(error: BaseException) -> bool:
     while seen is not None:
         if isinstance(seen, OSError):
             text = str(seen)
-            return not isinstance(seen, _PERMANENT_ERRORS) and not any(
-                t in text for t in _PERMANENT_TEXTS
+            return not (
+                isinstance(seen, _PERMANENT_ERRORS)
+                or seen.errno in _PERMANENT_ERRNOS
+                or any(t in text for t in _PERMANENT_TEXTS)
             )
         seen = seen.__cause__
     return False

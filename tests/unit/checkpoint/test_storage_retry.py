@@ -60,6 +60,7 @@ def test_storage_still_down_after_the_tries_fails_naming_the_path():
     [
         FileNotFoundError("no such file"),
         PermissionError("denied"),
+        OSError(30, "Read-only file system"),
         OSError("AWS Error ACCESS_DENIED during GetObject operation"),
         OSError("Bucket 'b' not found"),
         ValueError("not storage at all"),
