@@ -767,7 +767,7 @@ def _read_restore_point(path: str):
 
 
 def _located(path: str) -> tuple[str, CheckpointMetadata]:
-    """``locate_snapshot``, waiting for storage that is briefly down (seed 1079: a job started
-    from a savepoint on S3 while the S3 server restarted ended for good, where the restart
-    strategy of a running job would have carried it through)."""
+    """``locate_snapshot``, waiting for storage that is briefly down: a job started from a
+    savepoint on S3 while the S3 server restarted must not end for good where the restart
+    strategy of a running job would have carried it through."""
     return with_storage_retries(lambda: locate_snapshot(path), "read the snapshot", path)
