@@ -45,7 +45,8 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from chaos_jobs.catalog import JOBS, Servers
 from chaos_plan import BadInput, FaultKind, JobTraits, RunPlan, plan
-from chaos_run import Reference, Run, RunResult, Verdict
+from chaos_run import Reference, Run, RunResult
+from chaos_verdict import Verdict
 
 from barrierflow.checkpoint import file_systems
 

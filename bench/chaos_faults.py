@@ -274,3 +274,14 @@ def wait_for_prepared(conninfo: str, timeout_s: float = 10) -> bool:
                 return True
             time.sleep(0.001)
     return False
+
+
+def prepared_transactions(conninfo: str) -> list[str]:
+    """The global ids of the transactions left prepared in the run's database."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()"
+        ).fetchall()
+    return sorted(gid for (gid,) in rows)

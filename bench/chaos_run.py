@@ -7,8 +7,9 @@ Steps:
   2. wait for the job's first completed checkpoint: the schedule's time zero;
   3. inject each fault at its time (a driver killed or canceled is replaced by
      ``run --resume`` or ``run -s SAVEPOINT``);
-  4. wait for the last driver to end, then judge: the committed output equals the reference
-     (or, with bad input, the expected clear error or fallback, and nothing lost).
+  4. wait for the last driver to end, then judge (``chaos_verdict.judge``): the committed
+     output equals the reference (or, with bad input, the expected clear error or fallback,
+     and nothing lost). An injector that fails is noted on the run's line; the run is judged.
 
 **I/O:** processes, servers, the run's directory under the campaign's work directory.
 """
@@ -16,12 +17,10 @@ Steps:
 from __future__ import annotations
 
 import contextlib
-import enum
 import glob
 import os
 import shutil
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 
 import chaos_faults as faults
@@ -29,6 +28,7 @@ from chaos_faults import Driver, JobDirectory
 from chaos_jobs.catalog import JOBS, Record, Servers
 from chaos_jobs.spec import JobSpec, Recovery, RunReport
 from chaos_plan import BadInput, FaultKind, PlannedFault, RunPlan
+from chaos_verdict import FALLBACK_NOTE, RunFacts, Verdict, judge, one_line
 
 from barrierflow.testing.channel_faults import ChannelCuts
 from barrierflow.testing.storage_faults import (
@@ -39,13 +39,6 @@ from barrierflow.testing.storage_faults import (
 )
 
 STALL_BEYOND_TIMEOUT_S = 2.0
-
-
-class Verdict(enum.Enum):
-    EXACTLY_ONCE = "exactly-once"  # the committed output equals the reference
-    CLEAR_ERROR = "clear-error"  # bad input: the job failed naming it, nothing else wrong
-    FALLBACK = "fallback"  # a corrupt checkpoint: an older one restored, said so, none lost
-    FAILED = "FAILED"
 
 
 @dataclass(frozen=True)
@@ -74,7 +67,7 @@ class Injection:
             times.append(f"record +{self.first_record_s:.2f}s")
         if self.first_checkpoint_s is not None:
             times.append(f"checkpoint +{self.first_checkpoint_s:.2f}s")
-        extra = "; ".join(x for x in (self.note, ", ".join(times)) if x)
+        extra = "; ".join(x for x in (one_line(self.note), ", ".join(times)) if x)
         return f"{text}[{extra}]" if extra else text
 
 
@@ -88,7 +81,7 @@ class RunResult:
 
     def line(self) -> str:
         faults_text = ", ".join(i.describe() for i in self.injections) or "none"
-        reason = f" ({self.reason})" if self.reason else ""
+        reason = f" ({one_line(self.reason)})" if self.reason else ""
         return (
             f"seed={self.plan.seed} job={self.plan.describe()} faults=[{faults_text}] "
             f"outcome={self.verdict.value}{reason} took={self.duration_s:.0f}s"
@@ -163,7 +156,7 @@ class Run:
             driver = self._start_driver(spec_path, [])
             self.t0 = self._wait_for_first_checkpoint(driver, started + 180)
             if self.t0 is not None and self.reference is not None:
-                injections = self._inject_all(spec_path, self.t0)
+                self._inject_all(spec_path, self.t0, injections)
             self._wait_for_end(started + timeout_s)
             self.ended_at = time.time()
             verdict, reason = self._judge()
@@ -172,8 +165,14 @@ class Run:
         finally:
             for driver in self.drivers:
                 driver.stop()
-        self._time_recoveries(injections)
-        self._note_fired(injections)
+        # What follows only annotates the run's line: a failure in it is noted, never in place
+        # of the verdict.
+        for annotate in (self._time_recoveries, self._note_fired):
+            try:
+                annotate(injections)
+            except Exception as e:  # noqa: BLE001 - noted on the run's line
+                note = f"{annotate.__name__.strip('_')} failed: {type(e).__name__}: {e}"
+                reason = f"{reason}; {note}" if reason else note
         return RunResult(self.plan, verdict, reason, injections, time.time() - started)
 
     def _wait_for_first_checkpoint(self, driver: Driver, deadline: float) -> float | None:
@@ -204,8 +203,10 @@ class Run:
             planned.append(PlannedFault(FaultKind.KILL_TASK, self.plan.bad_at, "corrupt state"))
         return sorted(planned, key=lambda f: f.at)
 
-    def _inject_all(self, spec_path: str, t0: float) -> list[Injection]:
-        injections = []
+    def _inject_all(self, spec_path: str, t0: float, injections: list[Injection]) -> None:
+        """Injects the schedule's faults, each noted in ``injections`` as it comes (kept if the
+        run breaks off). An injector that fails is noted on its fault and the run goes on: the
+        run is judged by its output all the same."""
         for fault in self._schedule():
             injection = Injection(fault, fault.at * self.reference.duration_s)
             injections.append(injection)
@@ -218,7 +219,6 @@ class Run:
                 injection.note = self._inject(fault, spec_path)
             except Exception as e:  # noqa: BLE001 - noted on the run's line
                 injection.note = f"injector failed: {type(e).__name__}: {e}"
-        return injections
 
     def _inject(self, fault: PlannedFault, spec_path: str) -> str:
         driver = self.drivers[-1]
@@ -296,28 +296,20 @@ class Run:
 
     def _judge(self) -> tuple[Verdict, str]:
         driver = self.drivers[-1]
-        log = driver.log()
-        committed = self.job.committed(self.spec, self.servers)
-        if self.reference is None:
-            if driver.process.returncode != 0:
-                return Verdict.FAILED, "the failure-free run failed: " + _last_error(log)
-            return Verdict.EXACTLY_ONCE, ""
-        expected = self.reference.records
-        bad = self.plan.bad_input
-        if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
-            return _judge_clear_error(bad, driver.process.returncode, log, committed, expected)
-        if self.corrupted_sole_checkpoint and driver.process.returncode != 0:
-            return _judge_refusal(log, committed, expected)
-        if driver.process.returncode != 0:
-            return Verdict.FAILED, "the job failed: " + _last_error(log)
-        if committed == expected:
-            return Verdict.EXACTLY_ONCE, ""
-        if bad is BadInput.CORRUPT_STATE and any("falling back" in d.log() for d in self.drivers):
-            missing = Counter(expected) - Counter(committed)
-            foreign = set(committed) - set(expected)
-            if not missing and not foreign:
-                return Verdict.FALLBACK, ""
-        return Verdict.FAILED, _difference(committed, expected)
+        facts = RunFacts(
+            returncode=driver.process.returncode,
+            log=driver.log(),
+            committed=self.job.committed(self.spec, self.servers),
+            fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers),
+            corrupted_sole_checkpoint=self.corrupted_sole_checkpoint,
+            prepared_left=(
+                tuple(faults.prepared_transactions(self.spec.postgres))
+                if self.spec.postgres
+                else ()
+            ),
+        )
+        expected = None if self.reference is None else self.reference.records
+        return judge(facts, expected, self.plan.bad_input)
 
     def _note_fired(self, injections: list[Injection]) -> None:
         """Whether each armed fault fired, and where: a fault armed after the last write of
@@ -370,52 +362,3 @@ class Run:
                         if r.status.value == "COMPLETED"
                     ]
         return sorted(ends)
-
-
-def _judge_clear_error(
-    bad: BadInput, returncode: int, log: str, committed: list[Record], expected: list[Record]
-) -> tuple[Verdict, str]:
-    """Bad input that every attempt meets: the job must fail, naming it; what it committed
-    before must be part of the reference, once."""
-    needle = "poison record" if bad is BadInput.POISON else "cannot deserialize the message"
-    if returncode == 0:
-        return Verdict.FAILED, f"the job ended well despite {bad.value}"
-    if needle not in log:
-        return Verdict.FAILED, f"the error does not name the bad record: {_last_error(log)}"
-    surplus = Counter(committed) - Counter(expected)
-    if surplus:
-        return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"
-    return Verdict.CLEAR_ERROR, ""
-
-
-def _judge_refusal(
-    log: str, committed: list[Record], expected: list[Record]
-) -> tuple[Verdict, str]:
-    """A corrupted file in the only checkpoint retained: no older one to fall back to, so the
-    job must refuse to start from scratch (which would duplicate what it committed), saying
-    so, with what it committed part of the reference, once."""
-    if "no retained checkpoint of this job can be read back" not in log:
-        why = "the job failed without saying its checkpoint cannot be read back"
-        return Verdict.FAILED, f"{why}: {_last_error(log)}"
-    surplus = Counter(committed) - Counter(expected)
-    if surplus:
-        return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"
-    return Verdict.CLEAR_ERROR, ""
-
-
-def _difference(committed: list[Record], expected: list[Record]) -> str:
-    have, want = Counter(committed), Counter(expected)
-    missing = sorted((want - have).elements())
-    extra = sorted((have - want).elements())
-    duplicated = [r for r in extra if r in want]
-    foreign = [r for r in extra if r not in want]
-    return (
-        f"{len(committed)} records for {len(expected)}: {len(missing)} missing {missing[:3]}, "
-        f"{len(duplicated)} duplicated {duplicated[:3]}, {len(foreign)} wrong {foreign[:3]}"
-    )
-
-
-def _last_error(log: str) -> str:
-    lines = log.strip().splitlines()
-    errors = [line for line in lines if "failed" in line.lower() or "Error" in line]
-    return (errors or lines or ["no output"])[-1][:300]

@@ -31,6 +31,7 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri, locate_snapshot
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
+from barrierflow.checkpoint.storage_retry import with_storage_retries
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
@@ -523,11 +524,17 @@ class StreamExecutionEnvironment:
         if cc.storage:  # also without checkpointing: the command line finds the job there
             storage_uri = job_root_uri(cc.storage, job_id)
             storage = CheckpointStorage(storage_uri)
-            storage.check_writable()  # a StorageConfigError if not
+            # a StorageConfigError if not; retried while the storage is unreachable
+            with_storage_retries(storage.check_writable, "write to", storage_uri)
             if self._restore_path and not self._resume_job_id:
                 # as soon as the job's directory is: a driver killed before the job's first
                 # checkpoint leaves nothing else for `run --resume` to restore
-                storage.write_small_file(RESTORED_FROM_FILE, self._restore_path.encode())
+                restore_path = self._restore_path.encode()
+                with_storage_retries(
+                    lambda: storage.write_small_file(RESTORED_FROM_FILE, restore_path),
+                    "record the restore path in",
+                    storage_uri,
+                )
         if checkpointing:
             cc.check_unaligned()
         coordinator_config = CoordinatorConfig(
@@ -735,12 +742,15 @@ def _started_from(storage_uri: str) -> tuple[str | None, CheckpointMetadata | No
     """The snapshot a job to resume was started from (``-s``), if it was and it still reads:
     (its path, its metadata, the URI its paths are relative to). The JobMaster restores it
     only when the job completed no checkpoint of its own."""
-    data = CheckpointStorage(storage_uri).read_small_file(RESTORED_FROM_FILE)
+    storage = CheckpointStorage(storage_uri)
+    data = with_storage_retries(
+        lambda: storage.read_small_file(RESTORED_FROM_FILE), "read the restore path in", storage_uri
+    )
     if not data:
         return None, None, None
     path = data.decode()
     try:
-        root, metadata = locate_snapshot(path)
+        root, metadata = _located(path)
     except (StorageConfigError, CorruptCheckpointError) as e:
         # needed only without a checkpoint of the job's own (CLAIM mode deletes it after one)
         log.info("The snapshot the job started from, %s, cannot be read any more: %s", path, e)
@@ -750,7 +760,14 @@ def _started_from(storage_uri: str) -> tuple[str | None, CheckpointMetadata | No
 
 def _read_restore_point(path: str):
     try:
-        root, metadata = locate_snapshot(path)
+        root, metadata = _located(path)
         return metadata, root
     except (StorageConfigError, CorruptCheckpointError) as e:
         raise ConfigurationError(f"cannot restore from {path}: {e}") from e
+
+
+def _located(path: str) -> tuple[str, CheckpointMetadata]:
+    """``locate_snapshot``, waiting for storage that is briefly down: a job started from a
+    savepoint on S3 while the S3 server restarted must not end for good where the restart
+    strategy of a running job would have carried it through."""
+    return with_storage_retries(lambda: locate_snapshot(path), "read the snapshot", path)

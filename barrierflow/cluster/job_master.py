@@ -12,7 +12,9 @@ line), and the ``CheckpointCoordinator``. The JobMaster wires them and runs the 
   2. start the attempt and supervise it until it finished, failed, or the job was canceled;
   3. on a failure, ask the restart strategy (before stopping: the slots remove their local
      state when the job ends), stop the attempt, record the exception, then give up with the
-     last attempt's error, or wait and go to 1.
+     last attempt's error, or wait and go to 1;
+  4. when the job failed for good (or refused to restart), have its sinks settle what they left
+     prepared (``sink_job_end``): no attempt will come to do it.
 
 The REST API, web UI and metrics (``cluster/rest``) read the job through ``status_view``, which
 this JobMaster and its checkpoint coordinator feed (docs/adr/0010-rest-api-and-metrics.md).
@@ -35,6 +37,7 @@ from concurrent.futures import Future
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.fsck import references
+from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.cluster.attempt import Attempt, AttemptFailure
@@ -54,6 +57,7 @@ from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
 from barrierflow.cluster.savepoint_operations import SavepointOperations
+from barrierflow.cluster.sink_job_end import settle_sinks
 from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -214,6 +218,11 @@ class JobMaster:
                     number,
                 )
                 self._supervisor.wait(delay)
+        except JobExecutionError:
+            self.status = JobStatus.FAILED
+            if number > 0:  # before its first attempt, the job prepared nothing
+                self._settle_sinks()
+            raise
         finally:
             self._endpoints.close_rest()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
@@ -224,6 +233,22 @@ class JobMaster:
                 local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
                 shutil.rmtree(local, ignore_errors=True)
             self._close()
+
+    def _settle_sinks(self) -> None:
+        """The job failed for good: no attempt will come to clean up what its sinks left
+        prepared, so they settle it now against the last checkpoint the job completed (or
+        restored from, before any of its own)."""
+        coordinator = self._coordinator
+        completed = [c.checkpoint_id for c in coordinator.store.all()]  # readable or not
+        completed += [
+            r.checkpoint_id
+            for r in coordinator.history.records
+            if r.status is CheckpointStatus.COMPLETED
+        ]
+        if self.plan.restore_from is not None:
+            completed.append(self.plan.restore_from.checkpoint_id)
+        last = max(completed, default=None)
+        settle_sinks(self.plan.graph.job_graph, self.plan.job_id, self.plan.job_name, last)
 
     def _create_operator_coordinators(self) -> None:
         try:

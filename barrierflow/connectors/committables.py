@@ -9,6 +9,7 @@ that says how to make what a writer prepared at a barrier visible.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,28 @@ class Recovery:
         return range(
             self.subtask, max(self.previous_parallelism or 0, self.parallelism), self.parallelism
         )
+
+
+class JobEndFate(enum.Enum):
+    """What becomes of a transaction a sink left prepared when its job ended for good."""
+
+    COMMIT = "commit"  # a completed checkpoint named it: its output is part of the job's
+    ROLL_BACK = "roll back"  # no completed checkpoint names it: nothing will ever commit it
+
+
+def fate_at_job_end(prepared_for: int, last_completed: int | None) -> JobEndFate:
+    """The fate of a transaction prepared at the barrier of checkpoint ``prepared_for`` once
+    the job ended for good (its restart strategy gave up, or it refused to start), with
+    ``last_completed`` the newest checkpoint the job completed or restored (None: none).
+
+    A checkpoint names only transactions prepared for it or before it (an aborted checkpoint's
+    are carried into the next snapshot), and each attempt's start rolled back what earlier
+    attempts left unnamed, so: prepared up to ``last_completed``, a completed checkpoint named
+    it, and it is committed as a restore would, never rolled back; prepared after, none does.
+    """
+    if last_completed is not None and prepared_for <= last_completed:
+        return JobEndFate.COMMIT
+    return JobEndFate.ROLL_BACK
 
 
 class PendingCommittables:

@@ -5,7 +5,8 @@ on the JobMaster (two-phase commit). A new exactly-once sink is only a writer an
   what was written durable but invisible and returns *committables* (dicts of plain values);
 - ``Committer.commit(committables)`` makes them visible; it must be idempotent, for the
   framework repeats it after a failover; ``abort_lingering(recovery)`` cleans up what a failed
-  attempt left that no checkpoint names;
+  attempt left that no checkpoint names; ``settle_at_job_end`` does it once more, on the
+  JobMaster, when the job ended for good;
 - or ``GlobalCommitter.commit(N, committables)``, once per checkpoint with every subtask's
   committables (one table commit per checkpoint), on the JobMaster.
 
@@ -121,6 +122,14 @@ class Committer(ABC):
         committed: clean up what failed attempts left that no checkpoint names (prepared
         transactions to roll back, open ones to fence), for the old subtasks it answers for
         (``recovery.owns``)."""
+
+    def settle_at_job_end(self, recovery: Recovery, last_completed: int | None) -> None:  # noqa: B027 - an optional hook
+        """Once, on the JobMaster, when the job ended for good (its restart strategy gave up,
+        or it refused to start) and no attempt will come to clean up: for the old subtasks it
+        answers for (``recovery.owns``), commit what was prepared for checkpoints up to
+        ``last_completed`` and roll back what was prepared after
+        (``committables.fate_at_job_end``), so that nothing stays prepared holding locks.
+        Called without a writer (``CommitterContext.writer`` is None); idempotent."""
 
     def close(self) -> None:  # noqa: B027 - an optional hook
         pass

@@ -21,16 +21,17 @@ pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.campaign]
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 5
-# Every fault kind but the test servers' restarts: seed 20261125000 (the Kafka broker restarted,
-# then a connection cut) lost 2,928 of 6,000 records in one of three replays, and seed 1079 (the
-# S3 server restarted) failed the job for good; both are open (docs/reliability.md), and the
-# bench campaign keeps drawing them until they are fixed.
+# Every fault kind but the Kafka broker's restart: seed 20261125000 (the broker restarted, then
+# a connection cut) lost 2,928 of 6,000 records in one of three replays; it is open
+# (docs/reliability.md), and the bench campaign keeps drawing it until it is fixed. (The S3
+# server's restart, left out with it until seed 1079 was fixed, is drawn again.)
 FAULTS = (
     "kill_task",
     "kill_driver",
     "kill_during_restore",
     "storage_error",
     "storage_stall",
+    "restart_s3",
     "restart_postgres",
     "cut_connection",
     "cancel_with_savepoint",

@@ -96,6 +96,30 @@ def test_recovery_commits_the_restored_transactions_and_rolls_back_the_others(db
     assert _prepared(db) == []
 
 
+def test_seed_1039_a_job_ended_for_good_commits_what_completed_and_rolls_back_the_rest(db):
+    sink = PostgresSink(db, INSERT)
+    # The last attempt, parallelism 2: checkpoint 4 completed but its commit never came;
+    # checkpoint 5 was prepared only. Then the job failed for good: no attempt follows.
+    for s in range(2):
+        writer = sink.create_writer(_context(s, attempt=3, parallelism=2))
+        writer.write([(s, 10 + s, 0)])
+        writer.prepare_commit(4)
+        writer.write([(s, 20 + s, 0)])
+        writer.prepare_commit(5)
+        writer.close()
+    assert len(_prepared(db)) == 4
+
+    # The JobMaster's settlement, per subtask, without a writer (as cluster/sink_job_end.py).
+    for s in range(2):
+        committer = sink.create_committer(CommitterContext("job-id", "sums-job", "sink", s, 2, 0))
+        committer.settle_at_job_end(Recovery(s, 2), 4)
+        committer.settle_at_job_end(Recovery(s, 2), 4)  # idempotent
+        committer.close()
+
+    assert [r[1] for r in _rows(db)] == [10, 11]
+    assert _prepared(db) == []
+
+
 def test_a_lost_connection_is_retried_by_replaying_the_open_transaction(db):
     sink = PostgresSink(db, INSERT, batch_size=2, retry_backoff_ms=10)
     writer = sink.create_writer(_context())

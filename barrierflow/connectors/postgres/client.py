@@ -32,10 +32,22 @@ def transaction_id_prefix(job_name: str, operator_uid: str) -> str:
 def transaction_owner(gid: str, prefix: str) -> int | None:
     """The subtask that prepared transaction ``gid`` (``<prefix><subtask>:<checkpoint>:
     <attempt>``), or None for an id of another form."""
+    parsed = _parts(gid, prefix)
+    return None if parsed is None else parsed[0]
+
+
+def transaction_checkpoint(gid: str, prefix: str) -> int | None:
+    """The checkpoint at whose barrier transaction ``gid`` was prepared, or None for an id of
+    another form."""
+    parsed = _parts(gid, prefix)
+    return None if parsed is None else parsed[1]
+
+
+def _parts(gid: str, prefix: str) -> tuple[int, int, int] | None:
     parts = gid[len(prefix) :].split(":")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if not gid.startswith(prefix) or len(parts) != 3 or not all(p.isdigit() for p in parts):
         return None
-    return int(parts[0])
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 def connect(psycopg: Any, conninfo: str) -> Any:

@@ -1,5 +1,6 @@
 """PostgresSink's committer: ``COMMIT PREPARED`` of the transactions a checkpoint recorded;
-``ROLLBACK PREPARED`` of those failed attempts left that no checkpoint names.
+``ROLLBACK PREPARED`` of those failed attempts left that no checkpoint names, and, when the job
+ended for good, of those prepared after its last completed checkpoint.
 
 A commit of an id no longer prepared is done (by an earlier attempt, or by another subtask
 after a rescale): commits are idempotent. A statement that fails closes the connection and
@@ -13,12 +14,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from barrierflow.connectors.committables import Recovery
+from barrierflow.connectors.committables import JobEndFate, Recovery, fate_at_job_end
 from barrierflow.connectors.optional_dependency import require
 from barrierflow.connectors.postgres.client import (
     PostgresSinkError,
     connect,
     first_line,
+    transaction_checkpoint,
     transaction_id_prefix,
     transaction_owner,
     where,
@@ -46,6 +48,32 @@ class PostgresCommitter(Committer):
         """Rolls back the prepared transactions of the old subtasks this one answers for that
         the restored checkpoint does not name (it commits those)."""
         named = {c.data["gid"] for c in recovery.committables}
+        for gid in self._prepared(recovery):
+            if gid not in named:
+                log.info("PostgresSink rolls back %s, prepared by a failed attempt", gid)
+                self._finish("ROLLBACK PREPARED", gid)
+
+    def settle_at_job_end(self, recovery: Recovery, last_completed: int | None) -> None:
+        """Commits what the old subtasks it answers for prepared up to checkpoint
+        ``last_completed``; rolls back what they prepared after, which no checkpoint names."""
+        for gid in self._prepared(recovery):
+            checkpoint_id = transaction_checkpoint(gid, self._prefix)
+            if fate_at_job_end(checkpoint_id, last_completed) is JobEndFate.COMMIT:
+                log.warning(
+                    "PostgresSink commits %s, prepared for checkpoint %d, which completed: "
+                    "the job ended before committing it", gid, checkpoint_id,
+                )  # fmt: skip
+                self._finish("COMMIT PREPARED", gid)
+            else:
+                log.warning(
+                    "PostgresSink rolls back %s, prepared for checkpoint %d, which never "
+                    "completed: the job ended for good", gid, checkpoint_id,
+                )  # fmt: skip
+                self._finish("ROLLBACK PREPARED", gid)
+
+    def _prepared(self, recovery: Recovery) -> list[str]:
+        """The global ids of this sink's prepared transactions by the old subtasks this one
+        answers for."""
         rows = self._run(
             "list prepared transactions",
             lambda conn: conn.execute(
@@ -54,11 +82,11 @@ class PostgresCommitter(Committer):
                 (self._prefix,),
             ).fetchall(),
         )
-        for (gid,) in rows:
-            owner = transaction_owner(gid, self._prefix)
-            if owner is not None and gid not in named and recovery.owns(owner):
-                log.info("PostgresSink rolls back %s, prepared by a failed attempt", gid)
-                self._finish("ROLLBACK PREPARED", gid)
+        return [
+            gid
+            for (gid,) in rows
+            if (owner := transaction_owner(gid, self._prefix)) is not None and recovery.owns(owner)
+        ]
 
     def _finish(self, verb: str, gid: str) -> None:
         psycopg = self._psycopg

@@ -7,8 +7,10 @@ import pytest
 
 from barrierflow.connectors.committables import (
     Committable,
+    JobEndFate,
     PendingCommittables,
     Recovery,
+    fate_at_job_end,
     from_state,
     owner_of,
     to_state,
@@ -51,3 +53,18 @@ def test_pending_committables_are_taken_up_to_a_completed_checkpoint():
 def test_committables_of_earlier_versions_take_their_subtask_from_the_committable():
     entries = [{"checkpoint_id": 2, "committables": [{"gid": "g", "subtask": 3}, {"dir": "d"}]}]
     assert [(c.checkpoint_id, c.subtask) for c in from_state(entries)] == [(2, 3), (2, 0)]
+
+
+@pytest.mark.parametrize(
+    ("prepared_for", "last_completed", "fate"),
+    [
+        (4, 4, JobEndFate.COMMIT),  # the last completed checkpoint's: its commit never came
+        (3, 4, JobEndFate.COMMIT),  # an aborted checkpoint's, carried into checkpoint 4
+        (5, 4, JobEndFate.ROLL_BACK),  # prepared for a checkpoint that never completed
+        (1, None, JobEndFate.ROLL_BACK),  # the job completed nothing
+    ],
+)
+def test_at_the_job_end_what_a_completed_checkpoint_named_is_committed_the_rest_rolled_back(
+    prepared_for, last_completed, fate
+):
+    assert fate_at_job_end(prepared_for, last_completed) is fate

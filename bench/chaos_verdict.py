@@ -1,0 +1,149 @@
+"""The verdict on one campaign run, from what the run left (``RunFacts``) and the failure-free
+reference: exactly-once, a clear error, a fallback, or FAILED. Kept apart from the runner,
+which gathers the facts from processes and servers, so that the judgement can be tested on
+hand-made outputs.
+
+- Whatever the outcome, the job leaves no transaction prepared in its database (a job that
+  ended for good settles what its sinks prepared).
+- No bad input: the last driver ended well and the committed output equals the reference,
+  record by record (a record missing, duplicated or altered is FAILED).
+- A poison record or a malformed Kafka message (every attempt meets it): the job failed,
+  naming it, and what it committed before is part of the reference, once.
+- A corrupted state file: an older checkpoint restored (a driver's log says "falling back")
+  with nothing lost or foreign (what the corrupted checkpoint had committed is committed
+  again, as when Flink restores an older checkpoint), or no harm done; when the corrupted
+  checkpoint was the only one retained, there is nothing to fall back to and the job must
+  refuse to start from scratch, saying so, with what it committed part of the reference.
+
+Performs no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from chaos_plan import BadInput
+
+Record = tuple[Any, ...]
+
+FALLBACK_NOTE = "falling back"
+REFUSAL_NOTE = "no retained checkpoint of this job can be read back"
+
+
+class Verdict(enum.Enum):
+    EXACTLY_ONCE = "exactly-once"  # the committed output equals the reference
+    CLEAR_ERROR = "clear-error"  # bad input: the job failed naming it, nothing else wrong
+    FALLBACK = "fallback"  # a corrupt checkpoint: an older one restored, said so, none lost
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a finished run left: how its last driver ended and what it wrote to standard
+    error, whether any driver of the run fell back to an older checkpoint, and the committed
+    output, sorted as the reference is."""
+
+    returncode: int
+    log: str
+    committed: list[Record]
+    fell_back: bool = False
+    corrupted_sole_checkpoint: bool = False  # the corrupted checkpoint was the only one retained
+    prepared_left: tuple[str, ...] = ()  # transactions left prepared in the run's database
+
+
+def judge(
+    facts: RunFacts, expected: list[Record] | None, bad: BadInput | None
+) -> tuple[Verdict, str]:
+    """The run's verdict and, unless it is exactly-once, why. ``expected`` None: the run is
+    the failure-free one that makes the reference, judged by its exit alone."""
+    if expected is None:
+        if facts.returncode != 0:
+            return Verdict.FAILED, "the failure-free run failed: " + last_error(facts.log)
+        return Verdict.EXACTLY_ONCE, ""
+    if facts.prepared_left:
+        # whatever the job's end, nothing may stay prepared holding locks (seed 1039)
+        left = len(facts.prepared_left)
+        return Verdict.FAILED, f"{left} prepared transactions left behind: {facts.prepared_left[0]}"
+    if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
+        return _judge_clear_error(bad, facts, expected)
+    if facts.corrupted_sole_checkpoint and facts.returncode != 0:
+        return _judge_refusal(facts, expected)
+    if facts.returncode != 0:
+        return Verdict.FAILED, "the job failed: " + last_error(facts.log)
+    if facts.committed == expected:
+        return Verdict.EXACTLY_ONCE, ""
+    if bad is BadInput.CORRUPT_STATE and facts.fell_back:
+        return _judge_fallback(facts.committed, expected)
+    return Verdict.FAILED, difference(facts.committed, expected)
+
+
+def _judge_fallback(committed: list[Record], expected: list[Record]) -> tuple[Verdict, str]:
+    """An older checkpoint restored in place of the corrupted one: what the corrupted one had
+    committed is committed again (the sinks' transactions of a completed checkpoint are
+    published, and the input is replayed from the older one), so duplicates are expected;
+    a record missing or foreign is not."""
+    have, want = Counter(committed), Counter(expected)
+    if want - have or set(have) - set(want):
+        return Verdict.FAILED, "after a fallback: " + difference(committed, expected)
+    again = sum((have - want).values())
+    return Verdict.FALLBACK, f"{again} records committed again from the older checkpoint"
+
+
+def _judge_clear_error(
+    bad: BadInput, facts: RunFacts, expected: list[Record]
+) -> tuple[Verdict, str]:
+    """Bad input that every attempt meets: the job must fail, naming it; what it committed
+    before must be part of the reference, once."""
+    needle = "poison record" if bad is BadInput.POISON else "cannot deserialize the message"
+    if facts.returncode == 0:
+        return Verdict.FAILED, f"the job ended well despite {bad.value}"
+    if needle not in facts.log:
+        return Verdict.FAILED, f"the error does not name the bad record: {last_error(facts.log)}"
+    return _nothing_beyond(facts.committed, expected)
+
+
+def _judge_refusal(facts: RunFacts, expected: list[Record]) -> tuple[Verdict, str]:
+    """A corrupted file in the only checkpoint retained: no older one to fall back to, so the
+    job must refuse to start from scratch (which would duplicate what it committed), saying
+    so, with what it committed part of the reference, once."""
+    if REFUSAL_NOTE not in facts.log:
+        why = "the job failed without saying its checkpoint cannot be read back"
+        return Verdict.FAILED, f"{why}: {last_error(facts.log)}"
+    return _nothing_beyond(facts.committed, expected)
+
+
+def _nothing_beyond(committed: list[Record], expected: list[Record]) -> tuple[Verdict, str]:
+    surplus = Counter(committed) - Counter(expected)
+    if surplus:
+        return Verdict.FAILED, f"committed {sum(surplus.values())} records not in the reference"
+    return Verdict.CLEAR_ERROR, ""
+
+
+def difference(committed: list[Record], expected: list[Record]) -> str:
+    """How the committed output differs from the reference: missing, duplicated, wrong."""
+    have, want = Counter(committed), Counter(expected)
+    missing = sorted((want - have).elements())
+    extra = sorted((have - want).elements())
+    duplicated = [r for r in extra if r in want]
+    foreign = [r for r in extra if r not in want]
+    return (
+        f"{len(committed)} records for {len(expected)}: {len(missing)} missing {missing[:3]}, "
+        f"{len(duplicated)} duplicated {duplicated[:3]}, {len(foreign)} wrong {foreign[:3]}"
+    )
+
+
+def last_error(log: str) -> str:
+    """The last line of ``log`` that reads as an error (else its last line), on one line."""
+    lines = log.strip().splitlines()
+    errors = [line for line in lines if "failed" in line.lower() or "Error" in line]
+    return (errors or lines or ["no output"])[-1][:300]
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of blanks made single spaces: a run's line must
+    stay one line, or a reader of the campaign's output (``outcome=`` on the line that starts
+    with ``seed=``) loses its outcome (seeds 1062 and 1091: an injector's multi-line error)."""
+    return " ".join(text.split())

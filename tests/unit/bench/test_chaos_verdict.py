@@ -1,0 +1,148 @@
+"""The campaign's verdicts on hand-made runs: a committed output is compared with the
+failure-free reference record by record, and bad input must end in a clear error or a
+fallback, never in a silent loss."""
+
+from __future__ import annotations
+
+import pytest
+from chaos_plan import BadInput
+from chaos_verdict import RunFacts, Verdict, judge
+
+REFERENCE = [("a", 1), ("b", 2), ("c", 3), ("d", 4)]
+POISON_ERROR = "Job failed: poison record 4000 in Map (1/2): ValueError: poison"
+MALFORMED_ERROR = "Job failed: cannot deserialize the message at offset 12 of chaos-in"
+REFUSAL = "Job failed: no retained checkpoint of this job can be read back (see the errors above)"
+
+
+def _ended_well(committed, **facts) -> RunFacts:
+    return RunFacts(returncode=0, log="", committed=committed, **facts)
+
+
+def _failed(log, committed=(), **facts) -> RunFacts:
+    return RunFacts(returncode=1, log=log, committed=list(committed), **facts)
+
+
+# --- no bad input: exactly-once or FAILED ---------------------------------------------------
+
+
+def test_the_reference_output_is_exactly_once():
+    assert judge(_ended_well(list(REFERENCE)), REFERENCE, None) == (Verdict.EXACTLY_ONCE, "")
+
+
+@pytest.mark.parametrize(
+    ("committed", "says"),
+    [
+        (REFERENCE[:-1], "1 missing [('d', 4)]"),
+        ([*REFERENCE, ("b", 2)], "1 duplicated [('b', 2)]"),
+        ([*REFERENCE[:-1], ("d", 5)], "1 wrong [('d', 5)]"),
+    ],
+    ids=["missing", "duplicated", "altered"],
+)
+def test_a_missing_duplicated_or_altered_record_fails_the_run(committed, says):
+    verdict, reason = judge(_ended_well(sorted(committed)), REFERENCE, None)
+    assert verdict is Verdict.FAILED and says in reason
+
+
+def test_a_job_that_failed_fails_the_run_with_its_error():
+    log = "INFO Completed checkpoint 3\nJob failed: AWS Error NETWORK_CONNECTION during GetObject"
+    verdict, reason = judge(_failed(log, REFERENCE), REFERENCE, None)
+    assert verdict is Verdict.FAILED and "NETWORK_CONNECTION" in reason
+
+
+def test_the_failure_free_run_is_judged_by_its_exit_alone():
+    assert judge(_ended_well([("x",)]), None, None) == (Verdict.EXACTLY_ONCE, "")
+    assert judge(_failed("Job failed: boom"), None, None)[0] is Verdict.FAILED
+
+
+# --- bad input that every attempt meets: a clear error ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "log"),
+    [(BadInput.POISON, POISON_ERROR), (BadInput.MALFORMED_KAFKA, MALFORMED_ERROR)],
+)
+def test_bad_input_named_with_part_of_the_reference_committed_is_a_clear_error(bad, log):
+    assert judge(_failed(log, REFERENCE[:2]), REFERENCE, bad) == (Verdict.CLEAR_ERROR, "")
+
+
+def test_bad_input_the_job_ended_well_despite_fails_the_run():
+    verdict, reason = judge(_ended_well(list(REFERENCE)), REFERENCE, BadInput.POISON)
+    assert verdict is Verdict.FAILED and "ended well despite poison" in reason
+
+
+def test_bad_input_the_error_does_not_name_fails_the_run():
+    verdict, reason = judge(_failed("Job failed: timeout"), REFERENCE, BadInput.MALFORMED_KAFKA)
+    assert verdict is Verdict.FAILED and "does not name the bad record" in reason
+
+
+def test_bad_input_with_a_record_committed_twice_fails_the_run():
+    committed = [REFERENCE[0], REFERENCE[0]]
+    verdict, reason = judge(_failed(POISON_ERROR, committed), REFERENCE, BadInput.POISON)
+    assert verdict is Verdict.FAILED and "1 records not in the reference" in reason
+
+
+# --- a corrupted state file: a fallback, or a refusal when it was the only checkpoint ---------
+
+
+def test_a_fallback_said_in_the_log_with_what_was_committed_again_is_a_fallback():
+    committed = sorted([*REFERENCE, ("c", 3)])
+    verdict, reason = judge(
+        _ended_well(committed, fell_back=True), REFERENCE, BadInput.CORRUPT_STATE
+    )
+    assert verdict is Verdict.FALLBACK and reason.startswith("1 records committed again")
+
+
+def test_a_fallback_that_lost_a_record_fails_the_run():
+    verdict, reason = judge(
+        _ended_well(REFERENCE[1:], fell_back=True), REFERENCE, BadInput.CORRUPT_STATE
+    )
+    assert verdict is Verdict.FAILED and "1 missing" in reason
+
+
+def test_a_fallback_that_committed_a_wrong_record_fails_the_run():
+    committed = sorted([*REFERENCE, ("e", 9)])
+    verdict, reason = judge(
+        _ended_well(committed, fell_back=True), REFERENCE, BadInput.CORRUPT_STATE
+    )
+    assert verdict is Verdict.FAILED and "1 wrong" in reason
+
+
+def test_duplicates_without_a_fallback_in_the_log_fail_the_run():
+    committed = sorted([*REFERENCE, ("c", 3)])
+    verdict, _ = judge(_ended_well(committed), REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.FAILED
+
+
+def test_a_corruption_that_did_no_harm_is_exactly_once():
+    verdict, _ = judge(_ended_well(list(REFERENCE)), REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.EXACTLY_ONCE
+
+
+def test_the_only_checkpoint_retained_corrupted_expects_the_jobs_refusal():
+    facts = _failed(REFUSAL, REFERENCE[:1], corrupted_sole_checkpoint=True)
+    assert judge(facts, REFERENCE, BadInput.CORRUPT_STATE) == (Verdict.CLEAR_ERROR, "")
+
+
+def test_the_only_checkpoint_corrupted_and_a_failure_that_is_no_refusal_fails_the_run():
+    facts = _failed("Job failed: boom", corrupted_sole_checkpoint=True)
+    verdict, reason = judge(facts, REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.FAILED and "without saying its checkpoint cannot be read" in reason
+
+
+def test_a_refusal_after_committing_a_record_twice_fails_the_run():
+    facts = _failed(REFUSAL, [REFERENCE[0]] * 2, corrupted_sole_checkpoint=True)
+    assert judge(facts, REFERENCE, BadInput.CORRUPT_STATE)[0] is Verdict.FAILED
+
+
+def test_the_only_checkpoint_corrupted_and_a_job_that_ended_well_is_judged_by_its_output():
+    facts = _ended_well(REFERENCE[:3], corrupted_sole_checkpoint=True)
+    assert judge(facts, REFERENCE, BadInput.CORRUPT_STATE)[0] is Verdict.FAILED
+
+
+def test_a_transaction_left_prepared_fails_the_run_whatever_its_output():
+    gid = "barrierflow:chaos-kafka_to_postgres:sink:1:2:1"
+    facts = _failed(REFUSAL, REFERENCE[:1], corrupted_sole_checkpoint=True, prepared_left=(gid,))
+    verdict, reason = judge(facts, REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.FAILED and f"1 prepared transactions left behind: {gid}" in reason
+    facts = _ended_well(list(REFERENCE), prepared_left=(gid,))
+    assert judge(facts, REFERENCE, None)[0] is Verdict.FAILED
