@@ -30,21 +30,29 @@ def write_accumulators(
 ) -> set[Any]:
     """Makes the keyed state hold exactly the open accumulators and their windows' timers.
     ``written``: the keys the previous call wrote (their windows may have fired since);
-    returns the keys this call wrote, for the next."""
+    returns the keys this call wrote, for the next.
+
+    This runs in the snapshot's synchronous phase, once per open (key, window): one ``put``
+    into each state per window, and no container made per key beyond the backend's own."""
     contents, timers = backend.get_state(CONTENTS), backend.get_state(TIMERS)
     key_context = backend.key_context
-    keyed = accumulators.by_key()
-    for key in written.difference(keyed):
+    keys: set[Any] = set()
+    seen = keys.__contains__
+    for window, accumulators_of_keys in accumulators.open_windows():
+        timer = (EVENT_TIME, window.end - 1, window)
+        for key, accumulator in accumulators_of_keys.items():
+            key_context.key = key
+            if not seen(key):  # the key's first window: what the state held for it goes
+                keys.add(key)
+                contents.clear()
+                timers.clear()
+            contents.put(window, accumulator)
+            timers.put(timer, True)
+    for key in written.difference(keys):  # every window of theirs fired
         key_context.key = key
         contents.clear()
         timers.clear()
-    for key, windows in keyed.items():
-        key_context.key = key
-        contents.clear()
-        contents.put_all(windows)
-        timers.clear()
-        timers.put_all({(EVENT_TIME, window.end - 1, window): True for window in windows})
-    return set(keyed)
+    return keys
 
 
 def read_accumulators(

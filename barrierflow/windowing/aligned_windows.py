@@ -17,7 +17,7 @@ and savepoints work as for all keyed state (docs/adr/0021-aligned-window-batch-p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,19 +171,11 @@ class AlignedWindowAccumulators:
 
     # --- state ------------------------------------------------------------------------------
 
-    def by_key(self) -> dict[Any, dict[TimeWindow, Any]]:
-        """Each key's open windows and their accumulators, windows by end."""
+    def open_windows(self) -> Iterator[tuple[TimeWindow, dict[Any, Any]]]:
+        """Each open window, by end, with its keys' accumulators (not to be changed)."""
         size = self.windows.size
-        keyed: dict[Any, dict[TimeWindow, Any]] = {}
         for end in sorted(self._open):
-            window = TimeWindow(end - size, end)
-            for key, accumulator in self._open[end].items():
-                windows = keyed.get(key)
-                if windows is None:
-                    keyed[key] = {window: accumulator}
-                else:
-                    windows[window] = accumulator
-        return keyed
+            yield TimeWindow(end - size, end), self._open[end]
 
     def restore(self, entries: Iterable[tuple[Any, TimeWindow, Any]]) -> None:
         """Adds (key, window, accumulator) entries, in the order their timers were restored:
