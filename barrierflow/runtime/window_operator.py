@@ -55,6 +55,7 @@ from barrierflow.windowing.aligned_windows import (
     AccumulateFailed,
     AlignedWindowAccumulators,
     AlignedWindows,
+    Folding,
 )
 from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
@@ -239,8 +240,7 @@ class WindowOperator(KeyedOperator):
         accumulators = AlignedWindowAccumulators(
             windows,
             self.spec.key_selector,
-            self._add,
-            self._result,
+            self._folding(),
             lambda record: assign(record, NO_TIMESTAMP, actx),  # raises the assigner's error
         )
         self._written: set[Any] = set()  # the keys whose windows the keyed state holds
@@ -298,6 +298,18 @@ class WindowOperator(KeyedOperator):
         except Exception as e:
             raise self.failure(record, e, key_context.key) from e
         return RecordBatch(out, out_ts)
+
+    def _folding(self) -> Folding:
+        """The batch path's ``_add`` and ``_result``, with a reduce function called directly."""
+        spec = self._window_spec
+        if spec.contents is Contents.REDUCE:
+            return Folding(_itself, _call(spec.function, "reduce"), _itself)
+        agg: AggregateFunction = spec.function
+        return Folding(
+            lambda value: agg.add(value, agg.create_accumulator()),
+            lambda acc, value: agg.add(value, acc),
+            agg.get_result,
+        )
 
     def _process_aligned(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
         try:
@@ -530,6 +542,10 @@ class WindowOperator(KeyedOperator):
             if isinstance(fn, Function):
                 fn.close()
         super().close()
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def _as_list(result: Any) -> list[Any]:

@@ -68,23 +68,31 @@ class AccumulateFailed(Exception):
         self.record, self.key = record, key
 
 
-class AlignedWindowAccumulators:
-    """Per window end, each key's accumulator.
+@dataclass(frozen=True)
+class Folding:
+    """How a window's records become its result: ``first(record)`` is a window's first
+    accumulator, ``fold(accumulator, record)`` the next, ``result(accumulator)`` what the window
+    emits. Two functions instead of one that tests for a first accumulator: a reduce function
+    is then ``fold`` itself, one call per record."""
 
-    ``add(accumulator or None, record)`` folds a record in; ``result(accumulator)`` is what a
-    window emits. ``timestamp_missing(record)`` raises the assigner's error for a record
-    without a timestamp."""
+    first: Callable[[Any], Any]
+    fold: Callable[[Any, Any], Any]
+    result: Callable[[Any], Any]
+
+
+class AlignedWindowAccumulators:
+    """Per window end, each key's accumulator (``folding``'s). ``timestamp_missing(record)``
+    raises the assigner's error for a record without a timestamp."""
 
     def __init__(
         self,
         windows: AlignedWindows,
         select: Callable[[Any], Any],
-        add: Callable[[Any, Any], Any],
-        result: Callable[[Any], Any],
+        folding: Folding,
         timestamp_missing: Callable[[Any], None],
     ) -> None:
         self.windows = windows
-        self._select, self._add, self._result = select, add, result
+        self._select, self._folding = select, folding
         self._timestamp_missing = timestamp_missing
         self._open: dict[int, dict[Any, Any]] = {}  # window end -> key -> accumulator
 
@@ -100,7 +108,8 @@ class AlignedWindowAccumulators:
         return self._add_sliding(records, timestamps, watermark)
 
     def _add_tumbling(self, records: list[Any], timestamps: list[int], watermark: int) -> int:
-        select, add, size = self._select, self._add, self.windows.size
+        select, size = self._select, self.windows.size
+        first, fold = self._folding.first, self._folding.fold
         offset, open_ = self.windows.offset, self._open
         late = 0
         last_end, contents = None, {}
@@ -119,13 +128,15 @@ class AlignedWindowAccumulators:
                     if contents is None:
                         contents = open_[end] = {}
                     last_end = end
-                contents[key] = add(contents.get(key), record)
+                accumulator = contents.get(key)
+                contents[key] = first(record) if accumulator is None else fold(accumulator, record)
         except Exception as e:
             raise AccumulateFailed(record, key) from e
         return late
 
     def _add_sliding(self, records: list[Any], timestamps: list[int], watermark: int) -> int:
-        select, add, size = self._select, self._add, self.windows.size
+        select, size = self._select, self.windows.size
+        first, fold = self._folding.first, self._folding.fold
         slide, offset, open_ = self.windows.slide, self.windows.offset, self._open
         late = 0
         record = key = None
@@ -143,7 +154,10 @@ class AlignedWindowAccumulators:
                     contents = open_.get(end)
                     if contents is None:
                         contents = open_[end] = {}
-                    contents[key] = add(contents.get(key), record)
+                    accumulator = contents.get(key)
+                    contents[key] = (
+                        first(record) if accumulator is None else fold(accumulator, record)
+                    )
                 if not accepted:
                     late += 1
         except Exception as e:
@@ -156,7 +170,7 @@ class AlignedWindowAccumulators:
         window's accumulator that is None (a reduce function returned None) emits nothing."""
         out: list[Any] = []
         out_ts: list[int] = []
-        emit, result = out.append, self._result
+        emit, result = out.append, self._folding.result
         for end in sorted(e for e in self._open if e <= watermark + 1):
             key = None
             try:

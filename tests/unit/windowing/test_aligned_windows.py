@@ -13,6 +13,7 @@ from barrierflow.windowing.aligned_windows import (
     AccumulateFailed,
     AlignedWindowAccumulators,
     AlignedWindows,
+    Folding,
 )
 from barrierflow.windowing.assigners import (
     AssignerContext,
@@ -22,6 +23,10 @@ from barrierflow.windowing.assigners import (
     TumblingProcessingTimeWindows,
 )
 from barrierflow.windowing.windows import TimeWindow
+
+
+def itself(value):
+    return value
 
 
 def no_timestamp(record):
@@ -42,8 +47,7 @@ def listing(windows: AlignedWindows) -> AlignedWindowAccumulators:
     return AlignedWindowAccumulators(
         windows,
         select=lambda record: record[0],
-        add=lambda acc, record: (acc or ()) + (record[1],),
-        result=lambda acc: acc,
+        folding=Folding(lambda record: (record[1],), lambda acc, record: (*acc, record[1]), itself),
         timestamp_missing=no_timestamp,
     )
 
@@ -97,22 +101,25 @@ def test_a_watermark_fires_the_ends_it_passed_earliest_first_keys_in_order_of_ar
     assert accumulators.fire(2**63 - 1) == ([(5,)], [29])
 
 
-def test_an_accumulator_of_none_emits_nothing():
+def test_an_accumulator_of_none_emits_nothing_and_starts_afresh():
+    def add(acc, record):
+        raise AssertionError("a None accumulator is no accumulator")
+
     accumulators = AlignedWindowAccumulators(
         AlignedWindows.of(TumblingEventTimeWindows.of(10)),
-        lambda record: record, lambda acc, record: None, lambda acc: acc, no_timestamp,
+        lambda record: record, Folding(lambda record: None, add, itself), no_timestamp,
     )  # fmt: skip
-    accumulators.add_batch(["a"], [1], watermark=-1)
+    accumulators.add_batch(["a", "a"], [1, 2], watermark=-1)
     assert accumulators.fire(9) == ([], [])
 
 
 def test_a_failing_function_names_its_record_and_key():
-    def add(acc, record):
+    def first(record):
         raise ZeroDivisionError
 
     accumulators = AlignedWindowAccumulators(
         AlignedWindows.of(TumblingEventTimeWindows.of(10)),
-        lambda record: record[0], add, lambda acc: acc, no_timestamp,
+        lambda record: record[0], Folding(first, first, itself), no_timestamp,
     )  # fmt: skip
     with pytest.raises(AccumulateFailed) as failed:
         accumulators.add_batch([("a", 1)], [1], watermark=-1)
