@@ -17,6 +17,11 @@ from barrierflow.datastream.functions.one_input import AggregateFunction
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.protocol.checkpoint_barrier import (
+    CheckpointKind,
+    CheckpointOptions,
+    SnapshotFormat,
+)
 from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.runtime.window_state import CONTENTS
@@ -270,6 +275,33 @@ def test_a_failing_function_names_the_record_and_the_key_on_both_paths(path):
     h = harness(window_spec)
     with pytest.raises(UserFunctionError, match=r"record \('b', 3\) \(key 'b'\).*three"):
         h.process_timed([("b", 1), ("b", 3)], [5, 6])
+
+
+def test_a_canonical_savepoint_of_the_batch_path_resumes_alike_on_either_path_and_rocksdb(tmp_path):
+    records = [(f"k{i % 7}", i, (i * 13) % 400) for i in range(120)]
+    h = harness(spec(ASSIGNERS["sliding"], Contents.AGGREGATE, "batch"))
+    h.process_timed([(k, v) for k, v, _ in records], [t for *_, t in records])
+    h.watermark(150)
+    options = CheckpointOptions(
+        CheckpointKind.SAVEPOINT, SnapshotFormat.CANONICAL, target_location=str(tmp_path)
+    )
+    savepoint = h.snapshot(1, options)
+    h.close()
+    restore = OperatorRestore([savepoint.operator_state], list(savepoint.keyed_state))
+    resumed = []
+    for backend, path in (("hashmap", "batch"), ("hashmap", "general"), ("rocksdb", "batch")):
+        r = OperatorHarness(
+            operator(TransformationKind.WINDOW, spec(ASSIGNERS["sliding"], Contents.AGGREGATE,
+                                                     path), key_selector=key),
+            state_backend=StateBackendConfig(kind=backend), local_dir=str(tmp_path / backend),
+            restore=restore, attempt=2,
+        )  # fmt: skip
+        assert (r.operator._aligned is not None) == ((backend, path) == ("hashmap", "batch"))
+        resumed.append((r.watermark(150), r.process_timed([("k1", 5)], [390]),
+                        r.watermark(MAX_WATERMARK)))  # fmt: skip
+        r.close()
+    assert resumed[0] == resumed[1] == resumed[2]
+    assert resumed[0][2][0]  # the open windows fired
 
 
 def test_state_on_disk_keeps_the_general_path(tmp_path: Path):
