@@ -4,8 +4,9 @@ medians with the ratios ours / ceiling and ours / peer, each measured in this on
 The runs (``--only`` takes these names, or a group's):
 
 - group ``keyed`` (K = 100,000, parallelism 2, a checkpoint every second): ``ours-keyed``
-  (``keyed_count.py``), ``ours-event-time`` (``--event-time``), ``ceiling-dict-1`` and
-  ``ceiling-dict-2`` (``ceiling.py dict`` in 1 and 2 processes);
+  (``keyed_count.py``), ``ours-event-time`` (``--event-time``), ``ours-windows``
+  (``windows.py``: tumbling event-time windows, as many events as the keyed count),
+  ``ceiling-dict-1`` and ``ceiling-dict-2`` (``ceiling.py dict`` in 1 and 2 processes);
 - group ``rocksdb`` (K = 2,000,000): ``ours-rocksdb`` (``keyed_count.py --state-backend rocksdb
   --incremental``), ``ceiling-rocksdict`` (``ceiling.py rocksdict``, 2 processes);
 - group ``kafka`` (``kafka_roundtrip.py``'s workload, one broker for all its runs):
@@ -14,8 +15,8 @@ The runs (``--only`` takes these names, or a group's):
 - group ``peers`` (the keyed count, K = 100,000, fewer events: they are slower): ``bytewax``,
   ``pyflink-thread``, ``pyflink-process`` (``peers/``, each in a virtual environment of its own,
   installed on first use);
-- not run unless named: ``ours-windows`` (``windows.py``) and ``bytewax-rocksdb-keys`` (Bytewax
-  at the RocksDB group's K, to compare memory).
+- not run unless named: ``bytewax-rocksdb-keys`` (Bytewax at the RocksDB group's K, to compare
+  memory).
 
 Each run is a process of its own; its last JSON line gives events/s and the peak RSS of its
 process tree (``peak_rss.py``). A run that fails is reported and the others go on.
@@ -65,8 +66,9 @@ class Sizes:
     windows_events: int
 
 
-FULL = Sizes(5_000_000, 4_000_000, 2_000_000, 200_000, 1_000_000, 200_000, 100_000, 2_000_000)
-QUICK = Sizes(1_000_000, 400_000, 200_000, 50_000, 100_000, 20_000, 10_000, 500_000)
+# the windows run takes the keyed count's events: its ratio compares the same work
+FULL = Sizes(5_000_000, 4_000_000, 2_000_000, 200_000, 1_000_000, 200_000, 100_000, 5_000_000)
+QUICK = Sizes(1_000_000, 400_000, 200_000, 50_000, 100_000, 20_000, 10_000, 1_000_000)
 KEYS = 100_000
 KAFKA_KEYS = 10_000
 
@@ -103,8 +105,8 @@ def runs(sizes: Sizes, bootstrap: str) -> list[Run]:
         Run("ceiling-dict-2", "keyed", "dict, 2 processes",
             (*ceiling, "dict", "--events", n, "--keys", str(KEYS), "--processes", "2")),
         Run("ours-windows", "keyed", "tumbling event-time windows",
-            (py, str(BENCH / "windows.py"), "--events", str(sizes.windows_events),
-             "--keys", str(KEYS)), by_default=False),
+            (py, str(BENCH / "windows.py"), *job, "--events", str(sizes.windows_events),
+             "--keys", str(KEYS))),
         Run("ours-rocksdb", "rocksdb", "keyed count, RocksDB, incremental",
             (*keyed[:2], *job, *rocks, "--state-backend", "rocksdb", "--incremental")),
         Run("ceiling-rocksdict", "rocksdb", "rocksdict get+put, 2 processes",

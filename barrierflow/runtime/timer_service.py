@@ -89,6 +89,12 @@ class InternalTimerService:
         if self._queues[domain].delete(Timer(timestamp, self._key_context.key, namespace)):
             self._state.remove((domain, timestamp, namespace))
 
+    def forget_event_time_timers(self) -> None:
+        """Drops the queued event-time timers, keeping their state: for an operator that fires
+        them itself from then on and keeps their state up to date (the window operator's
+        batch path)."""
+        self._queues = (TimerQueue(), self._queues[PROCESSING_TIME])
+
     # --- firing -------------------------------------------------------------------------------
 
     def advance_watermark(self, watermark: int) -> Iterator[Timer]:

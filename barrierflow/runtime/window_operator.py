@@ -11,6 +11,13 @@ purged. An event-time window is dropped once the watermark passes its end plus t
 lateness (its cleanup timer); a record that only belongs to dropped windows is late and dropped
 (counted in ``late_records_dropped``, served as ``numLateRecordsDropped`` at ``/metrics``).
 
+The most common case, event-time tumbling or sliding windows with a ``reduce`` or ``aggregate``
+and nothing else (the default trigger, no window function, evictor, allowed lateness or late
+side output), on a backend that keeps state on the heap, takes a batch path: the accumulators
+by window end (``windowing/aligned_windows.py``), copied into the keyed state at each snapshot
+(``window_state.py``), in the same layout, with the same output in the same order
+(docs/adr/0021-aligned-window-batch-path.md).
+
 Processing-time windows fire on the wall clock; at the end of a bounded input the ones still
 open are not fired (as in Flink), event-time windows all fire (the end of input is the end of
 time).
@@ -32,17 +39,27 @@ from barrierflow.datastream.functions.one_input import (
 from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
-from barrierflow.runtime.operators import KeyedOperator, OperatorContext
+from barrierflow.runtime.operators import KeyedOperator, OperatorContext, OperatorSnapshot
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
-from barrierflow.state.descriptors import ListStateDescriptor, MapStateDescriptor
+from barrierflow.runtime.window_state import (
+    CONTENTS,
+    ELEMENTS,
+    TRIGGER_STATE,
+    read_accumulators,
+    write_accumulators,
+)
+from barrierflow.state.backends.registry import backend_kind
+from barrierflow.windowing.aligned_windows import (
+    AccumulateFailed,
+    AlignedWindowAccumulators,
+    AlignedWindows,
+    Folding,
+)
 from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
 from barrierflow.windowing.window_spec import Contents, WindowSpec
-
-CONTENTS = MapStateDescriptor("__window_contents__")
-ELEMENTS = ListStateDescriptor("__window_elements__")
-TRIGGER_STATE = MapStateDescriptor("__window_trigger__")  # (state name, window) -> value
 
 
 class _WindowValueState:
@@ -206,6 +223,35 @@ class WindowOperator(KeyedOperator):
             )
             self._merge = agg.merge
             self._result = agg.get_result
+        self._aligned = self._aligned_path(ctx) if self._simple else None
+
+    def _aligned_path(self, ctx: OperatorContext) -> AlignedWindowAccumulators | None:
+        """The batch path's accumulators, where it applies: aligned windows, no window
+        function, state on the heap (RocksDB keeps window state off the heap, and the batch
+        path would hold it all in memory), and restored state that it can take over."""
+        windows = AlignedWindows.of(self._assigner)
+        if (
+            windows is None
+            or self._window_spec.window_function is not None
+            or not backend_kind(ctx.state_backend.kind).state_on_heap
+        ):
+            return None
+        assign, actx = self._assigner.assign_windows, self._assigner_ctx
+        accumulators = AlignedWindowAccumulators(
+            windows,
+            self.spec.key_selector,
+            self._folding(),
+            lambda record: assign(record, NO_TIMESTAMP, actx),  # raises the assigner's error
+        )
+        self._written: set[Any] = set()  # the keys whose windows the keyed state holds
+        if ctx.restore is not None:
+            entries = read_accumulators(self.backend, windows)
+            if entries is None:
+                return None
+            accumulators.restore(entries)
+            self._written = {key for key, _, _ in entries}
+            self.timers.forget_event_time_timers()  # the accumulators fire these windows now
+        return accumulators
 
     # --- records ----------------------------------------------------------------------------
 
@@ -214,6 +260,8 @@ class WindowOperator(KeyedOperator):
         timestamps = batch.timestamps
         if timestamps is None:  # processing-time windows of a stream without event time
             timestamps = [NO_TIMESTAMP] * len(records)
+        if self._aligned is not None:
+            return self._process_aligned(records, timestamps)
         if self._simple:
             return self._process_simple(records, timestamps)
         select = self.spec.key_selector
@@ -251,11 +299,32 @@ class WindowOperator(KeyedOperator):
             raise self.failure(record, e, key_context.key) from e
         return RecordBatch(out, out_ts)
 
+    def _folding(self) -> Folding:
+        """The batch path's ``_add`` and ``_result``, with a reduce function called directly."""
+        spec = self._window_spec
+        if spec.contents is Contents.REDUCE:
+            return Folding(_itself, _call(spec.function, "reduce"), _itself)
+        agg: AggregateFunction = spec.function
+        return Folding(
+            lambda value: agg.add(value, agg.create_accumulator()),
+            lambda acc, value: agg.add(value, acc),
+            agg.get_result,
+        )
+
+    def _process_aligned(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
+        try:
+            late = self._aligned.add_batch(records, timestamps, self.timers.watermark)
+        except AccumulateFailed as e:
+            raise self.failure(e.record, e.__cause__, e.key) from e.__cause__
+        self.late_records_dropped += late
+        return EMPTY
+
     def _process_simple(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
-        """The common case, inlined: event-time windows that do not merge, the default trigger,
-        one accumulator per window, no allowed lateness. Nothing fires here (a window whose
-        end the watermark passed is late, and skipped), and a window's timer is registered
-        when the key's window opens, not again for every record."""
+        """The batch path's case where it does not apply (a window function, sessions, a
+        custom assigner, state off the heap), inlined: event-time windows that do not merge,
+        the default trigger, one accumulator per window, no allowed lateness. Nothing fires
+        here (a window whose end the watermark passed is late, and skipped), and a window's
+        timer is registered when the key's window opens, not again for every record."""
         select = self.spec.key_selector
         assign = self._assigner.assign_windows
         key_context = self._key_context
@@ -425,6 +494,12 @@ class WindowOperator(KeyedOperator):
     def on_watermark(self, watermark: int) -> RecordBatch | None:
         if watermark <= self.timers.watermark:
             return None
+        if self._aligned is not None:
+            self.timers.watermark = watermark
+            try:
+                return RecordBatch(*self._aligned.fire(watermark))
+            except AccumulateFailed as e:
+                raise self.failure(e.record, e.__cause__, e.key) from e.__cause__
         return self._on_timers(self.timers.advance_watermark(watermark), event_time=True)
 
     def on_processing_time(self, now_ms: int) -> RecordBatch | None:
@@ -457,11 +532,20 @@ class WindowOperator(KeyedOperator):
             ) from e
         return RecordBatch(out, out_ts)
 
+    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
+        if self._aligned is not None:
+            self._written = write_accumulators(self.backend, self._aligned, self._written)
+        return super().snapshot_state(checkpoint_id, options)
+
     def close(self) -> None:
         for fn in (self._window_spec.function, self._window_spec.window_function):
             if isinstance(fn, Function):
                 fn.close()
         super().close()
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def _as_list(result: Any) -> list[Any]:

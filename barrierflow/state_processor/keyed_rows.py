@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from barrierflow.datastream.functions.one_input import RuntimeContext, TimeDomain
 from barrierflow.runtime.timer_service import TIMERS
-from barrierflow.runtime.window_operator import CONTENTS, ELEMENTS
+from barrierflow.runtime.window_state import CONTENTS, ELEMENTS
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.schema_evolution import (
     Convert,

@@ -64,6 +64,9 @@ class StateBackendKind:
     options: tuple[Option, ...] = ()  # keys under state.backend.<name>.
     keeps_local_state: bool = False  # a local directory per subtask (and local recovery copies)
     incremental_checkpoints: bool = False  # takes execution.checkpointing.incremental
+    # keeps state as Python objects in memory, so operators may keep some of it in memory
+    # too and copy it in at snapshots (the window operator's aligned windows)
+    state_on_heap: bool = False
 
     def option(self, config: StateBackendConfig, key: str) -> Any:
         """The value of one of this kind's options in ``config`` (its default if not set)."""
@@ -187,7 +190,9 @@ _SIZED = {
 }
 
 # state as Python objects on the heap; full snapshots
-HASHMAP = register(StateBackendKind("hashmap", "HashMapStateBackend", _heap))
+HASHMAP = register(
+    StateBackendKind("hashmap", "HashMapStateBackend", _heap, state_on_heap=True)
+)
 _ROCKSDB_OPTIONS = (
     Option(_BLOCK_CACHE, parse_memory_bytes, 64 * 1024**2, "RocksDB block cache per subtask",
            check=_positive, check_text="positive"),
