@@ -16,6 +16,7 @@ from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.kafka.transactions import (
     FLUSH_TIMEOUT_S,
     TRANSACTION_SLOTS,
+    check_committed,
     commit_group,
     flush,
     last_committed,
@@ -188,8 +189,9 @@ class TransactionalKafkaWriter(SinkWriter):
         if c["transactional_id"] != self._transactional_id(self._subtask, txn.slot):
             return False
         del self._pending[txn.slot]
+        slot = self._slots[txn.slot]
         try:
-            self._slots[txn.slot].producer.commit_transaction(FLUSH_TIMEOUT_S)
+            slot.producer.commit_transaction(FLUSH_TIMEOUT_S)
         except self._kafka.KafkaException as e:
             # Fenced (a newer attempt runs: this one is a zombie) or aborted by the brokers (a
             # timeout bumps the producer's epoch too). The slot's producer is done for; a retry
@@ -199,6 +201,16 @@ class TransactionalKafkaWriter(SinkWriter):
                 f"KafkaSink could not commit {c['transactional_id']} of checkpoint "
                 f"{checkpoint_id}: {e.args[0].str() if e.args else e}"
             ) from e
+        try:
+            check_committed(
+                self._kafka, slot.consumer, self._topic, c["transactional_id"], txn.sequence,
+                checkpoint_id,
+            )  # fmt: skip
+        except RuntimeError:
+            # The brokers lost it, and with it this producer's transactional state: the retry
+            # sends its records again on a new producer of the id, which fences this one.
+            self._close_slot(txn.slot)
+            raise
         return True
 
     def _close_slot(self, slot: int) -> None:
