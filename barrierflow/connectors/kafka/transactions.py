@@ -72,8 +72,9 @@ def check_committed(
     forgets its open transactions when it restarts, then acknowledges their commit and commits
     nothing (docs/reliability.md, seed 20261125000). Counted done, such a transaction would be
     lost, and a later one of the same id would carry the offset past its number, so that no
-    restore could tell. (``committed`` asks for stable offsets: on Kafka it waits for the
-    commit's markers.)"""
+    restore could tell. A read too early for Kafka (before the commit's markers reached the
+    group) costs only the retry: ``ensure_committed``'s ``init_transactions`` waits for the
+    commit to complete, then finds it, and sends nothing again."""
     found = last_committed(kafka, consumer, topic)
     if found < sequence:
         raise RuntimeError(
