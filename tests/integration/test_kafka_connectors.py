@@ -272,6 +272,24 @@ def test_seed_20261125000_a_transaction_pending_across_a_broker_restart_is_commi
     writer.close()
 
 
+def test_seed_20261125000_a_transaction_open_across_a_broker_restart_is_not_pre_committed(kafka):
+    """The test broker loses an open transaction's records in a restart and still commits the
+    group offset sent after it: the outage librdkafka reports keeps the transaction from being
+    pre-committed (the task fails over, and replays it)."""
+    if kafka.process is None:
+        pytest.skip("only a broker the tests started can be restarted")
+    topic = _topic(kafka, 2)
+    sink = _sink(kafka, topic, f"p-{topic}")
+    writer = _writer(sink)
+    writer.write(["a"])
+    kafka.restart(down_s=0.5)
+    writer.write(["b"])
+    with pytest.raises(RuntimeError, match="every Kafka broker was unreachable"):
+        writer.prepare_commit(1)
+    writer.close()
+    assert _values(kafka, topic) == []
+
+
 def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):
     topic = _topic(kafka, 1)
     sink = _sink(kafka, topic, f"p-{topic}")

@@ -3,9 +3,12 @@ that keeps Kafka's transaction rules: a transaction's records and its commit gro
 become visible together at its commit, ``init_transactions`` fences the id's older producers
 and aborts what they left open, and ``committed()`` answers only with committed offsets.
 
-``FakeBroker.restart(forget=True)`` does what the test broker (``noida-db``) does across a
-restart, and Kafka does not: it forgets every open transaction, and then acknowledges the
-commit of one it forgot without committing anything (docs/reliability.md, seed 20261125000).
+A restart tells every producer's ``error_cb`` that all brokers were down, as librdkafka does
+with one broker. ``FakeBroker.restart(forget=True)`` does then what the test broker
+(``noida-db``) does, and Kafka does not: it forgets every open transaction, records and group
+offset; the records its producer sends after the restart go nowhere, while the group offset it
+sends then is committed by its commit; and it acknowledges the commit of a transaction it
+forgot (docs/reliability.md, seed 20261125000).
 
 Performs no I/O.
 """
@@ -23,9 +26,16 @@ class KafkaException(Exception):
     pass
 
 
-class _Error:
-    def __init__(self, text: str) -> None:
+class KafkaError:
+    _ALL_BROKERS_DOWN = -187
+    _FATAL = -150
+
+    def __init__(self, text: str, code: int = _FATAL) -> None:
         self._text = text
+        self._code = code
+
+    def code(self) -> int:
+        return self._code
 
     def str(self) -> str:
         return self._text
@@ -52,10 +62,12 @@ class FakeBroker:
     epochs: dict[str, int] = field(default_factory=dict)  # transactional id -> epoch
     open: dict[str, _Transaction] = field(default_factory=dict)  # transactional id ->
     forgetful: bool = False  # after a restart that forgot: commits of unknown ones "succeed"
+    producers: list[_Producer] = field(default_factory=list)
 
     def restart(self, forget: bool) -> None:
-        """``forget``: the test broker's restart (open transactions gone, and their commits
-        acknowledged); otherwise Kafka's (open transactions kept)."""
+        """``forget``: the test broker's restart; otherwise Kafka's (open transactions kept)."""
+        for producer in self.producers:
+            producer.errors.append(KafkaError("all brokers down", KafkaError._ALL_BROKERS_DOWN))
         if forget:
             self.open.clear()
             self.forgetful = True
@@ -67,6 +79,7 @@ class FakeBroker:
         """What ``require("confluent_kafka", ...)`` returns, bound to this broker."""
         broker = self
         return types.SimpleNamespace(
+            KafkaError=KafkaError,
             KafkaException=KafkaException,
             TopicPartition=TopicPartition,
             Producer=lambda config: _Producer(broker, config),
@@ -79,10 +92,19 @@ class _Producer:
         self._broker = broker
         self._tid: str = config["transactional.id"]
         self._epoch = -1
+        self._error_cb = config.get("error_cb")
+        self.errors: list[KafkaError] = []  # for error_cb, at the next poll or flush
+        broker.producers.append(self)
+
+    def _serve(self) -> None:
+        errors, self.errors = self.errors, []
+        for error in errors:
+            if self._error_cb is not None:
+                self._error_cb(error)
 
     def _check_fenced(self) -> None:
         if self._broker.epochs.get(self._tid) != self._epoch:
-            raise KafkaException(_Error(f"producer of {self._tid} fenced by a newer one"))
+            raise KafkaException(KafkaError(f"producer of {self._tid} fenced by a newer one"))
 
     def init_transactions(self, timeout: float) -> None:
         self._broker.open.pop(self._tid, None)  # aborts what an older producer left open
@@ -101,16 +123,17 @@ class _Producer:
             found.records.append((topic, key, value))
 
     def poll(self, timeout: float) -> int:
+        self._serve()
         return 0
 
     def flush(self, timeout: float) -> int:
+        self._serve()
         return 0
 
     def send_offsets_to_transaction(self, offsets: list, group: str, timeout: float) -> None:
         self._check_fenced()
-        found = self._transaction()
-        if found is not None:
-            found.offsets[group] = offsets[0].offset
+        found = self._broker.open.setdefault(self._tid, _Transaction())
+        found.offsets[group] = offsets[0].offset
 
     def commit_transaction(self, timeout: float) -> None:
         self._check_fenced()
@@ -118,7 +141,7 @@ class _Producer:
         if found is None:
             if self._broker.forgetful:
                 return  # the test broker's answer to the commit of a transaction it forgot
-            raise KafkaException(_Error(f"{self._tid} has no open transaction"))
+            raise KafkaException(KafkaError(f"{self._tid} has no open transaction"))
         self._broker.visible += found.records
         self._broker.group_offsets.update(found.offsets)
 
