@@ -21,10 +21,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.campaign]
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 5
-# Every fault kind but the test servers' restarts: seed 20261125000 (the Kafka broker restarted,
-# then a connection cut) lost 2,928 of 6,000 records in one of three replays, and seed 1079 (the
-# S3 server restarted) failed the job for good; both are open (docs/reliability.md), and the
-# bench campaign keeps drawing them until they are fixed.
+# Every fault kind but the Kafka broker's and the S3 server's restarts. The broker's: noida-db
+# loses transactions across a restart that Kafka keeps, and acknowledges their commits; the sink
+# now catches a lost commit and a transaction open during an outage it was told of (seed
+# 20261125000), but seed 5027 and a replay of 20261125000 still lost one subtask's records after
+# that fix, in a way not yet explained (docs/reliability.md). The S3 server's: seed 1079 failed
+# the job for good, open. The bench campaign keeps drawing both.
 FAULTS = (
     "kill_task",
     "kill_driver",
