@@ -21,10 +21,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.campaign]
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 5
-# Every fault kind but the Kafka broker's restart: seed 20261125000 (the broker restarted, then
-# a connection cut) lost 2,928 of 6,000 records in one of three replays; it is open
-# (docs/reliability.md), and the bench campaign keeps drawing it until it is fixed. (The S3
-# server's restart, left out with it until seed 1079 was fixed, is drawn again.)
+# Every fault kind but the Kafka broker's restart. noida-db, the test broker, loses transactions
+# across a restart that Kafka keeps, and acknowledges their commits; the sink now catches a lost
+# commit and a transaction open during an outage it was told of (seed 20261125000), but seed
+# 5027 and a replay of 20261125000 still lost records after that fix, in a way not yet
+# explained (docs/reliability.md). The bench campaign keeps drawing it. The S3 server's restart
+# is drawn again since seed 1079 (a start while S3 was down) was fixed.
 FAULTS = (
     "kill_task",
     "kill_driver",

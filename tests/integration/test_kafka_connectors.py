@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
+from barrierflow.connectors.commit_retry import CommitRetryPolicy, commit_with_retries
 from barrierflow.connectors.committables import Committable, Recovery, owner_of
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
@@ -25,6 +26,7 @@ from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 
+FAST_RETRY = CommitRetryPolicy(max_retries=3, initial_backoff_ms=10)
 CHECKPOINTING = JobSettings(
     checkpointing=True, exactly_once=True, interval_ms=1000, timeout_ms=60_000
 )
@@ -245,6 +247,47 @@ def test_recovery_commits_a_transaction_that_was_committed_before_the_failure_on
 
     _recover(sink, committables).close()
     assert _values(kafka, topic) == ["x", "y"]
+
+
+def test_seed_20261125000_a_transaction_pending_across_a_broker_restart_is_committed_once(kafka):
+    """Kafka keeps a pre-committed transaction across a restart, and the commit makes it
+    visible; the test broker forgets it and acknowledges the commit: the commit's check of the
+    commit group sees it lost, and the retry sends its records again."""
+    if kafka.process is None:
+        pytest.skip("only a broker the tests started can be restarted")
+    topic = _topic(kafka, 2)
+    sink = _sink(kafka, topic, f"p-{topic}").with_commit_retry(FAST_RETRY)
+    writer = _writer(sink)
+    committer = _committer(sink, writer)
+    writer.write(["a", "b", "c"])
+    committables = _committed(writer.prepare_commit(1))
+    kafka.restart(down_s=0.5)
+
+    commit_with_retries(
+        lambda: committer.commit(committables), sink.commit_retry, "sink", "commit", time.sleep
+    )
+    writer.write(["d"])
+    committer.commit(_committed(writer.prepare_commit(2), 2))
+    assert _values(kafka, topic) == ["a", "b", "c", "d"]
+    writer.close()
+
+
+def test_seed_20261125000_a_transaction_open_across_a_broker_restart_is_not_pre_committed(kafka):
+    """The test broker loses an open transaction's records in a restart and still commits the
+    group offset sent after it: the outage librdkafka reports keeps the transaction from being
+    pre-committed (the task fails over, and replays it)."""
+    if kafka.process is None:
+        pytest.skip("only a broker the tests started can be restarted")
+    topic = _topic(kafka, 2)
+    sink = _sink(kafka, topic, f"p-{topic}")
+    writer = _writer(sink)
+    writer.write(["a"])
+    kafka.restart(down_s=0.5)
+    writer.write(["b"])
+    with pytest.raises(RuntimeError, match="every Kafka broker was unreachable"):
+        writer.prepare_commit(1)
+    writer.close()
+    assert _values(kafka, topic) == []
 
 
 def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):

@@ -16,6 +16,7 @@ from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.kafka.transactions import (
     FLUSH_TIMEOUT_S,
     TRANSACTION_SLOTS,
+    check_committed,
     commit_group,
     flush,
     last_committed,
@@ -70,14 +71,16 @@ class KafkaWriter(SinkWriter):
 
 
 class _Transaction:
-    """One transaction: its slot, its sequence number, and its records (kept for a resend)."""
+    """One transaction: its slot, its sequence number, its records (kept for a resend), and
+    whether every broker was unreachable while it was open (what librdkafka said)."""
 
-    __slots__ = ("records", "sequence", "slot")
+    __slots__ = ("outage", "records", "sequence", "slot")
 
     def __init__(self, slot: int, sequence: int) -> None:
         self.slot = slot
         self.sequence = sequence
         self.records: list[list] = []  # [key, value]
+        self.outage: str | None = None
 
 
 class _Slot:
@@ -109,12 +112,24 @@ class TransactionalKafkaWriter(SinkWriter):
         if error is not None:
             self._errors.append(f"{error.str()} (topic {message.topic()}, {len(message)} bytes)")
 
+    def _client_error(self, error: Any) -> None:
+        """librdkafka's ``error_cb``, served by a producer's poll or flush, perhaps late: so
+        it marks every transaction open or pre-committed then, whichever producer serves it."""
+        if error.code() == self._kafka.KafkaError._ALL_BROKERS_DOWN:
+            for txn in (self._current, *self._pending.values()):
+                if txn is not None and txn.outage is None:
+                    txn.outage = error.str()
+
     def _slot(self, slot: int) -> _Slot:
         found = self._slots.get(slot)
         if found is None:
             tid = self._transactional_id(self._subtask, slot)
             producer = self._kafka.Producer(
-                {**self._sink.producer_config(tid), "on_delivery": self._delivered}
+                {
+                    **self._sink.producer_config(tid),
+                    "on_delivery": self._delivered,
+                    "error_cb": self._client_error,
+                }
             )
             producer.init_transactions(FLUSH_TIMEOUT_S)  # fences older producers of this id
             consumer = commit_group(self._kafka, self._sink, tid)
@@ -162,6 +177,17 @@ class TransactionalKafkaWriter(SinkWriter):
             raise RuntimeError(
                 f"KafkaSink: {len(errors)} records of transaction {tid} were refused: {errors[0]}"
             )
+        if txn.outage is not None:
+            # Kafka keeps an open transaction across a restart; the test broker (noida-db)
+            # forgets it, then commits the group offset sent after the restart and none of
+            # its records, which no check of the offset can tell (docs/reliability.md, seed
+            # 20261125000). The failover aborts it and replays its records.
+            raise RuntimeError(
+                f"KafkaSink: every Kafka broker was unreachable ({txn.outage}) while "
+                f"transaction {tid} was open; a broker that restarted may have lost its records "
+                "without an error, so it is not pre-committed: the task fails over and its "
+                "records are replayed from the last checkpoint"
+            )
         send_sequence(
             self._kafka, slot.producer, slot.consumer, self._topic, txn.sequence, checkpoint_id
         )
@@ -181,15 +207,23 @@ class TransactionalKafkaWriter(SinkWriter):
 
     def commit_pending(self, c: dict[str, Any], checkpoint_id: int) -> bool:
         """Commits the transaction of committable ``c`` if this writer has it open, pre-
-        committed; False if not (a restored one, or one a failed commit dropped)."""
+        committed; False if not (a restored one, one a failed commit dropped, or one pre-
+        committed across an outage of the brokers)."""
         txn = self._pending.get(c["slot"])
         if txn is None or txn.sequence != c["sequence"]:
             return False
         if c["transactional_id"] != self._transactional_id(self._subtask, txn.slot):
             return False
         del self._pending[txn.slot]
+        slot = self._slots[txn.slot]
+        slot.producer.poll(0)  # serves an outage its producer has not told yet
+        if txn.outage is not None:
+            # Open during an outage: the broker may have lost its records and still commit
+            # its offset. Fenced and sent again from ``c`` instead.
+            self._close_slot(txn.slot)
+            return False
         try:
-            self._slots[txn.slot].producer.commit_transaction(FLUSH_TIMEOUT_S)
+            slot.producer.commit_transaction(FLUSH_TIMEOUT_S)
         except self._kafka.KafkaException as e:
             # Fenced (a newer attempt runs: this one is a zombie) or aborted by the brokers (a
             # timeout bumps the producer's epoch too). The slot's producer is done for; a retry
@@ -199,6 +233,16 @@ class TransactionalKafkaWriter(SinkWriter):
                 f"KafkaSink could not commit {c['transactional_id']} of checkpoint "
                 f"{checkpoint_id}: {e.args[0].str() if e.args else e}"
             ) from e
+        try:
+            check_committed(
+                self._kafka, slot.consumer, self._topic, c["transactional_id"], txn.sequence,
+                checkpoint_id,
+            )  # fmt: skip
+        except RuntimeError:
+            # The brokers lost it, and with it this producer's transactional state: the retry
+            # sends its records again on a new producer of the id, which fences this one.
+            self._close_slot(txn.slot)
+            raise
         return True
 
     def _close_slot(self, slot: int) -> None:

@@ -61,39 +61,78 @@ def send_sequence(
     )
 
 
+def check_committed(
+    kafka: Any, consumer: Any, topic: str, transactional_id: str, sequence: int, checkpoint_id: int
+) -> None:
+    """Raises unless the commit the brokers just acknowledged took: its id's commit group holds
+    its sequence number.
+
+    Kafka makes a transaction's records and its group offset visible together, so the offset
+    is the proof of the records. An acknowledgement is not: the test broker (``noida-db``)
+    forgets its open transactions when it restarts, then acknowledges their commit and commits
+    nothing (docs/reliability.md, seed 20261125000). Counted done, such a transaction would be
+    lost, and a later one of the same id would carry the offset past its number, so that no
+    restore could tell. A read too early for Kafka (before the commit's markers reached the
+    group) costs only the retry: ``ensure_committed``'s ``init_transactions`` waits for the
+    commit to complete, then finds it, and sends nothing again."""
+    found = last_committed(kafka, consumer, topic)
+    if found < sequence:
+        raise RuntimeError(
+            f"KafkaSink: the brokers acknowledged the commit of transaction {transactional_id} "
+            f"(checkpoint {checkpoint_id}, sequence {sequence}), but its commit group "
+            f"{transactional_id}.commits holds {found}: the transaction was lost, its records "
+            "are not in the topic (a broker that restarted and forgot it?). They are sent "
+            "again from the checkpoint"
+        )
+
+
 def ensure_committed(kafka: Any, sink: KafkaSink, c: dict[str, Any], checkpoint_id: int) -> None:
     """Idempotent: the records of committable ``c`` end up committed exactly once in the topic.
 
-    After ``init_transactions`` of its id (which aborts it if it is still open), the id's commit
-    group tells whether it committed: a transaction commits its sequence number as the group's
-    offset, and an id's next transaction starts only once this one is settled, so an offset at
-    or past its number means committed. Otherwise its records are sent again, with the same
+    The id's commit group tells whether it committed: a transaction commits its sequence number
+    as the group's offset, and an id's next transaction starts only once this one is settled
+    (its commit checked: ``check_committed``), so an offset at or past its number means
+    committed. Otherwise, after ``init_transactions`` of its id (which aborts it if it is still
+    open, and fences the producer that opened it), its records are sent again, with the same
     number, in a new transaction."""
     tid = c["transactional_id"]
-    producer = kafka.Producer(sink.producer_config(tid))
     consumer = commit_group(kafka, sink, tid)
     try:
-        producer.init_transactions(FLUSH_TIMEOUT_S)
         if last_committed(kafka, consumer, c["topic"]) >= c["sequence"]:
-            return
-        log.info(
-            "KafkaSink sends the %d records of %s (checkpoint %s) again: checkpointed, never "
-            "committed", len(c["records"]), tid, checkpoint_id,
-        )  # fmt: skip
-        producer.begin_transaction()
+            return  # committed: a live writer's producer of the id is left unfenced
+        producer = kafka.Producer(sink.producer_config(tid))
         try:
-            for key, value in c["records"]:
-                produce(producer, c["topic"], key, value)
-            flush(producer)
-            send_sequence(kafka, producer, consumer, c["topic"], c["sequence"], checkpoint_id)
-            producer.commit_transaction(FLUSH_TIMEOUT_S)
-        except BaseException:
-            with contextlib.suppress(kafka.KafkaException):
-                producer.abort_transaction(5)  # hold back no read_committed consumer
-            raise
+            producer.init_transactions(FLUSH_TIMEOUT_S)
+            if last_committed(kafka, consumer, c["topic"]) >= c["sequence"]:
+                return
+            _send_again(kafka, producer, consumer, c, checkpoint_id)
+        finally:
+            producer.flush(1)
     finally:
-        producer.flush(1)
         consumer.close()
+
+
+def _send_again(
+    kafka: Any, producer: Any, consumer: Any, c: dict[str, Any], checkpoint_id: int
+) -> None:
+    log.info(
+        "KafkaSink sends the %d records of %s (checkpoint %s) again: checkpointed, never "
+        "committed", len(c["records"]), c["transactional_id"], checkpoint_id,
+    )  # fmt: skip
+    producer.begin_transaction()
+    try:
+        for key, value in c["records"]:
+            produce(producer, c["topic"], key, value)
+        flush(producer)
+        send_sequence(kafka, producer, consumer, c["topic"], c["sequence"], checkpoint_id)
+        producer.commit_transaction(FLUSH_TIMEOUT_S)
+    except BaseException:
+        with contextlib.suppress(kafka.KafkaException):
+            producer.abort_transaction(5)  # hold back no read_committed consumer
+        raise
+    check_committed(
+        kafka, consumer, c["topic"], c["transactional_id"], c["sequence"], checkpoint_id
+    )
 
 
 def fence(kafka: Any, sink: KafkaSink, transactional_id: str) -> None:
