@@ -136,10 +136,17 @@ class KeyGroupCache:
         return kg
 
     def key_groups(self, keys: Iterable[object]) -> list[int]:
-        """``key_group`` of each key, in order; twice as fast when all are cached (snapshots
-        of keys that were just processed)."""
+        """``key_group`` of each key, in order: a C-level lookup of each once every key is
+        cached, so a snapshot hashes only the keys new since the last one."""
         keys = list(keys)
+        cache = self._cache
         try:
-            return list(map(self._cache.__getitem__, keys))
+            return list(map(cache.__getitem__, keys))
         except KeyError:
+            pass
+        missing = set(keys).difference(cache)
+        if len(cache) + len(missing) > self._capacity:
             return list(map(self.key_group, keys))
+        for key in missing:
+            cache[key] = stable_hash(key) % self._max_parallelism
+        return list(map(cache.__getitem__, keys))
