@@ -90,14 +90,9 @@ def read_key_group_tables(
         key_group_range.start <= handle.key_group_start
         and handle.key_group_end <= key_group_range.end
     )
-    if not any(kg in key_group_range for kg, _, _ in handle.offsets):
+    if not _wanted(handle, key_group_range):
         return
     for name, (kind, key_groups, table) in _decode(handle, read).items():
-        if len(key_groups) != len(table):
-            raise CorruptCheckpointError(
-                where(handle),
-                f"state {name!r} has {len(table)} keys and {len(key_groups)} key groups",
-            )
         if not covers:
             start, end = key_group_range.start, key_group_range.end
             table = {
@@ -116,16 +111,11 @@ def key_group_sections(
 ) -> Iterator[tuple[int, Section]]:
     """The stream regrouped into version 2's sections (in key-group order, each key in its
     recorded key group), for readers that take sections: ``key_group_format.read_key_groups``."""
-    if not any(kg in key_group_range for kg, _, _ in handle.offsets):
+    if not _wanted(handle, key_group_range):
         return
     sections: dict[int, Section] = {}
     start, end = key_group_range.start, key_group_range.end
     for name, (kind, key_groups, table) in _decode(handle, read).items():
-        if len(key_groups) != len(table):
-            raise CorruptCheckpointError(
-                where(handle),
-                f"state {name!r} has {len(table)} keys and {len(key_groups)} key groups",
-            )
         for kg, item in zip(key_groups, table.items(), strict=True):
             if start <= kg <= end:
                 section = sections.setdefault(kg, {})
@@ -134,14 +124,25 @@ def key_group_sections(
         yield kg, sections[kg]
 
 
+def _wanted(handle: KeyGroupsHandle, key_group_range: KeyGroupRange) -> bool:
+    return any(kg in key_group_range for kg, _, _ in handle.offsets)
+
+
 def _decode(
     handle: KeyGroupsHandle, read: Callable[[StreamHandle], bytes]
 ) -> dict[str, tuple[str, list[int], dict[Any, Any]]]:
+    """The stream's tables, each with one key group per key."""
     body = pickle.loads(read(handle.stream))  # read() checked the stream's checksum
     if not isinstance(body, dict):
         raise CorruptCheckpointError(
             where(handle), f"a version 3 stream holds a {type(body).__name__}, not its tables"
         )
+    for name, (_, key_groups, table) in body.items():
+        if len(key_groups) != len(table):
+            raise CorruptCheckpointError(
+                where(handle),
+                f"state {name!r} has {len(table)} keys and {len(key_groups)} key groups",
+            )
     return body
 
 
