@@ -274,7 +274,10 @@ class HeapKeyedStateBackend:
     ) -> None:
         kind = StateKind(kind_value)
         table = self._tables.setdefault(name, _Table(kind))
-        if kind is StateKind.VALUE:
+        adopt = not table.data and name not in self._states and isinstance(entries, dict)
+        if kind is StateKind.VALUE and adopt:
+            table.data = entries  # a table read whole, and no state object holds the empty one
+        elif kind is StateKind.VALUE:
             table.data.update(entries)
         else:
             pairs = entries.items() if isinstance(entries, dict) else entries
