@@ -13,6 +13,8 @@ import struct
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_
 
 DEFAULT_MAX_PARALLELISM = 128
 UPPER_BOUND_MAX_PARALLELISM = 1 << 15
@@ -144,7 +146,8 @@ class KeyGroupCache:
             return list(map(cache.__getitem__, keys))
         except KeyError:
             pass
-        missing = set(keys).difference(cache)
+        key_groups = list(map(cache.get, keys))
+        missing = list(compress(keys, map(is_, key_groups, repeat(None))))
         if len(cache) + len(missing) > self._capacity:
             return list(map(self.key_group, keys))
         for key in missing:
