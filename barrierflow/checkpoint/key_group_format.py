@@ -14,6 +14,10 @@ Nothing is unpickled before a checksum matched: a whole stream's (in its handle,
 precedes it, so that a reader may fetch the byte ranges of its key groups alone (the state
 processor's tasks). Version 1 streams have no section checksums: they are read whole.
 
+Version 3 (``key_group_tables.py``) holds whole tables instead of sections, for the heap
+backend's checkpoints; ``read_key_groups`` regroups it into sections, so every reader of
+sections reads it too.
+
 Performs no I/O: streams are written and read through the callables the caller passes.
 """
 
@@ -23,8 +27,14 @@ import hashlib
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from barrierflow.checkpoint.key_group_tables import (
+    TABLES_FORMAT_VERSION,
+    Section,
+    key_group_sections,
+    where,
+)
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
 from barrierflow.errors import CorruptCheckpointError
 
@@ -32,11 +42,10 @@ if TYPE_CHECKING:  # the format reads and writes any range; key groups are the s
     from barrierflow.state.key_groups import KeyGroupRange
 
 KEY_GROUP_FORMAT_VERSION = 2  # 2: each section is preceded by its BLAKE2b-128 digest
-_READABLE_VERSIONS = (1, 2)
+_READABLE_VERSIONS = (1, 2, TABLES_FORMAT_VERSION)  # 3: checkpoints of the heap backend
 _PROTOCOL = 5
 _DIGEST_BYTES = 16
 
-Section = dict[str, tuple[str, list[tuple[Any, Any]]]]  # state name -> (kind value, entries)
 ReadRange = Callable[[StreamHandle, int, int], bytes]  # (stream, offset, length) -> those bytes
 
 
@@ -125,6 +134,9 @@ def read_key_groups(
     order; the stream is read whole (``read(handle.stream)``, which checks its checksum) only
     if one of them is wanted."""
     _check_version(handle)
+    if handle.format_version == TABLES_FORMAT_VERSION:
+        yield from key_group_sections(handle, key_group_range, read)
+        return
     wanted = [o for o in handle.offsets if o[0] in key_group_range]
     if not wanted:
         return
@@ -132,7 +144,7 @@ def read_key_groups(
     for key_group, offset, length in wanted:
         if offset < 0 or offset + length > len(data):
             raise CorruptCheckpointError(
-                _where(handle),
+                where(handle),
                 f"section of key group {key_group} at {offset}+{length} is outside the "
                 f"{len(data)} bytes of the stream",
             )
@@ -149,9 +161,9 @@ def read_key_group_ranges(
     read_range: ReadRange,
 ) -> Iterator[tuple[int, Section]]:
     """As ``read_key_groups``, reading only the bytes of the wanted sections (one range: they
-    are contiguous), each checked against its own digest before it is unpickled. A version 1
-    stream has no such digests, so it is read whole."""
-    if handle.format_version < 2:
+    are contiguous), each checked against its own digest before it is unpickled. Streams of
+    versions 1 and 3 have no such digests, so they are read whole."""
+    if handle.format_version != 2:
         yield from read_key_groups(handle, key_group_range, read)
         return
     _check_version(handle)
@@ -161,20 +173,20 @@ def read_key_group_ranges(
     start = wanted[0][1]
     end = wanted[-1][1] + wanted[-1][2]
     if start < 0 or end < start:
-        raise CorruptCheckpointError(_where(handle), f"sections at {start}..{end} are malformed")
+        raise CorruptCheckpointError(where(handle), f"sections at {start}..{end} are malformed")
     data = memoryview(read_range(handle.stream, start, end - start))
     for key_group, offset, length in wanted:
         at = offset - start
         if at < 0 or at + length > len(data) or length < _DIGEST_BYTES:
             raise CorruptCheckpointError(
-                _where(handle),
+                where(handle),
                 f"section of key group {key_group} at {offset}+{length} is outside the "
                 f"{len(data)} bytes read at {start}",
             )
         digest, body = data[at : at + _DIGEST_BYTES], data[at + _DIGEST_BYTES : at + length]
         if _digest(body) != digest:
             raise CorruptCheckpointError(
-                _where(handle),
+                where(handle),
                 f"checksum mismatch in the section of key group {key_group}: the file was "
                 "corrupted",
             )
@@ -184,14 +196,7 @@ def read_key_group_ranges(
 def _check_version(handle: KeyGroupsHandle) -> None:
     if handle.format_version not in _READABLE_VERSIONS:
         raise CorruptCheckpointError(
-            _where(handle),
+            where(handle),
             f"key-group format version {handle.format_version} is not one this barrierflow "
             f"reads ({', '.join(map(str, _READABLE_VERSIONS))}); upgrade barrierflow",
         )
-
-
-def _where(handle: KeyGroupsHandle) -> str:
-    path = getattr(handle.stream, "path", None)
-    return (
-        path or f"inline keyed state of key groups {handle.key_group_start}-{handle.key_group_end}"
-    )

@@ -50,6 +50,36 @@ from barrierflow.runtime.task_metrics import TaskIOMetrics
 
 CHUNK_TARGET_S = 0.001  # unaligned: how long a chunk of a buffer may run before a look at
 # the input gate for a priority barrier
+_CHUNK_MEMORY = 0.75  # the weight of the chunks before the last in the cost per record
+
+
+class ChunkSizer:
+    """How many records of a buffer run before the next look at the input gate: about
+    ``CHUNK_TARGET_S`` of work at the recent cost per record.
+
+    The cost is an average over the recent chunks, weighted by their records, not the last
+    chunk's alone: where records cost very different amounts (a slow call every few records),
+    a chunk of cheap records alone would promise that a hundred more take a millisecond, and
+    the next chunk would run for a hundred milliseconds while a priority barrier waits. A
+    chunk at most doubles from one to the next.
+
+    Performs no I/O."""
+
+    __slots__ = ("_limit", "_records", "_spent_s", "size")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self.size = min(64, limit)
+        self._spent_s = 0.0
+        self._records = 0.0
+
+    def ran(self, records: int, elapsed_s: float) -> None:
+        """A chunk of ``records`` took ``elapsed_s``; sets the next ``size``."""
+        self._spent_s = self._spent_s * _CHUNK_MEMORY + elapsed_s
+        self._records = self._records * _CHUNK_MEMORY + records
+        spent = self._spent_s
+        ideal = int(CHUNK_TARGET_S * self._records / spent) if spent > 0 else self._limit
+        self.size = max(1, min(self._limit, 2 * records, ideal))
 
 
 class DataInputStatus(Enum):
@@ -87,9 +117,8 @@ class NetworkInput:
         self._chain = chain
         self._checkpoints = checkpoints
         self._metrics = metrics
-        self._buffer_size = buffer_size
         self.overtakes = unaligned  # look for priority barriers while busy or backlogged
-        self._chunk = min(64, buffer_size)  # records per chunk, adapted to CHUNK_TARGET_S
+        self._chunks = ChunkSizer(buffer_size)
         self._unprocessed: tuple[int, RecordBatch] | None = None  # of a chunked buffer
         self._valve = WatermarkValve(gate.num_channels)
         self._event_time = chain.keeps_event_time  # or once a watermark came in
@@ -184,16 +213,13 @@ class NetworkInput:
             self._process(channel, batch)
             return
         gate, n, at = self.gate, len(batch.values), 0
+        chunks = self._chunks
         while at < n:
-            chunk = self._chunk
+            chunk = min(chunks.size, n - at)
             started = time.perf_counter()
-            self._process(channel, batch if not at and chunk >= n else batch.slice(at, at + chunk))
+            self._process(channel, batch if chunk == n else batch.slice(at, at + chunk))
             at += chunk
-            elapsed = time.perf_counter() - started
-            if elapsed > 0:  # shrink at once, grow by halves (one slow chunk is no rule)
-                ideal = int(chunk * CHUNK_TARGET_S / elapsed)
-                grown = ideal if ideal < chunk else (chunk + ideal) // 2
-                self._chunk = max(1, min(self._buffer_size, grown))
+            chunks.ran(chunk, time.perf_counter() - started)
             if at >= n:
                 break
             if gate.has_priority():

@@ -13,6 +13,8 @@ import struct
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_
 
 DEFAULT_MAX_PARALLELISM = 128
 UPPER_BOUND_MAX_PARALLELISM = 1 << 15
@@ -136,10 +138,18 @@ class KeyGroupCache:
         return kg
 
     def key_groups(self, keys: Iterable[object]) -> list[int]:
-        """``key_group`` of each key, in order; twice as fast when all are cached (snapshots
-        of keys that were just processed)."""
+        """``key_group`` of each key, in order: a C-level lookup of each once every key is
+        cached, so a snapshot hashes only the keys new since the last one."""
         keys = list(keys)
+        cache = self._cache
         try:
-            return list(map(self._cache.__getitem__, keys))
+            return list(map(cache.__getitem__, keys))
         except KeyError:
+            pass
+        key_groups = list(map(cache.get, keys))
+        missing = list(compress(keys, map(is_, key_groups, repeat(None))))
+        if len(cache) + len(missing) > self._capacity:
             return list(map(self.key_group, keys))
+        for key in missing:
+            cache[key] = stable_hash(key) % self._max_parallelism
+        return list(map(cache.__getitem__, keys))

@@ -108,6 +108,7 @@ PURE = (
     "barrierflow.checkpoint.fsck",
     "barrierflow.checkpoint.history",
     "barrierflow.checkpoint.key_group_format",
+    "barrierflow.checkpoint.key_group_tables",
     "barrierflow.checkpoint.metadata",
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",

@@ -4,8 +4,12 @@ Snapshots are copy-on-write: the synchronous phase copies each state table (a sh
 copy) and bumps the backend's version; list and map values created before that version are
 copied before their first mutation, so the asynchronous phase reads a frozen view.
 
-Snapshots are in the key-group format (``checkpoint/key_group_format.py``), the canonical one:
-a restore reads only the sections of its own key groups.
+Checkpoints write each state's table whole (the key-group format's version 3,
+``checkpoint/key_group_tables.py``: one pickle per state, with the key group of each key), so
+that the asynchronous phase costs little more than a pickle of the tables
+(docs/adr/0021-heap-snapshots-as-whole-tables.md). Savepoints are in the canonical key-group
+format (``checkpoint/key_group_format.py``), sections per key group. A restore reads both, and
+keeps only the keys of its own key groups.
 
 Restores from incremental RocksDB checkpoints too, by reading their databases row by row.
 
@@ -17,16 +21,22 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from barrierflow.checkpoint.key_group_format import Section, read_key_groups, write_key_groups
+from barrierflow.checkpoint.key_group_tables import (
+    TABLES_FORMAT_VERSION,
+    Tables,
+    read_key_group_tables,
+    write_key_group_tables,
+)
 from barrierflow.checkpoint.metadata import (
     IncrementalKeyedHandle,
     KeyedStateHandle,
     KeyGroupsHandle,
 )
-from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions, SnapshotFormat
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -211,28 +221,23 @@ class HeapKeyedStateBackend:
     def snapshot(
         self, checkpoint_id: int = 0, options: CheckpointOptions = CHECKPOINT
     ) -> AsyncSnapshot:
-        """Its only format is the canonical one, whatever ``options`` ask."""
+        """Freezes the tables by a shallow copy each (C speed, a few ns per key; list and map
+        values are copied on their next write, by version). Checkpoints write the tables whole;
+        savepoints, and snapshots asked for the canonical format, per key group."""
         frozen = {name: (t.kind, dict(t.data)) for name, t in self._tables.items() if t.data}
         self.version += 1
         key_groups = self._key_groups.key_groups
         kg_range = self._range
         types = self._schemas.types()
+        if options.is_savepoint or options.snapshot_format is SnapshotFormat.CANONICAL:
+            return _canonical_snapshot(frozen, key_groups, kg_range, types)
 
         def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
-            sections: dict[int, Section] = defaultdict(dict)
-            for name, (kind, data) in frozen.items():
-                by_key_group: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
-                items = (
-                    data.items()
-                    if kind is StateKind.VALUE
-                    else ((key, _plain(value)) for key, value in data.items())
-                )
-                for kg, item in zip(key_groups(data), items, strict=True):
-                    by_key_group[kg].append(item)
-                for kg, entries in by_key_group.items():
-                    sections[kg][name] = (kind.value, entries)
-            in_order = ((kg, sections[kg]) for kg in sorted(sections))
-            return write_key_groups(in_order, kg_range, streams.write, BACKEND_NAME, types)
+            tables: Tables = {
+                name: (kind.value, key_groups(data), _plain_table(kind, data))
+                for name, (kind, data) in frozen.items()
+            }
+            return write_key_group_tables(tables, kg_range, streams.write, BACKEND_NAME, types)
 
         return write
 
@@ -251,17 +256,34 @@ class HeapKeyedStateBackend:
                         handle, streams, self._range, scratch_db
                     ):
                         self._restore_section(section)
+            elif handle.format_version == TABLES_FORMAT_VERSION:
+                for name, kind_value, entries in read_key_group_tables(
+                    handle, self._range, streams.read
+                ):
+                    self._restore_entries(name, kind_value, entries)
             else:
                 for _kg, section in read_key_groups(handle, self._range, streams.read):
                     self._restore_section(section)
 
     def _restore_section(self, section: Section) -> None:
         for name, (kind_value, entries) in section.items():
-            kind = StateKind(kind_value)
-            table = self._tables.setdefault(name, _Table(kind))
-            table.data.update(self._revive(kind, entries))
+            self._restore_entries(name, kind_value, entries)
 
-    def _revive(self, kind: StateKind, entries: list) -> Iterator[tuple[Any, Any]]:
+    def _restore_entries(
+        self, name: str, kind_value: str, entries: dict[Any, Any] | list[tuple[Any, Any]]
+    ) -> None:
+        kind = StateKind(kind_value)
+        table = self._tables.setdefault(name, _Table(kind))
+        adopt = not table.data and name not in self._states and isinstance(entries, dict)
+        if kind is StateKind.VALUE and adopt:
+            table.data = entries  # a table read whole, and no state object holds the empty one
+        elif kind is StateKind.VALUE:
+            table.data.update(entries)
+        else:
+            pairs = entries.items() if isinstance(entries, dict) else entries
+            table.data.update(self._revive(kind, pairs))
+
+    def _revive(self, kind: StateKind, entries: Iterable) -> Iterator[tuple[Any, Any]]:
         if kind is StateKind.VALUE:
             yield from entries
             return
@@ -296,3 +318,33 @@ def _plain(value: Any) -> Any:
     if isinstance(value, _VersionedDict):
         return dict(value)
     return value
+
+
+def _plain_table(kind: StateKind, data: dict[Any, Any]) -> dict[Any, Any]:
+    """The table as the user's values: list and map values lose their version."""
+    if kind is StateKind.VALUE:
+        return data
+    plain = list if kind is StateKind.LIST else dict
+    return {key: plain(value) for key, value in data.items()}
+
+
+def _canonical_snapshot(
+    frozen: dict[str, tuple[StateKind, dict[Any, Any]]],
+    key_groups: Callable[[Iterable[Any]], list[int]],
+    kg_range: KeyGroupRange,
+    types: dict[str, str],
+) -> AsyncSnapshot:
+    """The asynchronous phase of a snapshot in the canonical key-group format."""
+
+    def write(streams: SnapshotStreams) -> list[KeyGroupsHandle]:
+        sections: dict[int, Section] = defaultdict(dict)
+        for name, (kind, data) in frozen.items():
+            by_key_group: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
+            for kg, item in zip(key_groups(data), _plain_table(kind, data).items(), strict=True):
+                by_key_group[kg].append(item)
+            for kg, entries in by_key_group.items():
+                sections[kg][name] = (kind.value, entries)
+        in_order = ((kg, sections[kg]) for kg in sorted(sections))
+        return write_key_groups(in_order, kg_range, streams.write, BACKEND_NAME, types)
+
+    return write

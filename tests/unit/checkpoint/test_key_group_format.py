@@ -83,8 +83,8 @@ def test_the_golden_stream_of_version_1_reads_back():
 
 def test_a_handle_of_an_unknown_format_version_is_refused_naming_the_version():
     (handle,) = write_key_groups(GOLDEN_SECTIONS, FULL, inline)
-    newer = KeyGroupsHandle(0, 127, handle.offsets, handle.stream, format_version=3)
-    with pytest.raises(CorruptCheckpointError, match="key-group format version 3 is not"):
+    newer = KeyGroupsHandle(0, 127, handle.offsets, handle.stream, format_version=4)
+    with pytest.raises(CorruptCheckpointError, match="key-group format version 4 is not"):
         list(read_key_groups(newer, FULL, read_inline))
 
 

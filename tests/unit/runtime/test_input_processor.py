@@ -17,7 +17,7 @@ from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.frames import Kind
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime import operator_chain
-from barrierflow.runtime.input_processor import DataInputStatus
+from barrierflow.runtime.input_processor import ChunkSizer, DataInputStatus
 from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import TwoInputOperator
 from barrierflow.testing.harness import StreamTaskHarness, operator
@@ -208,3 +208,29 @@ def test_the_source_input_gives_the_assigner_after_it_each_batchs_splits():
     assert h.output_timestamps() == [v * 100 for v in range(1, 11)]
     assert Kind.BUFFER in [e.kind for e in h.emitted()]
     h.close()
+
+
+def chunk_times(sizer: ChunkSizer, cost_s, records: int) -> list[float]:
+    """The time each chunk takes when record ``i`` costs ``cost_s(i)``."""
+    times, at = [], 0
+    while at < records:
+        chunk = min(sizer.size, records - at)
+        elapsed = sum(cost_s(i) for i in range(at, at + chunk))
+        sizer.ran(chunk, elapsed)
+        times.append(elapsed)
+        at += chunk
+    return times
+
+
+def test_chunks_stay_near_a_millisecond_when_one_record_in_five_is_slow():
+    # a 1 ms call every fifth record: a chunk of cheap records alone must not promise more
+    times = chunk_times(ChunkSizer(1024), lambda i: 1e-3 if i % 5 == 4 else 1e-6, 20_000)
+    assert max(times[5:]) <= 2.5e-3
+
+
+def test_chunks_grow_to_the_whole_buffer_when_records_are_cheap_and_shrink_when_slow():
+    sizer = ChunkSizer(1024)
+    chunk_times(sizer, lambda i: 1e-7, 5_000)
+    assert sizer.size == 1024
+    chunk_times(sizer, lambda i: 1e-4, 3_000)
+    assert 5 <= sizer.size <= 20

@@ -183,6 +183,23 @@ def test_key_group_cache_stays_bounded_and_still_answers_after_clearing():
     assert cache.key_group("k3") == assign_to_key_group("k3", 128)
 
 
+def test_key_groups_of_partly_cached_keys_hash_only_the_new_ones(monkeypatch):
+    cache = KeyGroupCache(128)
+    old = [f"k{i}" for i in range(50)]
+    assert cache.key_groups(old) == [assign_to_key_group(k, 128) for k in old]
+    hashed = []
+
+    def counting_hash(key):
+        hashed.append(key)
+        return stable_hash(key)
+
+    keys = [*old, "new1", "k7", "new2"]
+    expected = [assign_to_key_group(k, 128) for k in keys]
+    monkeypatch.setattr("barrierflow.state.key_groups.stable_hash", counting_hash)
+    assert cache.key_groups(keys) == expected
+    assert sorted(hashed) == ["new1", "new2"]
+
+
 def test_key_group_cache_rejects_unhashable_and_unsupported_keys():
     cache = KeyGroupCache(128)
     with pytest.raises(UnhashableKeyError, match="of type list"):

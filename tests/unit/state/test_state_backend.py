@@ -1,22 +1,32 @@
-"""What only the hashmap backend has (copy-on-write snapshots; the per-key semantics and restores
-every backend shares are in test_state_backend_contract.py) and operator list state (split and
-union redistribution)."""
+"""What only the hashmap backend has (copy-on-write snapshots; checkpoints as whole tables,
+savepoints as sections, both restored at any parallelism, and checkpoints of the older format;
+the per-key semantics and restores every backend shares are in test_state_backend_contract.py)
+and operator list state (split and union redistribution)."""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from barrierflow.checkpoint.metadata import InlineHandle
+from barrierflow.checkpoint.key_group_format import KEY_GROUP_FORMAT_VERSION, read_key_groups
+from barrierflow.checkpoint.key_group_tables import TABLES_FORMAT_VERSION
+from barrierflow.checkpoint.metadata import InlineHandle, KeyGroupsHandle
+from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointKind, CheckpointOptions
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupRange
+from barrierflow.state.key_groups import (
+    KeyGroupRange,
+    assign_to_key_group,
+    key_group_range_for_subtask,
+)
 from barrierflow.state.operator_state import OperatorStateStore
 
 MAX_PARALLELISM = 128
+GOLDEN = Path(__file__).parents[1] / "checkpoint" / "golden"
 FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)
 
 
@@ -172,6 +182,66 @@ def test_every_snapshot_restores_exactly_the_state_at_its_synchronous_phase(firs
             assert restored.view(key) == expected.get(key, (None, [], {})), key
     for key, expected in model.items():
         assert s.view(key) == expected
+
+
+# --- what a snapshot is written as ------------------------------------------------------------
+
+SAVEPOINT = CheckpointOptions(CheckpointKind.SAVEPOINT, target_location="file:///savepoints/x")
+
+
+def filled(key_group_range: KeyGroupRange = FULL, keys: range = range(200)) -> Keyed:
+    s = Keyed(key_group_range)
+    for k in keys:
+        if assign_to_key_group(k, MAX_PARALLELISM) in key_group_range:
+            s.at(k).value.update(k * 10)
+            s.list.update([k, "x"])
+            s.map.put("k", k)
+    return s
+
+
+def test_a_checkpoint_writes_whole_tables_and_a_savepoint_the_canonical_sections():
+    s = filled()
+    (checkpoint,) = s.backend.snapshot(1, CHECKPOINT)(Writer())
+    (savepoint,) = s.backend.snapshot(2, SAVEPOINT)(Writer())
+    assert checkpoint.format_version == TABLES_FORMAT_VERSION
+    assert savepoint.format_version == KEY_GROUP_FORMAT_VERSION
+    # the user's values, not the backend's copy-on-write containers
+    assert b"_Versioned" not in checkpoint.stream.data
+    assert list(read_key_groups(checkpoint, FULL, Reader().read)) == list(
+        read_key_groups(savepoint, FULL, Reader().read)
+    )
+    for handle in (checkpoint, savepoint):
+        restored = Keyed()
+        restored.backend.restore([handle], Reader())
+        for k in range(200):
+            assert restored.view(k) == s.view(k) == (k * 10, [k, "x"], {"k": k})
+
+
+def test_a_checkpoint_of_two_subtasks_restores_at_three_each_exactly_its_keys():
+    low, high = KeyGroupRange(0, 63), KeyGroupRange(64, 127)
+    handles = [filled(r).backend.snapshot(1, CHECKPOINT)(Writer())[0] for r in (low, high)]
+    assert {h.format_version for h in handles} == {TABLES_FORMAT_VERSION}
+    seen: list[int] = []
+    for subtask in range(3):
+        new_range = key_group_range_for_subtask(MAX_PARALLELISM, 3, subtask)
+        restored = Keyed(new_range)
+        restored.backend.restore(handles, Reader())
+        mine = [k for k in range(200) if assign_to_key_group(k, MAX_PARALLELISM) in new_range]
+        assert sorted(k for k, _ in restored.backend.entries("count")) == mine
+        assert all(restored.view(k) == (k * 10, [k, "x"], {"k": k}) for k in mine)
+        seen += mine
+    assert sorted(seen) == list(range(200))
+
+
+def test_a_checkpoint_of_the_older_key_group_format_restores():
+    """Checkpoints written before version 3: the golden stream of version 2."""
+    data = (GOLDEN / "key_groups_v2.bin").read_bytes()
+    handle = KeyGroupsHandle(0, 127, [(3, 0, 71), (70, 71, 117)], InlineHandle(data), 2)
+    restored = HeapKeyedStateBackend(MAX_PARALLELISM, FULL)
+    restored.restore([handle], Reader())
+    assert dict(restored.entries("count")) == {"apple": 2, 7: 40}
+    assert dict(restored.entries("visits")) == {("u", 1): [1, 2, 3]}
+    assert dict(restored.entries("seen")) == {"k": {"a": 1.5, 2: None}}
 
 
 # --- operator state --------------------------------------------------------------------------
