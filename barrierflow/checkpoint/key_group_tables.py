@@ -1,6 +1,6 @@
 """Version 3 of the key-group format: the heap backend's state tables whole, one pickle per
 state, with the key group of each key beside it. Byte layout: docs/formats.md; why:
-docs/adr/0021-heap-snapshots-as-whole-tables.md.
+docs/adr/0022-heap-snapshots-as-whole-tables.md.
 
 Version 2 writes a list of ``(key, value)`` pairs per key group; grouping the keys and
 pickling a tuple per entry cost the heap backend's checkpoints ~1 µs per key on its background

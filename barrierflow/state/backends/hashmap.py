@@ -7,7 +7,7 @@ copied before their first mutation, so the asynchronous phase reads a frozen vie
 Checkpoints write each state's table whole (the key-group format's version 3,
 ``checkpoint/key_group_tables.py``: one pickle per state, with the key group of each key), so
 that the asynchronous phase costs little more than a pickle of the tables
-(docs/adr/0021-heap-snapshots-as-whole-tables.md). Savepoints are in the canonical key-group
+(docs/adr/0022-heap-snapshots-as-whole-tables.md). Savepoints are in the canonical key-group
 format (``checkpoint/key_group_format.py``), sections per key group. A restore reads both, and
 keeps only the keys of its own key groups.
 
