@@ -228,9 +228,9 @@ class StreamTask:
         self.send_to_job_master(msg.TaskFinished(self.d.attempt, self.d.vertex, self.d.subtask))
 
     def close(self) -> None:
+        """Closes what the task made. Its input gate is the slot's: closed once every subtask
+        of the slot stopped, so that a producer of the slot never sends into a closed gate."""
         self.chain.close()
-        if self._gate is not None:
-            self._gate.close()
         if self._ctl is not None:
             self._ctl.close()
         self.mailbox.close()

@@ -110,10 +110,11 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
             d = slot.tasks[0]
             names = [local_state_name(op.uid, t.subtask) for t in slot.tasks for op in t.chain]
             remove_local_state(d.config.state_backend, d.job_id, names)
-        started = {(t.d.vertex, t.d.subtask) for t in tasks if t.thread.ident is not None}
-        for key, gate in gates.items():
-            if key not in started:  # a started task closes its own gate
-                gate.close()
+        # Only now that every subtask stopped: a producer of this slot sending to a consumer
+        # of this slot that stopped first would otherwise block in send (inproc, peer gone)
+        # for the send timeout, and hold the whole slot, and so the next attempt, that long.
+        for gate in gates.values():
+            gate.close()
         pool.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(zmq.ZMQError):
             control.send(msg.encode(msg.SlotStopped(slot.attempt, slot.slot)), zmq.NOBLOCK)
