@@ -229,8 +229,12 @@ class StreamTask:
 
     def close(self) -> None:
         """Closes what the task made. Its input gate is the slot's: closed once every subtask
-        of the slot stopped, so that a producer of the slot never sends into a closed gate."""
-        self.chain.close()
+        of the slot stopped, so that a producer of the slot never sends into a closed gate.
+        A task that did not end its output (canceled, failed) drops what is still queued on
+        it at once: the frames of a failed attempt are refused by the next one's consumers,
+        and a socket left to send them to a consumer that is gone would hold the slot's
+        process, and so the next attempt's Spark task, for its linger period."""
+        self.chain.close(linger_ms=None if self._done else 0)
         if self._ctl is not None:
             self._ctl.close()
         self.mailbox.close()
