@@ -24,7 +24,9 @@ class Attempt:
     number: int
     token: int  # the data token of its tasks: what they send the driver is checked against it
     tasks: frozenset[TaskKey]
+    num_slots: int = 1
     slots: dict[int, tuple[str, int]] = field(default_factory=dict)  # slot -> (host, pid)
+    gates: dict[str, str] = field(default_factory=dict)  # "vertex/subtask" -> TCP endpoint
     slot_last_seen: dict[int, float] = field(default_factory=dict)
     stopped_slots: set[int] = field(default_factory=set)
     running_tasks: set[TaskKey] = field(default_factory=set)
@@ -48,6 +50,18 @@ class Attempt:
         """Records why the attempt failed; the first reason stays (later ones follow from it)."""
         if self.failure is None:
             self.failure = AttemptFailure(error, traceback, recoverable, corrupt_checkpoint_file)
+
+    def slot_registered(
+        self, slot: int, host: str, pid: int, gates: dict[str, str]
+    ) -> dict[str, str] | None:
+        """Records a slot and the endpoints of its input gates; returns every gate's endpoint
+        once the last slot registered (each slot waits for them before it starts a subtask),
+        else None. A slot that registers again changes nothing."""
+        if slot in self.slots:
+            return None
+        self.slots[slot] = (host, pid)
+        self.gates.update(gates)
+        return dict(self.gates) if len(self.slots) == self.num_slots else None
 
     @property
     def all_running(self) -> bool:
@@ -76,7 +90,7 @@ class Attempt:
     def silent_slots(self, now: float, timeout_s: float) -> list[int]:
         """The slots that beat once and then fell silent for longer than ``timeout_s``, and
         did not say they stopped. (Silence counts from the first heartbeat: before it, a slot
-        may wait in Spark's allGather for slower slots to start.)"""
+        may wait for slower slots to start and register.)"""
         return [
             slot
             for slot, seen in self.slot_last_seen.items()

@@ -4,8 +4,9 @@ makes sure it stopped.
 Starting attempt N: assign each subtask its share of the checkpoint the attempt restores,
 restore the operator coordinators from it, and submit the slots as one deployment (a Spark
 barrier stage). Supervising: the messages of the attempt's slots and tasks, dispatched by
-type (one table, ``_handlers``), checkpoint ticks once every task runs, heartbeats both ways,
-the operator coordinators' timers. Stopping, in order:
+type (one table, ``_handlers``), the endpoints of every input gate handed to the slots once the
+last slot registered, checkpoint ticks once every task runs, heartbeats both ways, the operator
+coordinators' timers. Stopping, in order:
   1. abort what is pending, cancel the attempt and make sure every one of its subtasks stopped
      (each slot confirms, or its process is gone, or it stayed silent for longer than it takes
      a slot to stop itself);
@@ -146,7 +147,7 @@ class AttemptSupervisor:
         slots = slot_descriptors(
             plan, number, token, self._channel.endpoint, restore_uri, assignment
         )
-        attempt = Attempt(number, token, frozenset(s.id for s in graph.subtasks))
+        attempt = Attempt(number, token, frozenset(s.id for s in graph.subtasks), len(slots))
         attempt.restored_checkpoint = restore.checkpoint_id if restore is not None else None
         self.current = attempt
         self._channel.attempt = number
@@ -217,9 +218,13 @@ class AttemptSupervisor:
                 attempt.fail(str(e))
 
     def _on_slot_registered(self, attempt: Attempt, m: msg.SlotRegistered) -> None:
-        # Silence counts from the first heartbeat: before it, the slot may wait in allGather
-        # for slower slots to start.
-        attempt.slots[m.slot] = (m.host, m.pid)
+        # Silence counts from the first heartbeat: before it, the slot may wait for slower
+        # slots to start and register.
+        gates = attempt.slot_registered(m.slot, m.host, m.pid, m.gates)
+        if gates is not None:  # the last slot: every slot may now connect and start
+            endpoints = msg.GateEndpoints(attempt.number, gates)
+            for slot in attempt.slots:
+                self._channel.send(msg.slot_identity(attempt.number, slot), endpoints)
 
     def _on_slot_heartbeat(self, attempt: Attempt, m: msg.SlotHeartbeat) -> None:
         attempt.slot_last_seen[m.slot] = time.monotonic()

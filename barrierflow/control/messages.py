@@ -29,6 +29,9 @@ class SlotRegistered(Message, frozen=True):
     slot: int
     host: str
     pid: int
+    # The TCP endpoints of the input gates the slot bound, by "vertex/subtask": the JobMaster
+    # hands every slot all of them (``GateEndpoints``) once the last slot registered.
+    gates: dict[str, str] = {}
 
 
 class SubtaskMetrics(msgspec.Struct, frozen=True):
@@ -166,6 +169,14 @@ class EndInput(Message, frozen=True):
     a final snapshot follows, which every task waits for before it ends."""
 
 
+class GateEndpoints(Message, frozen=True):
+    """To every slot, once all slots of the attempt registered: where each input gate of the
+    attempt listens ("vertex/subtask" -> TCP endpoint). A slot connects its subtasks' outputs
+    to them; it starts no subtask before it has them."""
+
+    gates: dict[str, str]
+
+
 class Heartbeat(Message, frozen=True):
     pass
 
@@ -235,6 +246,7 @@ AnyMessage = (
     | NotifyCheckpointAborted
     | OperatorEventToTask
     | EndInput
+    | GateEndpoints
     | Heartbeat
     | CancelAttempt
     | CancelJob

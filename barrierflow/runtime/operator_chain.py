@@ -199,12 +199,14 @@ class OperatorChain:
             return None
         return self._body[0]
 
-    def close(self) -> None:
+    def close(self, linger_ms: int | None = None) -> None:
+        """``linger_ms``: how long the frames still queued on the outputs may take to go out
+        (None: the sockets' own setting)."""
         for op in reversed(self.operators):
             with contextlib.suppress(Exception):
                 op.close()
         for p in self.partitions:
-            p.close()
+            p.close(linger_ms)
 
     # --- records --------------------------------------------------------------------------------
 

@@ -228,9 +228,13 @@ class StreamTask:
         self.send_to_job_master(msg.TaskFinished(self.d.attempt, self.d.vertex, self.d.subtask))
 
     def close(self) -> None:
-        self.chain.close()
-        if self._gate is not None:
-            self._gate.close()
+        """Closes what the task made. Its input gate is the slot's: closed once every subtask
+        of the slot stopped, so that a producer of the slot never sends into a closed gate.
+        A task that did not end its output (canceled, failed) drops what is still queued on
+        it at once: the frames of a failed attempt are refused by the next one's consumers,
+        and a socket left to send them to a consumer that is gone would hold the slot's
+        process, and so the next attempt's Spark task, for its linger period."""
+        self.chain.close(linger_ms=None if self._done else 0)
         if self._ctl is not None:
             self._ctl.close()
         self.mailbox.close()

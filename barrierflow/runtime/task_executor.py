@@ -1,10 +1,11 @@
 """TaskExecutor: runs the subtasks of one slot (one Spark barrier task) until they end.
 
-Steps: register with the JobMaster; bind the input gates of this slot's subtasks; exchange
-endpoints with the other slots (``all_gather``, once, at start-up); start one thread per
-subtask; then watch: heartbeats to and from the JobMaster, cancellation, the subtask threads.
-The slot's heartbeats carry its subtasks' metrics (``TaskIOMetrics``): the JobMaster's REST API
-and Prometheus metrics see them every ``HEARTBEAT_INTERVAL_S``.
+Steps: bind the input gates of this slot's subtasks; register with the JobMaster, telling it
+their endpoints; wait until it sends the endpoints of every slot's gates (once all slots
+registered); start one thread per subtask; then watch: heartbeats to and from the JobMaster,
+cancellation, the subtask threads. The slot's heartbeats carry its subtasks' metrics
+(``TaskIOMetrics``): the JobMaster's REST API and Prometheus metrics see them every
+``HEARTBEAT_INTERVAL_S``.
 
 A slot stops itself when the JobMaster cancels the attempt or falls silent for
 ``heartbeat_timeout_s``: Spark does not promptly kill a busy Python worker of a failed barrier
@@ -19,11 +20,9 @@ subtasks kept for a restart: on a cluster no one else can reach the executors' d
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -59,7 +58,7 @@ def _gate_name(attempt: int, token: int, vertex: str, subtask: int) -> str:
     return f"gate-{attempt}-{token:x}-{vertex}-{subtask}"
 
 
-def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> str:
+def run_slot(slot: SlotDescriptor) -> str:
     if slot.tasks:  # as Flink's TaskManager: file systems first, with the job's settings
         file_systems.initialize(slot.tasks[0].config.file_systems)
     bind_host = slot.bind_host or socket.gethostbyname(socket.gethostname())
@@ -73,11 +72,6 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
     cancel: msg.CancelAttempt | None = None
     gates: dict[tuple[str, int], InputGate] = {}
     try:
-        control.send(
-            msg.encode(
-                msg.SlotRegistered(slot.attempt, slot.slot, socket.gethostname(), os.getpid())
-            )
-        )
         local: dict[str, str] = {}
         inproc: dict[tuple[str, int], str] = {}
         for d in slot.tasks:
@@ -90,11 +84,18 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
             gates[(d.vertex, d.subtask)] = gate
             local[f"{d.vertex}/{d.subtask}"] = tcp
             inproc[(d.vertex, d.subtask)] = in_proc
+        registered = msg.SlotRegistered(
+            slot.attempt, slot.slot, socket.gethostname(), os.getpid(), gates=local
+        )
+        control.send(msg.encode(registered))
+        answer = _await_gate_endpoints(slot, control)
+        if not isinstance(answer, msg.GateEndpoints):
+            cancel = answer
+            return f"slot {slot.slot} stopped before it started"
         endpoint_of: dict[tuple[str, int], str] = {}
-        for gathered in all_gather(json.dumps(local)):
-            for key, endpoint in json.loads(gathered).items():
-                vertex, subtask = key.rsplit("/", 1)
-                endpoint_of[(vertex, int(subtask))] = endpoint
+        for key, endpoint in answer.gates.items():
+            vertex, subtask = key.rsplit("/", 1)
+            endpoint_of[(vertex, int(subtask))] = endpoint
         endpoint_of.update(inproc)  # same process: no TCP
         network = ZmqTaskNetwork(context, slot.jobmaster_endpoint, endpoint_of)
         for d in slot.tasks:
@@ -110,10 +111,11 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
             d = slot.tasks[0]
             names = [local_state_name(op.uid, t.subtask) for t in slot.tasks for op in t.chain]
             remove_local_state(d.config.state_backend, d.job_id, names)
-        started = {(t.d.vertex, t.d.subtask) for t in tasks if t.thread.ident is not None}
-        for key, gate in gates.items():
-            if key not in started:  # a started task closes its own gate
-                gate.close()
+        # Only now that every subtask stopped: a producer of this slot sending to a consumer
+        # of this slot that stopped first would otherwise block in send (inproc, peer gone)
+        # for the send timeout, and hold the whole slot, and so the next attempt, that long.
+        for gate in gates.values():
+            gate.close()
         pool.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(zmq.ZMQError):
             control.send(msg.encode(msg.SlotStopped(slot.attempt, slot.slot)), zmq.NOBLOCK)
@@ -123,6 +125,26 @@ def run_slot(slot: SlotDescriptor, all_gather: Callable[[str], list[str]]) -> st
     if failed:
         raise SlotFailure(f"subtask {failed[0].name} failed: {failed[0].error}")
     return f"slot {slot.slot} finished"
+
+
+def _await_gate_endpoints(
+    slot: SlotDescriptor, control: zmq.Socket
+) -> msg.GateEndpoints | msg.CancelAttempt | None:
+    """Until the JobMaster sends every gate's endpoint (all slots registered), cancels the
+    attempt, or goes silent (None). The JobMaster, not Spark's ``allGather``, brings the slots
+    together: Spark answers a barrier call by polling once a second, a second lost on every
+    start (docs/adr/0021-gate-endpoints-through-the-job-master.md)."""
+    last_heard = time.monotonic()
+    while time.monotonic() - last_heard <= slot.heartbeat_timeout_s:
+        if not control.poll(100):
+            continue
+        message = msg.decode(control.recv())
+        last_heard = time.monotonic()
+        if message.attempt != slot.attempt:
+            continue
+        if isinstance(message, msg.GateEndpoints | msg.CancelAttempt):
+            return message
+    return None  # the JobMaster is gone: stop rather than wait as a ghost
 
 
 def _watch(

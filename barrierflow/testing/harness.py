@@ -185,6 +185,7 @@ class StreamTaskHarness:
         if num_input_channels:
             self.gate_socket = self.network.socket("input gate")
             gate = InputGate(self.gate_socket, num_input_channels, self.token, initial_credit)
+        self._gate = gate
         self.task = StreamTask(self.descriptor, self.network, gate, _RunNow())
         self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
         self._emitted: list[Emitted] = []
@@ -225,6 +226,8 @@ class StreamTaskHarness:
 
     def close(self) -> None:
         self.task.close()
+        if self._gate is not None:  # a slot closes its gates, and the harness plays the slot
+            self._gate.close()
         for host in self._coordinators.values():
             host.detach(0)
 

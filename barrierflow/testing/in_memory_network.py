@@ -41,6 +41,7 @@ class InMemorySocket:
         self.peer = peer
         self._on_send = on_send
         self.closed = False
+        self.linger_at_close: int | None = None  # what close() was given; None: the default
 
     # --- the test's side ------------------------------------------------------------------------
 
@@ -93,6 +94,7 @@ class InMemorySocket:
 
     def close(self, linger: int | None = None) -> None:
         self.closed = True
+        self.linger_at_close = linger
 
     @property
     def readable(self) -> bool:

@@ -14,19 +14,6 @@ from collections.abc import Callable
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
 
-class _AllGather:
-    """Spark's ``BarrierTaskContext.allGather`` among the slot threads of one attempt."""
-
-    def __init__(self, parties: int) -> None:
-        self._messages: list[str | None] = [None] * parties
-        self._barrier = threading.Barrier(parties, timeout=60)
-
-    def __call__(self, slot: int, message: str) -> list[str]:
-        self._messages[slot] = message
-        self._barrier.wait()
-        return [m for m in self._messages if m is not None]
-
-
 class ThreadSubmittedAttempt:
     def __init__(self, threads: list[threading.Thread]) -> None:
         self._threads = threads
@@ -47,14 +34,13 @@ class ThreadDeployer:
         description: str,
         on_done: Callable[[BaseException | None], None],
     ) -> ThreadSubmittedAttempt:
-        gather = _AllGather(len(slots))
         errors: list[BaseException] = []
         remaining = [len(slots)]
         lock = threading.Lock()
 
         def run(slot: SlotDescriptor) -> None:
             try:
-                run_slot(slot, lambda message: gather(slot.slot, message))
+                run_slot(slot)
             except BaseException as e:  # noqa: BLE001 - reported through on_done
                 errors.append(e)
             with lock:

@@ -1,9 +1,10 @@
 """Runs the slots of one job attempt as one Spark barrier stage, one Spark task per slot.
 
-The barrier stage gang-schedules the slots (all run at once, as a pipelined job needs) and
-gives them ``BarrierTaskContext.allGather`` to exchange endpoints at start-up. When any slot
-fails, Spark aborts the whole stage ("could not recover from a failed barrier ResultStage");
-the JobMaster, not Spark, decides about restarts.
+The barrier stage gang-schedules the slots (all run at once, as a pipelined job needs); they
+find each other through the JobMaster, not Spark's barrier calls, which answer a second late
+(docs/adr/0021-gate-endpoints-through-the-job-master.md). When any slot fails, Spark aborts
+the whole stage ("could not recover from a failed barrier ResultStage"); the JobMaster, not
+Spark, decides about restarts.
 
 **Threading:** ``SparkDeployer.submit`` returns at once; the Spark job runs on a thread of its
 own and reports its end through the callback.
@@ -22,9 +23,7 @@ from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 def _run_partition(slots: list[SlotDescriptor], _rows):
     from pyspark import BarrierTaskContext
 
-    context = BarrierTaskContext.get()
-    slot = slots[context.partitionId()]
-    yield run_slot(slot, lambda message: list(context.allGather(message)))
+    yield run_slot(slots[BarrierTaskContext.get().partitionId()])
 
 
 class SparkSubmittedAttempt:

@@ -169,8 +169,10 @@ class OutputChannel:
                 self._credit -= 1
             self._send(kind, payload)
 
-    def close(self) -> None:
-        self.socket.close()
+    def close(self, linger_ms: int | None = None) -> None:
+        """``linger_ms``: how long what is still queued may take to go out (None: the
+        socket's own setting)."""
+        self.socket.close(linger=linger_ms)
 
 
 class ResultPartition:
@@ -422,6 +424,6 @@ class ResultPartition:
         for channel in self.channels:
             channel.receive_credits()
 
-    def close(self) -> None:
+    def close(self, linger_ms: int | None = None) -> None:
         for channel in self.channels:
-            channel.close()
+            channel.close(linger_ms)

@@ -1,5 +1,5 @@
 """An attempt's bookkeeping, alone: which failure counts, when every task runs or finished,
-which slots fell silent."""
+which slots fell silent, when the slots may learn where every input gate listens."""
 
 from __future__ import annotations
 
@@ -41,8 +41,24 @@ def test_processing_time_runs_from_all_running_to_all_finished():
 def test_a_slot_is_silent_after_the_timeout_unless_it_said_it_stopped_or_never_beat():
     attempt = Attempt(1, 7, TASKS)
     attempt.slots = {0: ("h", 1), 1: ("h", 2), 2: ("h", 3)}
-    attempt.slot_last_seen = {0: 100.0, 1: 104.0}  # slot 2 still waits in allGather
+    attempt.slot_last_seen = {0: 100.0, 1: 104.0}  # slot 2 still waits for the others
     assert attempt.silent_slots(now=105.0, timeout_s=4.0) == [0]
     attempt.stopped_slots.add(0)
     assert attempt.silent_slots(now=105.0, timeout_s=4.0) == []
     assert attempt.silent_slots(now=109.0, timeout_s=4.0) == [1]
+
+
+def test_every_gate_endpoint_is_handed_out_when_the_last_slot_registers_and_not_before():
+    attempt = Attempt(1, 7, TASKS, num_slots=2)
+    assert attempt.slot_registered(1, "h", 2, {"v1/0": "tcp://h:2"}) is None
+    assert attempt.slot_registered(1, "h", 2, {"v1/0": "tcp://h:2"}) is None  # again: no change
+    gates = attempt.slot_registered(0, "h", 1, {"v0/0": "tcp://h:1"})
+    assert gates == {"v0/0": "tcp://h:1", "v1/0": "tcp://h:2"}
+    assert attempt.slots == {0: ("h", 1), 1: ("h", 2)}
+
+
+def test_a_slot_registering_again_after_the_handout_changes_nothing():
+    attempt = Attempt(1, 7, TASKS, num_slots=1)
+    assert attempt.slot_registered(0, "h", 1, {}) == {}
+    assert attempt.slot_registered(0, "h", 9, {"v1/0": "tcp://h:9"}) is None
+    assert attempt.slots == {0: ("h", 1)} and attempt.gates == {}

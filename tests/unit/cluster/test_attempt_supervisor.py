@@ -115,6 +115,21 @@ def test_code_the_executors_cannot_load_is_a_failure_no_restart_fixes(rig):
     assert not attempt.failure.recoverable
 
 
+def test_every_slot_learns_every_gate_endpoint_once_the_last_slot_registered(rig):
+    attempt = rig.supervisor.start(1, None, None)
+    slots = range(rig.plan.graph.num_slots)
+    for slot in slots:
+        assert not rig.sent(msg.GateEndpoints)  # a slot that started none may not connect yet
+        gates = {f"v{slot}/0": f"tcp://h:{slot}"}
+        rig.from_slot(1, slot, msg.SlotRegistered(1, slot, "elsewhere", slot, gates=gates))
+        rig.turns = 1
+        rig.supervisor.supervise(attempt)
+    every = {f"v{slot}/0": f"tcp://h:{slot}" for slot in slots}
+    assert sorted(rig.sent(msg.GateEndpoints)) == [
+        (msg.slot_identity(1, slot), msg.GateEndpoints(1, every)) for slot in slots
+    ]
+
+
 def test_a_slot_that_falls_silent_fails_the_attempt(tmp_path):
     rig = Rig(tmp_path, heartbeat_timeout_s=0.05)
     attempt = rig.supervisor.start(1, None, None)

@@ -205,6 +205,25 @@ def test_messages_of_another_attempt_are_ignored():
     h.close()
 
 
+def test_a_canceled_task_drops_what_its_outputs_still_queue_at_once():
+    h = StreamTaskHarness([keyed_count()], num_input_channels=1).open()
+    h.records(0, ["a"])
+    h.control(msg.CancelAttempt(1, "the attempt failed"))
+    with pytest.raises(TaskCancelled):
+        h.run_until_idle()
+    h.close()
+    assert [s.linger_at_close for s in h.network.outputs.values()] == [0]
+
+
+def test_a_task_that_ended_its_output_lets_what_is_still_queued_go_out():
+    h = StreamTaskHarness([keyed_count()], num_input_channels=1, checkpointing=False).open()
+    h.end_of_data(0)
+    h.end_of_partition(0)
+    assert not h.run_until_idle()
+    h.close()
+    assert [s.linger_at_close for s in h.network.outputs.values()] == [None]
+
+
 def test_a_frame_lost_on_an_input_channel_fails_the_task_naming_the_channel():
     h = StreamTaskHarness([keyed_count()], num_input_channels=2).open()
     h.records(1, ["a"])
