@@ -133,7 +133,7 @@ def _await_gate_endpoints(
     """Until the JobMaster sends every gate's endpoint (all slots registered), cancels the
     attempt, or goes silent (None). The JobMaster, not Spark's ``allGather``, brings the slots
     together: Spark answers a barrier call by polling once a second, a second lost on every
-    start (docs/adr/0021-gate-endpoints-through-the-job-master.md)."""
+    start (docs/adr/0023-gate-endpoints-through-the-job-master.md)."""
     last_heard = time.monotonic()
     while time.monotonic() - last_heard <= slot.heartbeat_timeout_s:
         if not control.poll(100):

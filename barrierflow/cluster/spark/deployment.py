@@ -2,7 +2,7 @@
 
 The barrier stage gang-schedules the slots (all run at once, as a pipelined job needs); they
 find each other through the JobMaster, not Spark's barrier calls, which answer a second late
-(docs/adr/0021-gate-endpoints-through-the-job-master.md). When any slot fails, Spark aborts
+(docs/adr/0023-gate-endpoints-through-the-job-master.md). When any slot fails, Spark aborts
 the whole stage ("could not recover from a failed barrier ResultStage"); the JobMaster, not
 Spark, decides about restarts.
 
