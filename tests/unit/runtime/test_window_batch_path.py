@@ -5,6 +5,7 @@ either restores into either, also at another parallelism."""
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,20 @@ def run(steps, make, restore_with=None) -> tuple[list, list, int]:
     return out, out_ts, late
 
 
+def keys_of_one_time_in_order(result: tuple[list, list, int]) -> tuple[list, list, int]:
+    """``run``'s result with the outputs of one firing time (windows of one end, of several keys)
+    in a fixed order. Each path restores its own checkpoint, and a heap checkpoint keeps a
+    table's order of insertion, which the two paths' histories make differ: the batch path
+    writes its windows end by end, the general path's timers key by key as records came. Flink
+    fixes no order among keys whose timers fire at one time either; across times, and per key,
+    the order is compared as it is."""
+    out, out_ts, late = result
+    pairs: list = []
+    for _, group in groupby(zip(out_ts, out, strict=True), key=lambda p: p[0]):
+        pairs += sorted(group, key=repr)
+    return [o for _, o in pairs], [t for t, _ in pairs], late
+
+
 def maker(assigner, contents, path):
     window_spec = spec(assigner, contents, path)
 
@@ -150,7 +165,7 @@ def test_the_batch_path_emits_what_the_general_path_emits_record_by_record(
     assigner = ASSIGNERS[assigner]
     batch = run(steps, maker(assigner, contents, "batch"))
     general = run(steps, maker(assigner, contents, "general"))
-    assert batch == general
+    assert keys_of_one_time_in_order(batch) == keys_of_one_time_in_order(general)
 
 
 @settings(max_examples=60, deadline=None)
@@ -160,8 +175,9 @@ def test_a_checkpoint_of_either_path_restores_into_the_other(steps, assigner):
     batch = maker(assigner, Contents.REDUCE, "batch")
     general = maker(assigner, Contents.REDUCE, "general")
     # The same checkpoint restored into each path: what comes after is the same.
-    assert run(steps, general, restore_with=batch) == run(steps, general)
-    assert run(steps, batch, restore_with=general) == run(steps, batch)
+    same = keys_of_one_time_in_order
+    assert same(run(steps, general, restore_with=batch)) == same(run(steps, general))
+    assert same(run(steps, batch, restore_with=general)) == same(run(steps, batch))
 
 
 def keyed_state(state) -> dict:
