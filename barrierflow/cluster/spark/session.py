@@ -49,6 +49,17 @@ def get_or_create_session(
     if configured is not None:
         log.info("Connecting to Spark master %s", configured)
         spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
+        if is_local_master(configured) and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            # Its workers run on this machine: this interpreter sees barrierflow, while
+            # ``python3`` from the PATH (Spark's default) may not, as for the embedded session.
+            # PySpark's driver takes the workers' Python from the environment alone.
+            python = (
+                (conf or {}).get("spark.pyspark.python")
+                or os.environ.get("PYSPARK_PYTHON")
+                or sys.executable
+            )
+            os.environ["PYSPARK_PYTHON"] = python
+            spark_conf.set("spark.pyspark.python", python)
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         cores = max(num_slots, os.cpu_count() or 1)
@@ -87,6 +98,12 @@ def _start_jvm_logging_to(path: str, spark_conf) -> None:
         gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": out, "stderr": out})
     SparkContext._ensure_initialized(gateway=gateway)
     log.info("Spark's own log and stack dumps go to %s", path)
+
+
+def is_local_master(master: str) -> bool:
+    """Spark's ``local``, ``local[N]``, ``local[*]`` and ``local[N,F]``: executors in this JVM,
+    their Python workers on this machine."""
+    return master == "local" or master.startswith("local[")
 
 
 def _configured_master(master: str | None, conf: Mapping[str, str]) -> str | None:
