@@ -19,6 +19,7 @@ from barrierflow.checkpoint.key_group_tables import (
 from barrierflow.checkpoint.metadata import InlineHandle, KeyGroupsHandle
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.state.key_groups import KeyGroupRange
+from tests.unit.checkpoint.test_key_group_format import GOLDEN_SECTIONS, inline, read_inline
 
 FULL = KeyGroupRange(0, 127)
 GOLDEN_V3 = Path(__file__).parent / "golden" / "key_groups_v3.bin"
@@ -28,24 +29,6 @@ GOLDEN_TABLES = {
     "visits": ("list", [70], {("u", 1): [1, 2, 3]}),
     "seen": ("map", [70], {"k": {"a": 1.5, 2: None}}),
 }
-GOLDEN_SECTIONS = [
-    (3, {"count": ("value", [("apple", 2), (7, 40)])}),
-    (
-        70,
-        {
-            "visits": ("list", [(("u", 1), [1, 2, 3])]),
-            "seen": ("map", [("k", {"a": 1.5, 2: None})]),
-        },
-    ),
-]
-
-
-def inline(data: bytes, kind: str) -> InlineHandle:
-    return InlineHandle(bytes(data))
-
-
-def read_inline(handle) -> bytes:
-    return handle.data
 
 
 def must_not_read(stream) -> bytes:
