@@ -57,8 +57,9 @@ def main() -> None:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(1)
     views = env.from_collection(VIEWS).assign_timestamps_and_watermarks(
-        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(10))
-        .with_timestamp_assigner(ViewTime())
+        WatermarkStrategy.for_bounded_out_of_orderness(
+            Duration.of_seconds(10)
+        ).with_timestamp_assigner(ViewTime())
     )
     (
         views.key_by(lambda view: view[1])

@@ -257,9 +257,7 @@ class DataStream:
         if isinstance(sink, SupportsPreprocessing) and sink.get_transformer() is not None:
             ds = sink.get_transformer().apply(self)
         sink.set_input_type(ds.get_type())
-        t = Transformation(
-            TransformationKind.SINK, type(sink).__name__, [ds._transformation], sink
-        )
+        t = Transformation(TransformationKind.SINK, type(sink).__name__, [ds._transformation], sink)
         self._env._add(t)
         return DataStreamSink(self._env, t)
 

@@ -25,9 +25,7 @@ def _run(tmp_path, name, kind, fault_at=None, backend="hashmap", parallelism=2, 
     if fault_at is not None:
         fault = Fault("kill", fault_at, str(base / "fired"), str(base / "ckpt"))
     env = StreamExecutionEnvironment().set_parallelism(parallelism)
-    event_time.build(
-        env, kind, N, str(base / "out"), str(base / "ckpt"), fault, backend, **kw
-    )
+    event_time.build(env, kind, N, str(base / "out"), str(base / "ckpt"), fault, backend, **kw)
     result = env.execute(name)
     return result, event_time.committed(str(base / "out")), base
 
@@ -56,9 +54,7 @@ def golden(spark, tmp_path_factory):
         ("timers", 10000, "rocksdb"),
     ],
 )
-def test_a_kill_commits_every_window_exactly_once(
-    spark, tmp_path, golden, kind, fault_at, backend
-):
+def test_a_kill_commits_every_window_exactly_once(spark, tmp_path, golden, kind, fault_at, backend):
     result, output, base = _run(tmp_path, f"{kind}-{fault_at}", kind, fault_at, backend)
 
     assert os.path.exists(base / "fired"), "the fault never fired: no checkpoint before it?"

@@ -40,9 +40,7 @@ def _restored_record(result):
     return next(r for r in result.checkpoint_history if r.checkpoint_id == restore.checkpoint_id)
 
 
-def test_a_kill_with_data_in_flight_into_both_inputs_commits_exactly_once(
-    spark, tmp_path, golden
-):
+def test_a_kill_with_data_in_flight_into_both_inputs_commits_exactly_once(spark, tmp_path, golden):
     base = tmp_path / "kill"
     fail = Fail(N // 4, str(base / "fired"), str(base / "ckpt"))
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
@@ -56,9 +54,7 @@ def test_a_kill_with_data_in_flight_into_both_inputs_commits_exactly_once(
     assert _committed(base) == golden
 
 
-def test_data_in_flight_into_both_inputs_restores_at_another_parallelism(
-    spark, tmp_path, golden
-):
+def test_data_in_flight_into_both_inputs_restores_at_another_parallelism(spark, tmp_path, golden):
     base = tmp_path / "rescaled"
     first = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     fail = Fail(N // 4, str(base / "failed"), str(base / "ckpt"), kill=False)

@@ -61,9 +61,7 @@ class FailOnce(MapFunction):
 
 class CountPerInput(KeyedCoProcessFunction):
     def open(self, runtime_context):
-        self.counts = [
-            runtime_context.get_state(ValueStateDescriptor(f"count{i}")) for i in (1, 2)
-        ]
+        self.counts = [runtime_context.get_state(ValueStateDescriptor(f"count{i}")) for i in (1, 2)]
         self.processed = 0
 
     def _count(self, side: int, value: int, ctx):

@@ -58,9 +58,7 @@ def _files(path: str) -> list[str]:
         i.path
         for i in infos
         if i.type == pafs.FileType.File
-        and not any(
-            part.startswith((".", "_")) for part in i.path.removeprefix(base).split("/")
-        )
+        and not any(part.startswith((".", "_")) for part in i.path.removeprefix(base).split("/"))
     )
 
 

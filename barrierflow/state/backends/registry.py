@@ -190,9 +190,7 @@ _SIZED = {
 }
 
 # state as Python objects on the heap; full snapshots
-HASHMAP = register(
-    StateBackendKind("hashmap", "HashMapStateBackend", _heap, state_on_heap=True)
-)
+HASHMAP = register(StateBackendKind("hashmap", "HashMapStateBackend", _heap, state_on_heap=True))
 _ROCKSDB_OPTIONS = (
     Option(_BLOCK_CACHE, parse_memory_bytes, 64 * 1024**2, "RocksDB block cache per subtask",
            check=_positive, check_text="positive"),

@@ -37,9 +37,7 @@ class PriceOrders(KeyedCoProcessFunction):
 
     def open(self, runtime_context: RuntimeContext):
         self.price = runtime_context.get_state(ValueStateDescriptor("price", Types.INT()))
-        self.waiting = runtime_context.get_list_state(
-            ListStateDescriptor("waiting", Types.INT())
-        )
+        self.waiting = runtime_context.get_list_state(ListStateDescriptor("waiting", Types.INT()))
 
     def process_element1(self, order, ctx):
         price = self.price.value()

@@ -45,9 +45,7 @@ committed = [
     for p in glob.glob("out/**/*", recursive=True)
     if os.path.isfile(p) and not os.path.basename(p).startswith((".", "_"))
 ]
-names_ok = all(
-    os.path.basename(p).startswith("pre-") and p.endswith(".txt") for p in committed
-)
+names_ok = all(os.path.basename(p).startswith("pre-") and p.endswith(".txt") for p in committed)
 print("part files named pre-*.txt:", bool(committed) and names_ok)
 lines = []
 for path in committed:

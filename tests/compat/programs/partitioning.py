@@ -34,7 +34,7 @@ numbers.broadcast().map(Where(), output_type=Types.STRING()).disable_chaining().
     "everywhere"
 ).set_parallelism(1)
 
-numbers.partition_custom(ByParity(), lambda v: v).map(
-    Where(), output_type=Types.STRING()
-).print("custom").set_parallelism(1)
+numbers.partition_custom(ByParity(), lambda v: v).map(Where(), output_type=Types.STRING()).print(
+    "custom"
+).set_parallelism(1)
 env.execute("partitioning")

@@ -20,7 +20,5 @@ readings.map(
     output_type=Types.ROW([Types.STRING(), Types.DOUBLE()]),
 ).print("double")
 readings.map(lambda r: r.as_dict()["sensor"] + "!", output_type=Types.STRING()).print("string")
-readings.map(
-    lambda r: [r.value, r.value], output_type=Types.LIST(Types.FLOAT())
-).print("list")
+readings.map(lambda r: [r.value, r.value], output_type=Types.LIST(Types.FLOAT())).print("list")
 env.execute("rows_and_types")

@@ -163,9 +163,7 @@ class Both(CoMapFunction):
 def test_a_two_input_operator_needs_them_if_either_input_method_may_read_them():
     env = StreamExecutionEnvironment()
     a, b = env.from_collection([1]), env.from_collection([2])
-    a.key_by(lambda v: v).connect(b.key_by(lambda v: v)).process(Join()).sink_to(
-        DiscardingSink()
-    )
+    a.key_by(lambda v: v).connect(b.key_by(lambda v: v)).process(Join()).sink_to(DiscardingSink())
     a.connect(b).map(Both()).sink_to(DiscardingSink())
     inputs = {n.name: n.input_timestamps for n in stream_graph(env).nodes}
     assert inputs["Join"] is NEEDED and inputs["Both"] is DROPPED
@@ -178,9 +176,7 @@ class Echo(AsyncFunction):
 
 def test_async_io_carries_them_to_a_window_after_it():
     env = StreamExecutionEnvironment().set_parallelism(2)
-    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
-        lambda i, _: i
-    )
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda i, _: i)
     events = env.from_source(SequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
         strategy
     )

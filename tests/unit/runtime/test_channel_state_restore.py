@@ -52,9 +52,7 @@ class RecordingChain:
 
 def descriptor(head: OperatorSpec, subtask: int, parallelism: int, outputs=()):
     d = StreamTaskHarness([head], num_input_channels=2, input_of_channel=(0, 1)).descriptor
-    return dataclasses.replace(
-        d, subtask=subtask, parallelism=parallelism, outputs=tuple(outputs)
-    )
+    return dataclasses.replace(d, subtask=subtask, parallelism=parallelism, outputs=tuple(outputs))
 
 
 def state(inputs=(), outputs=(), version: int = 2) -> InlineHandle:
@@ -118,9 +116,7 @@ def broadcast_edge(consumers: int) -> OutputPlan:
 
 
 @pytest.mark.parametrize(("consumers", "channels"), [(2, [1]), (3, [1]), (1, [])])
-def test_a_broadcast_edge_sends_queued_records_only_where_they_had_not_arrived(
-    consumers, channels
-):
+def test_a_broadcast_edge_sends_queued_records_only_where_they_had_not_arrived(consumers, channels):
     """Old consumer 1 of 2 had not received [7]: the new consumers that take its share."""
     head = OperatorSpec("source", "Source", TransformationKind.MAP, None)
     d = descriptor(head, 0, 1, [broadcast_edge(consumers)])

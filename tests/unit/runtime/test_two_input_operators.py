@@ -80,8 +80,10 @@ class Judge(KeyedBroadcastProcessFunction):
         ctx.get_broadcast_state(RULES).put(*rule)
 
     def on_timer(self, timestamp, ctx):
-        yield ctx.get_current_key(), "limit", ctx.get_broadcast_state(RULES).get(
-            ctx.get_current_key()
+        yield (
+            ctx.get_current_key(),
+            "limit",
+            ctx.get_broadcast_state(RULES).get(ctx.get_current_key()),
         )
 
 

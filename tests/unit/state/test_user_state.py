@@ -28,8 +28,10 @@ from tests.unit.state.test_state_ttl import at, factory, store  # noqa: F401
 
 
 def _map_descriptor(kind: str) -> MapStateDescriptor:
-    descriptor = MapStateDescriptor("m", Types.STRING(), Types.INT()) if kind == "typed" else (
-        MapStateDescriptor("m")
+    descriptor = (
+        MapStateDescriptor("m", Types.STRING(), Types.INT())
+        if kind == "typed"
+        else (MapStateDescriptor("m"))
     )
     if kind == "ttl":
         descriptor.enable_time_to_live(StateTtlConfig.new_builder(Time.seconds(60)).build())
