@@ -62,7 +62,8 @@ def test_prepared_records_stay_invisible_until_committed_and_a_second_commit_is_
     committables = writer.prepare_commit(7)
 
     assert _rows(db) == []
-    assert committables == [{"gid": "barrierflow:sums-job:sink:0:7:1"}]
+    assert [c["gid"] for c in committables] == ["barrierflow:sums-job:sink:0:7:1"]
+    assert committables[0]["xid"].isdigit()
     assert _prepared(db) == ["barrierflow:sums-job:sink:0:7:1"]
     _commit(sink, committables, 7)
     _commit(sink, committables, 7)
@@ -118,6 +119,26 @@ def test_seed_1039_a_job_ended_for_good_commits_what_completed_and_rolls_back_th
 
     assert [r[1] for r in _rows(db)] == [10, 11]
     assert _prepared(db) == []
+
+
+def test_a_savepoint_whose_transaction_a_recovery_rolled_back_fails_its_restore_naming_it(db):
+    """A savepoint taken while the job runs commits nothing. If the job then fails over to an
+    older checkpoint, that recovery rolls back what the savepoint prepared; a job started from
+    the savepoint later must not count those rows as written."""
+    sink = PostgresSink(db, INSERT)
+    writer = sink.create_writer(_context(0, attempt=1, parallelism=1))
+    writer.write([(0, 1, 1), (0, 2, 3)])
+    savepoint = writer.prepare_commit(5)
+    writer.close()
+    # Attempt 2 restores no checkpoint (none completed): it rolls back what attempt 1 prepared.
+    committer = sink.create_committer(CommitterContext("job-id", "sums-job", "sink", 0, 1, 2))
+    committer.abort_lingering(Recovery(0, 1, 1, ()))
+    committer.close()
+    assert _prepared(db) == []
+
+    with pytest.raises(PostgresSinkError, match=r"sink:0:5:1 .*was rolled back.*not in the table"):
+        _commit(sink, savepoint, 5)
+    assert _rows(db) == []
 
 
 def test_a_lost_connection_is_retried_by_replaying_the_open_transaction(db):

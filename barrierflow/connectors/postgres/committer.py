@@ -3,8 +3,13 @@
 ended for good, of those prepared after its last completed checkpoint.
 
 A commit of an id no longer prepared is done (by an earlier attempt, or by another subtask
-after a rescale): commits are idempotent. A statement that fails closes the connection and
-raises; the framework tries again with backoff, on a new connection.
+after a rescale): commits are idempotent. Unless the server reports that transaction rolled
+back: then its rows are lost to the table, and the commit fails naming it rather than going
+on without them (a savepoint commits nothing, and a recovery from an older checkpoint rolls
+back what it prepared; a job later started from that savepoint lands here).
+
+A statement that fails closes the connection and raises; the framework tries again with
+backoff, on a new connection.
 
 **Threading:** the task thread. **I/O:** one autocommit connection.
 """
@@ -42,7 +47,7 @@ class PostgresCommitter(Committer):
 
     def commit(self, committables: list[Committable]) -> None:
         for c in committables:
-            self._finish("COMMIT PREPARED", c.data["gid"])
+            self._finish("COMMIT PREPARED", c.data["gid"], c.data.get("xid", ""))
 
     def abort_lingering(self, recovery: Recovery) -> None:
         """Rolls back the prepared transactions of the old subtasks this one answers for that
@@ -88,7 +93,9 @@ class PostgresCommitter(Committer):
             if (owner := transaction_owner(gid, self._prefix)) is not None and recovery.owns(owner)
         ]
 
-    def _finish(self, verb: str, gid: str) -> None:
+    def _finish(self, verb: str, gid: str, xid: str = "") -> None:
+        """``xid``: the server's id of the transaction (committables of older versions have
+        none), asked after when ``gid`` is no longer prepared."""
         psycopg = self._psycopg
         statement = psycopg.sql.SQL(verb + " {}").format(psycopg.sql.Literal(gid))
 
@@ -97,10 +104,35 @@ class PostgresCommitter(Committer):
                 conn.execute(statement)
             except psycopg.errors.UndefinedObject:
                 # No such prepared transaction: finished before (a commit repeated after a
-                # failover, or by a subtask of an earlier attempt).
+                # failover, or by a subtask of an earlier attempt), or rolled back.
+                if xid and verb == "COMMIT PREPARED":
+                    self._check_not_rolled_back(conn, gid, xid)
                 log.debug("PostgresSink: %s %s: already done", verb, gid)
 
         self._run(f"{verb} {gid}", run)
+
+    def _check_not_rolled_back(self, conn: Any, gid: str, xid: str) -> None:
+        try:
+            (status,) = conn.execute("SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()
+        except self._psycopg.Error as e:  # e.g. "in the future": another server than before
+            status, why = None, first_line(e)
+        else:
+            why = "its status is no longer kept"
+        if status == "aborted":
+            raise PostgresSinkError(
+                f"PostgresSink: transaction {gid} (server transaction {xid}), which the restored "
+                f"checkpoint or savepoint counts as written, was rolled back, so its rows are not "
+                f"in the table ({where(self._conninfo)}). Going on would lose them. Likely "
+                "cause: the job was restored from a savepoint after a recovery from an older "
+                "checkpoint had rolled back what that savepoint prepared (a savepoint taken "
+                "while the job runs commits nothing). Restore from a checkpoint or savepoint "
+                "taken after that recovery instead."
+            )
+        if status is None:
+            log.warning(
+                "PostgresSink: %s is no longer prepared, and whether server transaction %s "
+                "committed cannot be told (%s); counted as committed", gid, xid, why,
+            )  # fmt: skip
 
     def _run(self, what: str, action: Any) -> Any:
         try:

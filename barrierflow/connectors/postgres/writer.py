@@ -47,6 +47,7 @@ class PostgresSinkWriter(SinkWriter):
         self._written = 0  # how many of them the server has
         self._in_transaction = False
         self._preparing: str | None = None  # the global id of a PREPARE under way
+        self._xid = ""  # the server's id of the transaction last prepared (pg_current_xact_id)
         self._prepared: dict[str, int] = {}  # prepared by this writer, not yet committed: id
         # -> checkpoint
         self._commit_interval_s = sink.commit_interval_ms / 1000
@@ -96,14 +97,18 @@ class PostgresSinkWriter(SinkWriter):
         self._preparing = None
         self._prepared[gid] = checkpoint_id
         self._end_transaction()
-        return [{"gid": gid}]
+        return [{"gid": gid, "xid": self._xid}]
 
     def _commit(self) -> None:
         self._retrying("COMMIT", lambda: self._conn.execute("COMMIT"), replay=True)
         self._end_transaction()
 
     def _prepare(self, statement: Any) -> None:
+        """Notes the transaction's id before preparing it: a committer that later finds the
+        global id gone asks the server whether that transaction committed or was rolled back
+        (``committer.py``)."""
         if self._in_transaction:
+            (self._xid,) = self._conn.execute("SELECT pg_current_xact_id()::text").fetchone()
             self._conn.execute(statement)
         # else: a retry after a lost connection found the transaction already prepared
 
