@@ -9,7 +9,8 @@ a DOUBLE given as an int a float; a value MessagePack cannot hold is pickled and
 stored.
 
 A wrapper around the backend's state object: reads go straight to it; states without a type
-are not wrapped.
+are not wrapped. A backend value state that offers ``direct_store`` (the heap's) is written
+into directly once a value passes the check.
 
 **Threading:** the task thread only.
 """
@@ -84,12 +85,44 @@ def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any],
     return checked
 
 
+def _checked_into(
+    data: dict[Any, Any], key_context: Any, store: Callable[[Any], None], check: _TypeCheck
+) -> Callable[[Any], None]:
+    """``_checked`` for a state that writes into ``data`` under ``key_context``'s key: a
+    value of the plain type, in range, goes into ``data`` in this call, the rest through
+    ``store`` (a None clears): about half of what the check costs on the heap."""
+    plain, low, high, full = check.plain, check.low, check.high, check.full
+    if low is None:
+
+        def checked(value: Any) -> None:
+            if type(value) is plain:
+                data[key_context.key] = value
+            else:
+                full(value)
+                store(value)
+
+    else:
+
+        def checked(value: Any) -> None:
+            if type(value) is plain and low <= value <= high:
+                data[key_context.key] = value
+            else:
+                full(value)
+                store(value)
+
+    return checked
+
+
 class TypedValueState:
     __slots__ = ("clear", "update", "value")
 
     def __init__(self, inner: Any, check: _TypeCheck) -> None:
         self.value, self.clear = inner.value, inner.clear
-        self.update = _checked(inner.update, check)
+        direct_store = getattr(inner, "direct_store", None)
+        if direct_store is None:
+            self.update = _checked(inner.update, check)
+        else:
+            self.update = _checked_into(*direct_store(), inner.update, check)
 
 
 class TypedListState:

@@ -86,6 +86,12 @@ class HeapValueState:
     def clear(self) -> None:
         self._data.pop(self._kc.key, None)
 
+    def direct_store(self) -> tuple[dict[Any, Any], KeyContext]:
+        """The dict this state writes into and the key context naming the entry, so that a
+        typed state's check can write a checked value itself, in the same call
+        (``typed_state.py``): a write is on the per-record path."""
+        return self._data, self._kc
+
 
 class HeapListState:
     __slots__ = ("_backend", "_data", "_kc")

@@ -63,6 +63,10 @@ def test_a_value_that_cannot_be_of_the_type_is_refused_naming_the_state(store):
     count = s.get_state(ValueStateDescriptor("count", Types.LONG()))
     with pytest.raises(TypeError, match="state 'count': 'seven' \\(str\\) is not a LONG"):
         count.update("seven")
+    count.update(7)
+    with pytest.raises(TypeError, match=r"state 'count': 7\.0 \(float\)"):
+        count.update(7.0)
+    assert count.value() == 7 and type(count.value()) is int  # a refused value is not stored
     with pytest.raises(TypeError, match="state 'count': 9223372036854775808 \\(int\\)"):
         count.update(2**63)  # an int, beyond a LONG
     with pytest.raises(TypeError, match="state 'count': -9223372036854775809 \\(int\\)"):
