@@ -145,6 +145,13 @@ RATIOS = [
 ]  # fmt: skip
 
 
+# (label, run, peer at the same size, the goal): peak RSS of the whole process trees
+MEMORY_RATIOS = [
+    ("peak RSS: RocksDB keyed count / Bytewax at the same K", "ours-rocksdb",
+     "bytewax-rocksdb-keys", "<= 1"),
+]  # fmt: skip
+
+
 def select(all_runs: list[Run], only: str | None) -> list[Run]:
     if not only:
         return [r for r in all_runs if r.by_default]
@@ -225,6 +232,7 @@ def table(selected: list[Run], results: dict[str, list[dict]]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     medians: dict[str, float] = {}
+    rss_medians: dict[str, float] = {}
     for run in selected:
         done = [r for r in results[run.name] if "error" not in r]
         errors = [r["error"] for r in results[run.name] if "error" in r]
@@ -234,7 +242,7 @@ def table(selected: list[Run], results: dict[str, list[dict]]) -> str:
         rates = [r["events_per_s"] for r in done]
         medians[run.name] = statistics.median(rates)
         events = done[0]["events"]
-        rss = statistics.median(r["peak_rss_mib"] for r in done)
+        rss = rss_medians[run.name] = statistics.median(r["peak_rss_mib"] for r in done)
         shown = " / ".join(_fmt(x) for x in rates) + (f" ({len(errors)} failed)" if errors else "")
         rows.append(
             f"| {run.name} | {run.what} | {_fmt(events)} | {shown} | "
@@ -244,6 +252,10 @@ def table(selected: list[Run], results: dict[str, list[dict]]) -> str:
     for label, num, den, goal in RATIOS:
         if num in medians and den in medians:
             rows.append(f"| {label} | **{medians[num] / medians[den]:.3g}** | {goal or '-'} |")
+    for label, num, den, goal in MEMORY_RATIOS:
+        if num in rss_medians and den in rss_medians:
+            ratio = rss_medians[num] / rss_medians[den]
+            rows.append(f"| {label} | **{ratio:.3g}** | {goal} |")
     return "\n".join(rows)
 
 
