@@ -6,6 +6,7 @@ The runs (``--only`` takes these names, or a group's):
 - group ``keyed`` (K = 100,000, parallelism 2, a checkpoint every second): ``ours-keyed``
   (``keyed_count.py``), ``ours-event-time`` (``--event-time``), ``ours-windows``
   (``windows.py``: tumbling event-time windows, as many events as the keyed count),
+  ``ours-typed-state`` (``--typed-state``: the count's state declared ``Types.LONG()``),
   ``ceiling-dict-1`` and ``ceiling-dict-2`` (``ceiling.py dict`` in 1 and 2 processes);
 - group ``rocksdb`` (K = 2,000,000): ``ours-rocksdb`` (``keyed_count.py --state-backend rocksdb
   --incremental``), ``ceiling-rocksdict`` (``ceiling.py rocksdict``, 2 processes);
@@ -100,6 +101,8 @@ def runs(sizes: Sizes, bootstrap: str) -> list[Run]:
         Run("ours-keyed", "keyed", "keyed count", (*keyed, "--events", n)),
         Run("ours-event-time", "keyed", "keyed count, event time",
             (*keyed, "--events", n, "--event-time")),
+        Run("ours-typed-state", "keyed", "keyed count, state typed Types.LONG()",
+            (*keyed, "--events", n, "--typed-state")),
         Run("ceiling-dict-1", "keyed", "dict, 1 process",
             (*ceiling, "dict", "--events", n, "--keys", str(KEYS), "--processes", "1")),
         Run("ceiling-dict-2", "keyed", "dict, 2 processes",
@@ -134,6 +137,7 @@ RATIOS = [
     ("keyed count / dict ceiling, 2 processes", "ours-keyed", "ceiling-dict-2", ">= 0.5"),
     ("keyed count / dict ceiling, 1 process", "ours-keyed", "ceiling-dict-1", ""),
     ("keyed count with event time / without", "ours-event-time", "ours-keyed", ">= 0.9"),
+    ("typed LONG state / untyped", "ours-typed-state", "ours-keyed", ">= 0.97"),
     ("windows / keyed count", "ours-windows", "ours-keyed", ">= 0.5"),
     ("RocksDB keyed count / rocksdict ceiling", "ours-rocksdb", "ceiling-rocksdict", ">= 0.5"),
     ("Kafka exactly-once / client alone, transactional", "ours-kafka-exactly-once",
