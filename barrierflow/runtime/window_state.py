@@ -53,7 +53,7 @@ def window_tables(backend: KeyedStateBackend) -> list[tuple[str, TimeWindow]]:
         if name.startswith(WINDOW_TABLE_PREFIX):
             start, end = name[len(WINDOW_TABLE_PREFIX) :].split("/")
             found.append((name, TimeWindow(int(start), int(end))))
-    return sorted(found, key=lambda found: found[1].end)
+    return sorted(found, key=lambda named: named[1].end)
 
 
 def put_window_tables(
