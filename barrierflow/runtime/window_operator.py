@@ -14,9 +14,10 @@ lateness (its cleanup timer); a record that only belongs to dropped windows is l
 The most common case, event-time tumbling or sliding windows with a ``reduce`` or ``aggregate``
 and nothing else (the default trigger, no window function, evictor, allowed lateness or late
 side output), on a backend that keeps state on the heap, takes a batch path: the accumulators
-by window end (``windowing/aligned_windows.py``), copied into the keyed state at each snapshot
-(``window_state.py``), in the same layout, with the same output in the same order
-(docs/adr/0021-aligned-window-batch-path.md).
+by window end (``windowing/aligned_windows.py``), handed to the backend whole at each checkpoint
+and written in the general layout for savepoints (``window_state.py``), with the same output in
+the same order (docs/adr/0021-aligned-window-batch-path.md,
+docs/adr/0024-window-tables-in-checkpoints.md).
 
 Processing-time windows fire on the wall clock; at the end of a bounded input the ones still
 open are not fired (as in Flink), event-time windows all fire (the end of input is the end of
@@ -39,7 +40,7 @@ from barrierflow.datastream.functions.one_input import (
 from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions, SnapshotFormat
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators import KeyedOperator, OperatorContext, OperatorSnapshot
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
@@ -47,7 +48,12 @@ from barrierflow.runtime.window_state import (
     CONTENTS,
     ELEMENTS,
     TRIGGER_STATE,
+    clear_keys,
+    drop_window_tables,
+    put_window_tables,
     read_accumulators,
+    release_restored,
+    window_tables_into_contents,
     write_accumulators,
 )
 from barrierflow.state.backends.registry import backend_kind
@@ -224,6 +230,8 @@ class WindowOperator(KeyedOperator):
             self._merge = agg.merge
             self._result = agg.get_result
         self._aligned = self._aligned_path(ctx) if self._simple else None
+        if self._aligned is None and ctx.restore is not None:
+            window_tables_into_contents(self.backend, self.timers)
 
     def _aligned_path(self, ctx: OperatorContext) -> AlignedWindowAccumulators | None:
         """The batch path's accumulators, where it applies: aligned windows, no window
@@ -243,13 +251,12 @@ class WindowOperator(KeyedOperator):
             self._folding(),
             lambda record: assign(record, NO_TIMESTAMP, actx),  # raises the assigner's error
         )
-        self._written: set[Any] = set()  # the keys whose windows the keyed state holds
         if ctx.restore is not None:
             entries = read_accumulators(self.backend, windows)
             if entries is None:
                 return None
             accumulators.restore(entries)
-            self._written = {key for key, _, _ in entries}
+            release_restored(self.backend)
             self.timers.forget_event_time_timers()  # the accumulators fire these windows now
         return accumulators
 
@@ -533,9 +540,22 @@ class WindowOperator(KeyedOperator):
         return RecordBatch(out, out_ts)
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        if self._aligned is not None:
-            self._written = write_accumulators(self.backend, self._aligned, self._written)
-        return super().snapshot_state(checkpoint_id, options)
+        """The batch path's windows go into the snapshot as whole tables, or for a savepoint or
+        a canonical snapshot in the general layout, and out of the keyed state again once the
+        backend froze them (``window_state.py``)."""
+        if self._aligned is None:
+            return super().snapshot_state(checkpoint_id, options)
+        if options.is_savepoint or options.snapshot_format is SnapshotFormat.CANONICAL:
+            keys = write_accumulators(self.backend, self._aligned)
+            try:
+                return super().snapshot_state(checkpoint_id, options)
+            finally:
+                clear_keys(self.backend, keys)
+        names = put_window_tables(self.backend, self._aligned)
+        try:
+            return super().snapshot_state(checkpoint_id, options)
+        finally:
+            drop_window_tables(self.backend, names)
 
     def close(self) -> None:
         for fn in (self._window_spec.function, self._window_spec.window_function):

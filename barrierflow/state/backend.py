@@ -104,6 +104,9 @@ class KeyedStateBackend(Protocol):
         """Every key's value of state ``name`` in this backend (a map state's value: a dict),
         for an operator that rebuilds an in-memory index after a restore (its timers)."""
 
+    def state_names(self) -> list[str]:
+        """The names of the states this backend holds, restored or declared."""
+
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Incremental backends may reference this checkpoint's uploads from now on."""
 

@@ -299,6 +299,26 @@ class HeapKeyedStateBackend:
             revived.version = self.version
             yield key, revived
 
+    def state_names(self) -> list[str]:
+        return list(self._tables)
+
+    def put_table(self, name: str, data: dict[Any, Any]) -> None:
+        """Makes ``data`` (key -> value, in its order) value state ``name``'s table, by
+        reference, for the next ``snapshot()`` to copy whole: for an operator that keeps values
+        in a dict of its own between snapshots (the window operator's batch path,
+        ``runtime/window_state.py``) and would otherwise copy them one ``update`` at a time.
+        ``drop_table`` takes it back once the snapshot is taken."""
+        if name in self._states:
+            raise ValueError(f"state {name!r} is in use; a table cannot replace its values")
+        table = self._tables[name] = _Table(StateKind.VALUE)
+        table.data = data
+
+    def drop_table(self, name: str) -> None:
+        """Forgets state ``name`` and its values (a snapshot already taken keeps its copy)."""
+        if name in self._states:
+            raise ValueError(f"state {name!r} is in use; its table cannot be dropped")
+        self._tables.pop(name, None)
+
     def entries(self, name: str) -> Iterator[tuple[Any, Any]]:
         table = self._tables.get(name)
         if table is not None:

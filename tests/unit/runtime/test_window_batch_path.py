@@ -180,16 +180,19 @@ def test_a_checkpoint_of_either_path_restores_into_the_other(steps, assigner):
     assert same(run(steps, batch, restore_with=general)) == same(run(steps, batch))
 
 
+CANONICAL_CHECKPOINT = CheckpointOptions(CheckpointKind.CHECKPOINT, SnapshotFormat.CANONICAL)
+
+
 def keyed_state(state) -> dict:
-    """The windows' contents and timers of a snapshot, as plain dicts."""
+    """Every state of a snapshot, as plain dicts."""
     backend = HeapKeyedStateBackend(128, KeyGroupRange(0, 127))
     backend.restore(list(state.keyed_state), StorageRestoreStreams(None, shares_storage=False))
-    return {name: dict(backend.entries(name)) for name in (CONTENTS.name, TIMERS.name)}
+    return {name: dict(backend.entries(name)) for name in backend.state_names()}
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(records_st, min_size=1, max_size=4), st.integers(-200, 1_000))
-def test_both_paths_leave_the_same_keyed_state_in_a_snapshot(chunks, watermark):
+def test_both_paths_leave_the_same_keyed_state_in_a_canonical_snapshot(chunks, watermark):
     states = []
     for path in ("batch", "general"):
         h = harness(spec(ASSIGNERS["sliding"], Contents.REDUCE, path))
@@ -197,9 +200,52 @@ def test_both_paths_leave_the_same_keyed_state_in_a_snapshot(chunks, watermark):
             h.process_timed([(k, v) for k, v, _ in chunk], [t for *_, t in chunk])
             if i == 1:
                 h.watermark(watermark)  # some windows fire before the snapshot
-        states.append(keyed_state(h.snapshot(1)))
+        states.append(keyed_state(h.snapshot(1, CANONICAL_CHECKPOINT)))
         h.close()
     assert states[0] == states[1]
+
+
+def test_a_checkpoint_of_the_batch_path_holds_each_open_window_as_one_table():
+    h = harness(spec(ASSIGNERS["tumbling"], Contents.REDUCE, "batch"))
+    h.process_timed([("a", 1), ("b", 2), ("a", 3), ("c", 4)], [10, 20, 120, 130])
+    assert keyed_state(h.snapshot(1)) == {
+        "__window__/0/100": {"a": ("a", 1), "b": ("b", 2)},
+        "__window__/100/200": {"a": ("a", 3), "c": ("c", 4)},
+    }
+    # A canonical snapshot between two checkpoints leaves nothing behind in the keyed state.
+    assert keyed_state(h.snapshot(2, CANONICAL_CHECKPOINT))[CONTENTS.name]
+    h.watermark(99)
+    assert keyed_state(h.snapshot(3)) == {"__window__/100/200": {"a": ("a", 3), "c": ("c", 4)}}
+    h.close()
+
+
+def test_a_checkpoint_of_the_batch_path_resumes_on_rocksdb_and_is_written_in_its_layout(
+    tmp_path: Path,
+):
+    records = [(f"k{i % 7}", i, (i * 13) % 400) for i in range(120)]
+    outputs = []
+    for backend in ("hashmap", "rocksdb"):
+        h = harness(spec(ASSIGNERS["sliding"], Contents.REDUCE, "batch"))
+        h.process_timed([(k, v) for k, v, _ in records], [t for *_, t in records])
+        h.watermark(150)
+        state = h.snapshot(1)
+        h.close()
+        r = OperatorHarness(
+            operator(TransformationKind.WINDOW, spec(ASSIGNERS["sliding"], Contents.REDUCE,
+                                                     "batch"), key_selector=key),
+            state_backend=StateBackendConfig(kind=backend), local_dir=str(tmp_path / backend),
+            restore=OperatorRestore([state.operator_state], list(state.keyed_state)), attempt=2,
+        )  # fmt: skip
+        if backend == "rocksdb":  # the general path's layout, and no window table left
+            assert r.operator._aligned is None
+            names = {n for n, t in keyed_state(r.snapshot(2)).items() if t}
+            assert names == {CONTENTS.name, TIMERS.name}
+        r.process_timed([("k1", 5)], [390])
+        # RocksDB keeps its timers by key group: the order among keys of one time differs
+        outputs.append(keys_of_one_time_in_order((*r.watermark(MAX_WATERMARK), 0)))
+        r.close()
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0]  # the open windows fired
 
 
 @pytest.mark.parametrize("taken_by", ["batch", "general"])

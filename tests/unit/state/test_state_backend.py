@@ -233,6 +233,30 @@ def test_a_checkpoint_of_two_subtasks_restores_at_three_each_exactly_its_keys():
     assert sorted(seen) == list(range(200))
 
 
+def test_a_table_put_for_one_snapshot_is_written_as_it_was_then_and_dropped_after():
+    backend = HeapKeyedStateBackend(MAX_PARALLELISM, FULL)
+    own = {"b": 2, "a": 1}  # an operator's own dict, in its order
+    backend.put_table("__table__", own)
+    assert backend.state_names() == ["__table__"]
+    write = backend.snapshot(1, CHECKPOINT)
+    backend.drop_table("__table__")
+    own["c"] = 3  # the operator goes on with its dict
+    assert backend.state_names() == []
+    (handle,) = write(Writer())
+    restored = HeapKeyedStateBackend(MAX_PARALLELISM, FULL)
+    restored.restore([handle], Reader())
+    assert list(restored.entries("__table__")) == [("b", 2), ("a", 1)]
+
+
+def test_a_table_cannot_replace_or_drop_a_state_in_use():
+    backend = HeapKeyedStateBackend(MAX_PARALLELISM, FULL)
+    backend.get_state(ValueStateDescriptor("count"))
+    with pytest.raises(ValueError, match="'count' is in use"):
+        backend.put_table("count", {"a": 1})
+    with pytest.raises(ValueError, match="'count' is in use"):
+        backend.drop_table("count")
+
+
 def test_a_checkpoint_of_the_older_key_group_format_restores():
     """Checkpoints written before version 3: the golden stream of version 2."""
     data = (GOLDEN / "key_groups_v2.bin").read_bytes()

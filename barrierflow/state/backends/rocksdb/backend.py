@@ -222,6 +222,9 @@ class RocksDBKeyedStateBackend:
         table = self._tables[name] = Table(name, kind, db, self._db)
         return table
 
+    def state_names(self) -> list[str]:
+        return list(self._tables)
+
     def entries(self, name: str) -> Iterator[tuple[Any, Any]]:
         table = self._tables.get(name)
         if table is None:
