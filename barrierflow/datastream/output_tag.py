@@ -17,11 +17,20 @@ from typing import Any, NamedTuple
 class OutputTag:
     """PyFlink's ``OutputTag(tag_id, type_info=None)``: tags with the same id are the same."""
 
+    # Whether this process ever made a tag. Until it has, no function's output can hold a
+    # ``(tag, value)`` pair, and operators skip looking for them: the look costs about 35 ns
+    # a record (``runtime/operators.py``). Unpickling makes a tag through ``__init__`` too.
+    made = False
+
     def __init__(self, tag_id: str, type_info: Any = None) -> None:
         if not isinstance(tag_id, str) or not tag_id:
             raise ValueError(f"an OutputTag needs a non-empty string id, got {tag_id!r}")
         self.tag_id = tag_id
         self.type_info = type_info
+        OutputTag.made = True
+
+    def __reduce__(self) -> tuple[Any, tuple[str, Any]]:
+        return type(self), (self.tag_id, self.type_info)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, OutputTag) and other.tag_id == self.tag_id

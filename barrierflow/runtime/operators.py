@@ -205,8 +205,10 @@ class Operator:
         """PyFlink's way to a side output, ``yield output_tag, value``: such pairs become side
         output records (dropped when no one consumes the tag)."""
         out = batch.values
-        if OutputTag not in {type(r[0]) for r in out if type(r) is tuple and r}:
-            return batch  # the common case, at about 35 ns a record
+        if not OutputTag.made or OutputTag not in {
+            type(r[0]) for r in out if type(r) is tuple and r
+        }:
+            return batch  # the common case: no tag in this process, or none in the batch
         consumed = self.spec.side_outputs
         kept: list[Any] = []
         flags: list[bool] = []

@@ -4,7 +4,10 @@ leave them out; a window's late records and a process function's ctx.output go t
 
 from __future__ import annotations
 
+import pickle
+
 from barrierflow import StreamExecutionEnvironment
+from barrierflow.common import Types
 from barrierflow.connectors import DiscardingSink
 from barrierflow.datastream import OutputTag
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
@@ -95,3 +98,13 @@ def test_a_windows_late_records_go_to_its_late_data_side_output():
     assert h.process_timed([7, 8], [3, 25]) == ([SideOutput("late", 7)], [3])
     assert h.watermark(MAX_WATERMARK) == ([8], [29])
     assert h.operator.late_records_dropped == 0
+
+
+def test_an_unpickled_tag_is_made_through_its_constructor_so_operators_look_for_pairs(monkeypatch):
+    """Operators skip looking for ``(tag, value)`` pairs until the process made a tag; a tag
+    that reaches an executor pickled inside a function must count as made there."""
+    shipped = pickle.dumps(SplitOdd().__dict__ | {"tag": OutputTag("late", Types.LONG())})
+    monkeypatch.setattr(OutputTag, "made", False)
+    tag = pickle.loads(shipped)["tag"]
+    assert OutputTag.made
+    assert tag == OutputTag("late") and repr(tag.type_info) == repr(Types.LONG())
