@@ -9,7 +9,6 @@ Records are ``Row``s named by the table's columns; partition columns that a file
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,64 +17,36 @@ import pyarrow.parquet as pq
 
 from barrierflow.checkpoint.file_systems import resolve
 from barrierflow.common.types import Row
-from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext, SplitRun
+from barrierflow.connectors.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.source_reader import SourceReaderContext
 from barrierflow.connectors.split_enumerator import Split
 
 _BATCH_ROWS = 8192
 
 
-class ParquetSplitReader(SourceReader):
+class ParquetSplitReader(SequentialSplitReader):
     def __init__(self, schema: pa.Schema, context: SourceReaderContext) -> None:
+        super().__init__(context)
         self._schema = schema
         self._names = list(schema.names)
-        self._request = context.send_split_request
-        self._splits: deque[Split] = deque()  # the first is being read
         self._rows: Iterator[tuple] | None = None
         self._file: Any = None  # of the split being read
-        self._asked = False
-        self._no_more = False
-        self._last: list[SplitRun] = []
-        self._finished: list[str] = []
 
-    def start(self) -> None:
-        if not self._splits:
-            self._ask()
+    def _open_split(self, split: Split) -> None:
+        self._rows = self._open(split)
 
-    def _ask(self) -> None:
-        if not self._asked and not self._no_more:
-            self._asked = True
-            self._request()
-
-    def add_splits(self, splits: list[Split]) -> None:
-        self._splits += [dict(s) for s in splits]
-        self._asked = False
-
-    def notify_no_more_splits(self) -> None:
-        self._no_more = True
-
-    def poll(self, max_records: int) -> list[Any] | None:
-        self._last = []
-        if self._rows is None:
-            if not self._splits:
-                if self._no_more:
-                    return None
-                self._ask()
-                return []
-            self._rows = self._open(self._splits[0])
-        split = self._splits[0]
+    def _read_split(self, split: Split, max_records: int) -> tuple[list[Any], bool]:
         out: list[Any] = []
+        at_end = True
         for values in self._rows:
             row = Row(*values)
             row.set_field_names(self._names)
             out.append(row)
             if len(out) >= max_records:
+                at_end = False
                 break
-        else:
-            self._end_of_file()
         split["offset"] += len(out)
-        if out:
-            self._last = [(split["path"], len(out))]
-        return out
+        return out, at_end
 
     def _open(self, split: Split) -> Iterator[tuple]:
         """The rows of the split's file from its offset on, as tuples in the schema's order."""
@@ -101,24 +72,8 @@ class ParquetSplitReader(SourceReader):
             for i in range(count):
                 yield tuple(constants[n] if n in constants else columns[n][i] for n in self._names)
 
-    def _end_of_file(self) -> None:
-        self.close()
-        self._finished.append(self._splits.popleft()["path"])
-        if not self._splits:
-            self._ask()
-
-    def split_runs(self) -> list[SplitRun]:
-        return self._last
-
-    def finished_splits(self) -> list[str]:
-        done, self._finished = self._finished, []
-        return done
-
-    def snapshot_state(self, checkpoint_id: int) -> list[Split]:
-        return [dict(s) for s in self._splits]
-
-    def close(self) -> None:
+    def _close_split(self) -> None:
         self._rows = None
-        if self._file is not None:
+        if self._file is not None:  # None when opening the file failed
             self._file.close()
             self._file = None

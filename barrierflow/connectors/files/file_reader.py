@@ -14,14 +14,14 @@ import bz2
 import gzip
 import lzma
 import os
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
-from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext, SplitRun
+from barrierflow.connectors.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.source_reader import SourceReaderContext
 from barrierflow.connectors.split_enumerator import Split
 
 _CHUNK = 1 << 20
@@ -141,47 +141,19 @@ class TextLines:
         self._file.close()
 
 
-class FileReader(SourceReader):
+class FileReader(SequentialSplitReader):
     """``uri``: any path of the source, naming the file system all its files are on."""
 
     def __init__(self, uri: str, record_format: RecordFormat, context: SourceReaderContext):
+        super().__init__(context)
         self._fs, _ = resolve_filesystem(uri)
         self._format = record_format
-        self._request = context.send_split_request
-        self._splits: deque[Split] = deque()  # the first is being read
         self._file: SplitRecords | None = None
-        self._asked = False  # a split request is on its way
-        self._no_more = False
-        self._last: list[SplitRun] = []
-        self._finished: list[str] = []
 
-    def start(self) -> None:
-        if not self._splits:
-            self._ask()
+    def _open_split(self, split: Split) -> None:
+        self._file = self._format.open_split(self._fs, split["path"], split["offset"])
 
-    def _ask(self) -> None:
-        if not self._asked and not self._no_more:
-            self._asked = True
-            self._request()
-
-    def add_splits(self, splits: list[Split]) -> None:
-        self._splits += [dict(s) for s in splits]
-        self._asked = False
-
-    def notify_no_more_splits(self) -> None:
-        self._no_more = True
-
-    def poll(self, max_records: int) -> list[Any] | None:
-        self._last = []
-        if self._file is None:
-            if not self._splits:
-                if self._no_more:
-                    return None
-                self._ask()
-                return []
-            split = self._splits[0]
-            self._file = self._format.open_split(self._fs, split["path"], split["offset"])
-        split = self._splits[0]
+    def _read_split(self, split: Split, max_records: int) -> tuple[list[Any], bool]:
         try:
             out = self._file.read(max_records)
         except ValueError as e:
@@ -190,29 +162,8 @@ class FileReader(SourceReader):
                 f"with {self._format!r}: {e}"
             ) from e
         split["offset"] = self._file.position
-        if len(out) < max_records:
-            self._end_of_file()
-        if out:
-            self._last = [(split["path"], len(out))]
-        return out
+        return out, len(out) < max_records
 
-    def _end_of_file(self) -> None:
+    def _close_split(self) -> None:
         self._file.close()
         self._file = None
-        self._finished.append(self._splits.popleft()["path"])
-        if not self._splits:
-            self._ask()  # the next file while this poll's records go on their way
-
-    def split_runs(self) -> list[SplitRun]:
-        return self._last
-
-    def finished_splits(self) -> list[str]:
-        done, self._finished = self._finished, []
-        return done
-
-    def snapshot_state(self, checkpoint_id: int) -> list[Split]:
-        return [dict(s) for s in self._splits]
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
