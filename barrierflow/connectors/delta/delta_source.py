@@ -26,19 +26,17 @@ import pyarrow as pa
 from barrierflow.checkpoint.file_systems import current_settings
 from barrierflow.connectors.delta.delta_committer import open_table
 from barrierflow.connectors.delta.delta_paths import partition_value, storage_options, table_uri
-from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
 from barrierflow.connectors.job_settings import JobSettings
 from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.parquet_split_reader import ParquetSplitReader
-from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
+from barrierflow.connectors.split_enumerator import Split
+from barrierflow.connectors.table_snapshot_source import TableSnapshotSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
 _UNSUPPORTED = ("deletionVectors", "columnMapping")
 
 
-class DeltaSource(Source):
+class DeltaSource(TableSnapshotSource):
     def __init__(
         self,
         path: str,
@@ -62,12 +60,6 @@ class DeltaSource(Source):
             )
         self.storage_options = dict(storage_options or {})
         self.schema: pa.Schema | None = None  # the table's, known after check()
-
-    @property
-    def boundedness(self) -> Boundedness:
-        if self.interval_ms is None:
-            return Boundedness.BOUNDED
-        return Boundedness.CONTINUOUS_UNBOUNDED
 
     def _table(self) -> Any:
         options = storage_options(self.uri, current_settings().s3, self.storage_options)
@@ -102,24 +94,6 @@ class DeltaSource(Source):
             }
             for a in adds
         ]
-
-    def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
-        if self.interval_ms is None:
-            return FileSplitEnumerator(context, self._splits())
-        return FileSplitEnumerator(context, [], [], self._splits, self.interval_ms / 1000)
-
-    def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
-    ) -> FileSplitEnumerator:
-        if self.interval_ms is None:
-            return FileSplitEnumerator.restore(context, state)
-        return FileSplitEnumerator.restore(context, state, self._splits, self.interval_ms / 1000)
-
-    def create_reader(self, context: SourceReaderContext) -> ParquetSplitReader:
-        if self.schema is None:  # check() did not run (a test harness)
-            self.check()
-        assert self.schema is not None
-        return ParquetSplitReader(self.schema, context)
 
     def __repr__(self) -> str:
         return f"DeltaSource({self.uri!r})"

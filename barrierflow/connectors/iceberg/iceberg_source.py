@@ -20,17 +20,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
 from barrierflow.connectors.iceberg.catalog_ref import CatalogRef
 from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.parquet_split_reader import ParquetSplitReader
-from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
+from barrierflow.connectors.split_enumerator import Split
+from barrierflow.connectors.table_snapshot_source import TableSnapshotSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
 
-class IcebergSource(Source):
+class IcebergSource(TableSnapshotSource):
     def __init__(
         self,
         catalog: Any,
@@ -58,12 +56,6 @@ class IcebergSource(Source):
             )
         self.schema: pa.Schema | None = None  # the table's, known after check()
 
-    @property
-    def boundedness(self) -> Boundedness:
-        if self.interval_ms is None:
-            return Boundedness.BOUNDED
-        return Boundedness.CONTINUOUS_UNBOUNDED
-
     def check(self, job: JobSettings | None = None) -> None:
         """On the driver: the table exists; its schema is the records'."""
         table = self.catalog.load_table(self.table, repr(self))
@@ -89,24 +81,6 @@ class IcebergSource(Source):
                 {"path": task.file.file_path, "offset": 0, "snapshot": snapshot.snapshot_id}
             )
         return splits
-
-    def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
-        if self.interval_ms is None:
-            return FileSplitEnumerator(context, self._splits())
-        return FileSplitEnumerator(context, [], [], self._splits, self.interval_ms / 1000)
-
-    def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
-    ) -> FileSplitEnumerator:
-        if self.interval_ms is None:
-            return FileSplitEnumerator.restore(context, state)
-        return FileSplitEnumerator.restore(context, state, self._splits, self.interval_ms / 1000)
-
-    def create_reader(self, context: SourceReaderContext) -> ParquetSplitReader:
-        if self.schema is None:  # check() did not run (a test harness)
-            self.check()
-        assert self.schema is not None
-        return ParquetSplitReader(self.schema, context)
 
     def __repr__(self) -> str:
         return f"IcebergSource({self.catalog.name!r}, {self.table!r})"
