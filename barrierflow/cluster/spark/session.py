@@ -1,6 +1,6 @@
-"""The SparkSession a job runs on: the active one; else one built from what spark-submit,
-``spark-defaults.conf`` and ``barrierflow run --master/--conf`` say; else, with no master
-configured anywhere, an embedded ``local[N]``.
+"""The SparkContext a job runs on (and the SparkSession of ``barrierflow state query``): the
+active one; else one built from what spark-submit, ``spark-defaults.conf`` and ``barrierflow
+run --master/--conf`` say; else, with no master configured anywhere, an embedded ``local[N]``.
 
 Spark's Python workers start ``python3`` from the PATH unless told otherwise; an embedded
 session is told to use this interpreter, so workers see the packages the driver sees.
@@ -28,8 +28,32 @@ def get_or_create_session(
     conf: Mapping[str, str] | None = None,
     spark_log: str | None = None,
 ):
-    """``master`` and ``conf`` (Spark settings) apply to a session this call builds.
+    """The active SparkSession, else one on ``get_or_create_context``'s SparkContext (whose
+    SparkConf, ``spark.sql.*`` settings included, the session takes)."""
+    from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        _check_slots(active.sparkContext, num_slots)
+        return active
+    get_or_create_context(num_slots, master, conf, spark_log)
+    return SparkSession.builder.getOrCreate()
+
+
+def get_or_create_context(
+    num_slots: int,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    spark_log: str | None = None,
+):
+    """The SparkContext of the active session or the active SparkContext, else a new one.
+
+    A job needs the SparkContext alone: its barrier stage is an RDD job. Not building a
+    SparkSession saves the seconds the JVM takes to set up Spark SQL (the start-up section of
+    docs/benchmarks.md); a program that wants one gets it on this context
+    (``SparkSession.builder.getOrCreate()``), with this context's settings.
+
+    ``master`` and ``conf`` (Spark settings) apply to a context this call builds.
     ``spark_log``: a file that takes the output of a JVM this call starts (Spark's own log,
     and the Java and Python stack dumps of a failed barrier stage, which would bury
     barrierflow's one-line error on the console); None: the console. A JVM that spark-submit
@@ -39,9 +63,10 @@ def get_or_create_session(
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if active is not None:
-        _check_slots(active, num_slots)
-        return active
+    existing = active.sparkContext if active is not None else SparkContext._active_spark_context
+    if existing is not None:
+        _check_slots(existing, num_slots)
+        return existing
     configured = _configured_master(master, conf or {})
     if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started this process's JVM
         SparkContext._ensure_initialized()
@@ -71,12 +96,12 @@ def get_or_create_session(
         spark_conf.set(key, value)
     if SparkContext._gateway is None and spark_log is not None:
         _start_jvm_logging_to(spark_log, spark_conf)
-    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+    context = SparkContext.getOrCreate(spark_conf)
     if configured is None and spark_log is None:
-        session.sparkContext.setLogLevel("ERROR")
+        context.setLogLevel("ERROR")
     if configured is not None:
-        _check_slots(session, num_slots)
-    return session
+        _check_slots(context, num_slots)
+    return context
 
 
 def default_spark_log() -> str:
@@ -140,10 +165,9 @@ def _spark_defaults() -> dict[str, str]:
     return settings
 
 
-def _check_slots(session, num_slots: int) -> None:
+def _check_slots(sc, num_slots: int) -> None:
     """A barrier stage needs all its tasks running at once: refuse what cannot, rather than
     let Spark retry the stage for minutes."""
-    sc = session.sparkContext
     master = sc.master
     conf = sc.getConf()
     if conf.get("spark.dynamicAllocation.enabled", "false").lower() == "true":
@@ -184,12 +208,12 @@ def _cluster_slots(sc) -> int:
     return jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile())
 
 
-def network_hosts(session) -> tuple[str, str | None]:
-    """(address the JobMaster binds, address slots bind or None for their own host's).
+def network_hosts(sc) -> tuple[str, str | None]:
+    """(address the JobMaster binds, address slots bind or None for their own host's) on
+    ``sc``, a SparkContext.
 
     Local masters keep everything on the loopback interface.
     """
-    sc = session.sparkContext
     if sc.master.startswith("local"):
         return "127.0.0.1", "127.0.0.1"
     return sc.getConf().get("spark.driver.host"), None
