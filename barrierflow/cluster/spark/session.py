@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 
+from barrierflow.cluster.spark import jvm_launch
 from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.spark")
@@ -59,7 +60,7 @@ def get_or_create_context(
     barrierflow's one-line error on the console); None: the console. A JVM that spark-submit
     started logs as its log4j configuration says.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -68,40 +69,59 @@ def get_or_create_context(
         _check_slots(existing, num_slots)
         return existing
     configured = _configured_master(master, conf or {})
-    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started this process's JVM
-        SparkContext._ensure_initialized()
-    spark_conf = SparkConf()  # with spark-submit's settings, if it did
     if configured is not None:
         log.info("Connecting to Spark master %s", configured)
-        spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
-        if is_local_master(configured) and not os.environ.get("PYSPARK_GATEWAY_PORT"):
-            # Its workers run on this machine: this interpreter sees barrierflow, while
-            # ``python3`` from the PATH (Spark's default) may not, as for the embedded session.
-            # PySpark's driver takes the workers' Python from the environment alone.
-            python = (
-                (conf or {}).get("spark.pyspark.python")
-                or os.environ.get("PYSPARK_PYTHON")
-                or sys.executable
-            )
-            os.environ["PYSPARK_PYTHON"] = python
-            spark_conf.set("spark.pyspark.python", python)
-    else:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        cores = max(num_slots, os.cpu_count() or 1)
-        log.info("Starting an embedded Spark session local[%d]", cores)
-        spark_conf.setMaster(f"local[{cores}]").setAppName("barrierflow")
-        spark_conf.set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
-        spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-    for key, value in (conf or {}).items():
-        spark_conf.set(key, value)
+    spark_conf = _context_conf(num_slots, configured, conf or {})
+    if configured is None:
+        log.info("Starting an embedded Spark session %s", spark_conf.get("spark.master"))
+    jvm_launch.join_background_launch()
     if SparkContext._gateway is None and spark_log is not None:
-        _start_jvm_logging_to(spark_log, spark_conf)
+        jvm_launch.launch(spark_conf, spark_log)
     context = SparkContext.getOrCreate(spark_conf)
     if configured is None and spark_log is None:
         context.setLogLevel("ERROR")
     if configured is not None:
         _check_slots(context, num_slots)
     return context
+
+
+def launch_jvm_early(
+    master: str | None, conf: Mapping[str, str] | None, spark_log: str | None
+) -> None:
+    """Starts, in the background, the JVM ``get_or_create_context`` will create its context
+    in, with the settings it will give it; ``jvm_launch.stop_unused`` stops it if none was
+    created. For a program that does not build its own session: the JVM's settings (memory,
+    class path) are fixed once it runs."""
+    jvm_launch.launch_in_background(
+        lambda: _context_conf(1, _configured_master(master, conf or {}), conf or {}), spark_log
+    )
+
+
+def _context_conf(num_slots: int, configured: str | None, conf: Mapping[str, str]):
+    """The SparkConf of a new context on ``configured`` (None: the embedded ``local[N]``)."""
+    from pyspark import SparkConf, SparkContext
+
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started this process's JVM
+        SparkContext._ensure_initialized()
+    spark_conf = SparkConf()  # with spark-submit's settings, if it did
+    if configured is not None:
+        spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
+        if is_local_master(configured) and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            # Its workers run on this machine: this interpreter sees barrierflow, while
+            # ``python3`` from the PATH (Spark's default) may not, as for the embedded session.
+            # PySpark's driver takes the workers' Python from the environment alone.
+            python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+            os.environ["PYSPARK_PYTHON"] = python or sys.executable
+            spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = max(num_slots, os.cpu_count() or 1)
+        spark_conf.setMaster(f"local[{cores}]").setAppName("barrierflow")
+        spark_conf.set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
+        spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    return spark_conf
 
 
 def default_spark_log() -> str:
@@ -113,16 +133,6 @@ def default_spark_log() -> str:
     os.makedirs(directory, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return os.path.join(directory, f"spark-{stamp}-{os.getpid()}.log")
-
-
-def _start_jvm_logging_to(path: str, spark_conf) -> None:
-    from pyspark import SparkContext
-    from pyspark.java_gateway import launch_gateway
-
-    with open(path, "ab") as out:  # the JVM keeps its own descriptor
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": out, "stderr": out})
-    SparkContext._ensure_initialized(gateway=gateway)
-    log.info("Spark's own log and stack dumps go to %s", path)
 
 
 def is_local_master(master: str) -> bool:
