@@ -68,13 +68,13 @@ def get_or_create_context(
     if existing is not None:
         _check_slots(existing, num_slots)
         return existing
+    jvm_launch.join_background_launch()  # the JVM ``barrierflow run`` started, if it did
     configured = _configured_master(master, conf or {})
     if configured is not None:
         log.info("Connecting to Spark master %s", configured)
     spark_conf = _context_conf(num_slots, configured, conf or {})
     if configured is None:
         log.info("Starting an embedded Spark session %s", spark_conf.get("spark.master"))
-    jvm_launch.join_background_launch()
     if SparkContext._gateway is None and spark_log is not None:
         jvm_launch.launch(spark_conf, spark_log)
     context = SparkContext.getOrCreate(spark_conf)
