@@ -5,12 +5,14 @@ Both sides are whole new processes, timed from just before each is launched:
 
 - **session alone**: ``python -c`` that creates ``SparkSession.builder.master("local[N]")``
   and prints the time once ``getOrCreate()`` returned: what any PySpark program pays;
+- **context alone**: the same with a ``SparkContext`` alone, which is all a job needs (its
+  barrier stage is an RDD job): the floor under barrierflow's figure;
 - **barrierflow**: ``barrierflow run`` (the embedded default, ``local[N]``) of a small job
   (a sequence of numbers through a keyed count at parallelism 2) whose first ``map`` call, in
   a Spark executor's Python worker, writes the time to a file; the first of the two
   subtasks' times is the first record processed.
 
-The two alternate for ``--rounds`` rounds; medians and the difference are printed, then one
+The three alternate for ``--rounds`` rounds; medians and the difference are printed, then one
 JSON line with every figure. Only one benchmark may run on the machine at a time.
 
     python bench/startup.py --rounds 5
@@ -33,6 +35,13 @@ SESSION_ALONE = """
 import time
 from pyspark.sql import SparkSession
 SparkSession.builder.master("local[%d]").appName("startup").getOrCreate()
+print(time.time(), flush=True)
+"""
+
+CONTEXT_ALONE = """
+import time
+from pyspark import SparkContext
+SparkContext(master="local[%d]", appName="startup")
 print(time.time(), flush=True)
 """
 
@@ -71,10 +80,11 @@ env.execute("startup")
 '''
 
 
-def session_alone() -> float:
+def alone(program: str) -> float:
+    """Seconds from launching ``program`` (SESSION_ALONE or CONTEXT_ALONE) to its Spark up."""
     started = time.time()
     out = subprocess.run(
-        [sys.executable, "-c", SESSION_ALONE % SLOTS], capture_output=True, text=True, check=True
+        [sys.executable, "-c", program % SLOTS], capture_output=True, text=True, check=True
     ).stdout
     return float(out.split()[-1]) - started
 
@@ -106,29 +116,37 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     sessions: list[float] = []
+    contexts: list[float] = []
     firsts: list[float] = []
     with tempfile.TemporaryDirectory(prefix="barrierflow-startup-") as work:
         for r in range(args.rounds):
-            sessions.append(session_alone())
+            sessions.append(alone(SESSION_ALONE))
+            contexts.append(alone(CONTEXT_ALONE))
             firsts.append(first_record(work))
             print(
                 f"round {r + 1}: session alone {sessions[-1]:.2f} s, "
+                f"context alone {contexts[-1]:.2f} s, "
                 f"barrierflow run -> first record {firsts[-1]:.2f} s",
                 flush=True,
             )
     session, first = statistics.median(sessions), statistics.median(firsts)
+    context = statistics.median(contexts)
     print(
-        f"median: session alone {session:.2f} s, first record {first:.2f} s, "
-        f"difference {first - session:.2f} s (goal: at most 1 s)"
+        f"median: session alone {session:.2f} s, context alone {context:.2f} s, "
+        f"first record {first:.2f} s, difference {first - session:.2f} s (goal: at most 1 s), "
+        f"over the context alone {first - context:.2f} s"
     )
     print(
         json.dumps(
             {
                 "session_alone_s": [round(s, 3) for s in sessions],
+                "context_alone_s": [round(s, 3) for s in contexts],
                 "first_record_s": [round(s, 3) for s in firsts],
                 "session_alone_median_s": round(session, 3),
+                "context_alone_median_s": round(context, 3),
                 "first_record_median_s": round(first, 3),
                 "difference_s": round(first - session, 3),
+                "over_context_s": round(first - context, 3),
             }
         )
     )

@@ -651,18 +651,21 @@ class StreamExecutionEnvironment:
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import (
             default_spark_log,
-            get_or_create_session,
+            get_or_create_context,
             network_hosts,
         )
 
-        spark = self._spark or get_or_create_session(
-            plan.graph.num_slots,
-            master=_cli_overrides.get("spark_master"),
-            conf=_cli_overrides.get("spark_conf"),
-            spark_log=None if _cli_overrides.get("verbose") else default_spark_log(),
-        )
-        plan.bind_host, plan.slot_bind_host = network_hosts(spark)
-        job_master = JobMaster(plan, SparkDeployer(spark))
+        if self._spark is not None:
+            context = self._spark.sparkContext
+        else:  # a SparkContext without a SparkSession: see get_or_create_context
+            context = get_or_create_context(
+                plan.graph.num_slots,
+                master=_cli_overrides.get("spark_master"),
+                conf=_cli_overrides.get("spark_conf"),
+                spark_log=None if _cli_overrides.get("verbose") else default_spark_log(),
+            )
+        plan.bind_host, plan.slot_bind_host = network_hosts(context)
+        job_master = JobMaster(plan, SparkDeployer(context))
         if (on_job_master := _cli_overrides.get("on_job_master")) is not None:
             on_job_master(job_master)
         return job_master

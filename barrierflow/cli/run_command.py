@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import runpy
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
 from barrierflow.cli.status_line import StatusLine
 from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.cluster.spark import jvm_launch
+from barrierflow.cluster.spark.session import default_spark_log, launch_jvm_early
 from barrierflow.errors import ConfigurationError
 
 
@@ -151,6 +154,9 @@ def run(
     environment._cli_overrides.update(overrides)
     sys.argv = [str(job), *(job_args or [])]
     sys.path.insert(0, str(job.resolve().parent))
+    early_jvm = not dry_run and _may_start_spark_early(job)
+    if early_jvm:  # up by the time the job is built (the JVM takes over a second to start)
+        launch_jvm_early(master, spark_conf, None if verbose else default_spark_log())
     try:
         with status_line or contextlib.nullcontext():  # erased before the outcome prints
             runpy.run_path(str(job), run_name="__main__")
@@ -163,8 +169,24 @@ def run(
         raise fail(f"Job failed: {e}") from e
     finally:
         environment._cli_overrides.clear()
+        if early_jvm:
+            jvm_launch.stop_unused()
     if dry_run:  # the job file never called execute()
         raise fail("Dry run: the job file did not call execute(); nothing was planned")
+
+
+def _may_start_spark_early(job: Path) -> bool:
+    """Whether ``barrierflow run`` may start Spark's JVM before the job file runs: when the
+    file calls ``execute`` (else no Spark is needed) and neither spark-submit started the JVM
+    nor the file may build a session of its own, whose settings (memory, class path) must
+    reach the JVM it starts. Reading the source errs on the side of starting late."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False
+    source = job.read_text(errors="replace")
+    return "execute" in source and not any(name in source for name in _OWN_SPARK)
+
+
+_OWN_SPARK = ("SparkSession", "SparkContext", "SparkConf", "set_spark_session", "pyspark")
 
 
 def _status_line(verbose: bool) -> StatusLine | None:

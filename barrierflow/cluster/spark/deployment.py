@@ -27,13 +27,13 @@ def _run_partition(slots: list[SlotDescriptor], _rows):
 
 
 class SparkSubmittedAttempt:
-    def __init__(self, spark, group: str, thread: threading.Thread) -> None:
-        self._spark = spark
+    def __init__(self, context, group: str, thread: threading.Thread) -> None:
+        self._context = context
         self._group = group
         self._thread = thread
 
     def cancel(self) -> None:
-        self._spark.sparkContext.cancelJobGroup(self._group)
+        self._context.cancelJobGroup(self._group)
 
     def join(self, timeout_s: float) -> bool:
         self._thread.join(timeout_s)
@@ -41,10 +41,10 @@ class SparkSubmittedAttempt:
 
 
 class SparkDeployer:
-    """A ``Deployer`` over a SparkSession: an attempt is one Spark job of one barrier stage."""
+    """A ``Deployer`` over a SparkContext: an attempt is one Spark job of one barrier stage."""
 
-    def __init__(self, spark) -> None:
-        self._spark = spark
+    def __init__(self, context) -> None:
+        self._context = context
 
     def submit(
         self,
@@ -52,7 +52,7 @@ class SparkDeployer:
         description: str,
         on_done: Callable[[BaseException | None], None],
     ) -> SparkSubmittedAttempt:
-        sc = self._spark.sparkContext
+        sc = self._context
         group = f"barrierflow-{uuid.uuid4().hex}"
 
         def run() -> None:
@@ -67,4 +67,4 @@ class SparkDeployer:
 
         thread = threading.Thread(target=run, name=f"spark-{description}", daemon=True)
         thread.start()
-        return SparkSubmittedAttempt(self._spark, group, thread)
+        return SparkSubmittedAttempt(sc, group, thread)

@@ -1,6 +1,6 @@
-"""The SparkSession a job runs on: the active one; else one built from what spark-submit,
-``spark-defaults.conf`` and ``barrierflow run --master/--conf`` say; else, with no master
-configured anywhere, an embedded ``local[N]``.
+"""The SparkContext a job runs on (and the SparkSession of ``barrierflow state query``): the
+active one; else one built from what spark-submit, ``spark-defaults.conf`` and ``barrierflow
+run --master/--conf`` say; else, with no master configured anywhere, an embedded ``local[N]``.
 
 Spark's Python workers start ``python3`` from the PATH unless told otherwise; an embedded
 session is told to use this interpreter, so workers see the packages the driver sees.
@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 
+from barrierflow.cluster.spark import jvm_launch
 from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.spark")
@@ -28,55 +29,99 @@ def get_or_create_session(
     conf: Mapping[str, str] | None = None,
     spark_log: str | None = None,
 ):
-    """``master`` and ``conf`` (Spark settings) apply to a session this call builds.
+    """The active SparkSession, else one on ``get_or_create_context``'s SparkContext (whose
+    SparkConf, ``spark.sql.*`` settings included, the session takes)."""
+    from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        _check_slots(active.sparkContext, num_slots)
+        return active
+    get_or_create_context(num_slots, master, conf, spark_log)
+    return SparkSession.builder.getOrCreate()
+
+
+def get_or_create_context(
+    num_slots: int,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    spark_log: str | None = None,
+):
+    """The SparkContext of the active session or the active SparkContext, else a new one.
+
+    A job needs the SparkContext alone: its barrier stage is an RDD job. Not building a
+    SparkSession saves the seconds the JVM takes to set up Spark SQL (the start-up section of
+    docs/benchmarks.md); a program that wants one gets it on this context
+    (``SparkSession.builder.getOrCreate()``), with this context's settings.
+
+    ``master`` and ``conf`` (Spark settings) apply to a context this call builds.
     ``spark_log``: a file that takes the output of a JVM this call starts (Spark's own log,
     and the Java and Python stack dumps of a failed barrier stage, which would bury
     barrierflow's one-line error on the console); None: the console. A JVM that spark-submit
     started logs as its log4j configuration says.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if active is not None:
-        _check_slots(active, num_slots)
-        return active
+    existing = active.sparkContext if active is not None else SparkContext._active_spark_context
+    if existing is not None:
+        _check_slots(existing, num_slots)
+        return existing
+    jvm_launch.join_background_launch()  # the JVM ``barrierflow run`` started, if it did
     configured = _configured_master(master, conf or {})
+    if configured is not None:
+        log.info("Connecting to Spark master %s", configured)
+    spark_conf = _context_conf(num_slots, configured, conf or {})
+    if configured is None:
+        log.info("Starting an embedded Spark session %s", spark_conf.get("spark.master"))
+    if SparkContext._gateway is None and spark_log is not None:
+        jvm_launch.launch(spark_conf, spark_log)
+    context = SparkContext.getOrCreate(spark_conf)
+    if configured is None and spark_log is None:
+        context.setLogLevel("ERROR")
+    if configured is not None:
+        _check_slots(context, num_slots)
+    return context
+
+
+def launch_jvm_early(
+    master: str | None, conf: Mapping[str, str] | None, spark_log: str | None
+) -> None:
+    """Starts, in the background, the JVM ``get_or_create_context`` will create its context
+    in, with the settings it will give it; ``jvm_launch.stop_unused`` stops it if none was
+    created. For a program that does not build its own session: the JVM's settings (memory,
+    class path) are fixed once it runs."""
+    jvm_launch.launch_in_background(
+        lambda: _context_conf(1, _configured_master(master, conf or {}), conf or {}), spark_log
+    )
+
+
+def _context_conf(num_slots: int, configured: str | None, conf: Mapping[str, str]):
+    """The SparkConf of a new context on ``configured`` (None: the embedded ``local[N]``)."""
+    from pyspark import SparkConf, SparkContext
+
     if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started this process's JVM
         SparkContext._ensure_initialized()
     spark_conf = SparkConf()  # with spark-submit's settings, if it did
     if configured is not None:
-        log.info("Connecting to Spark master %s", configured)
         spark_conf.setMaster(configured).setIfMissing("spark.app.name", "barrierflow")
         if is_local_master(configured) and not os.environ.get("PYSPARK_GATEWAY_PORT"):
             # Its workers run on this machine: this interpreter sees barrierflow, while
             # ``python3`` from the PATH (Spark's default) may not, as for the embedded session.
             # PySpark's driver takes the workers' Python from the environment alone.
-            python = (
-                (conf or {}).get("spark.pyspark.python")
-                or os.environ.get("PYSPARK_PYTHON")
-                or sys.executable
-            )
-            os.environ["PYSPARK_PYTHON"] = python
-            spark_conf.set("spark.pyspark.python", python)
+            python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+            os.environ["PYSPARK_PYTHON"] = python or sys.executable
+            spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         cores = max(num_slots, os.cpu_count() or 1)
-        log.info("Starting an embedded Spark session local[%d]", cores)
         spark_conf.setMaster(f"local[{cores}]").setAppName("barrierflow")
         spark_conf.set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
         spark_conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-    for key, value in (conf or {}).items():
+    for key, value in conf.items():
         spark_conf.set(key, value)
-    if SparkContext._gateway is None and spark_log is not None:
-        _start_jvm_logging_to(spark_log, spark_conf)
-    session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
-    if configured is None and spark_log is None:
-        session.sparkContext.setLogLevel("ERROR")
-    if configured is not None:
-        _check_slots(session, num_slots)
-    return session
+    return spark_conf
 
 
 def default_spark_log() -> str:
@@ -88,16 +133,6 @@ def default_spark_log() -> str:
     os.makedirs(directory, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return os.path.join(directory, f"spark-{stamp}-{os.getpid()}.log")
-
-
-def _start_jvm_logging_to(path: str, spark_conf) -> None:
-    from pyspark import SparkContext
-    from pyspark.java_gateway import launch_gateway
-
-    with open(path, "ab") as out:  # the JVM keeps its own descriptor
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": out, "stderr": out})
-    SparkContext._ensure_initialized(gateway=gateway)
-    log.info("Spark's own log and stack dumps go to %s", path)
 
 
 def is_local_master(master: str) -> bool:
@@ -140,10 +175,9 @@ def _spark_defaults() -> dict[str, str]:
     return settings
 
 
-def _check_slots(session, num_slots: int) -> None:
+def _check_slots(sc, num_slots: int) -> None:
     """A barrier stage needs all its tasks running at once: refuse what cannot, rather than
     let Spark retry the stage for minutes."""
-    sc = session.sparkContext
     master = sc.master
     conf = sc.getConf()
     if conf.get("spark.dynamicAllocation.enabled", "false").lower() == "true":
@@ -184,12 +218,12 @@ def _cluster_slots(sc) -> int:
     return jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile())
 
 
-def network_hosts(session) -> tuple[str, str | None]:
-    """(address the JobMaster binds, address slots bind or None for their own host's).
+def network_hosts(sc) -> tuple[str, str | None]:
+    """(address the JobMaster binds, address slots bind or None for their own host's) on
+    ``sc``, a SparkContext.
 
     Local masters keep everything on the loopback interface.
     """
-    sc = session.sparkContext
     if sc.master.startswith("local"):
         return "127.0.0.1", "127.0.0.1"
     return sc.getConf().get("spark.driver.host"), None
