@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.job_outcome import JobExecutionError
@@ -96,9 +97,20 @@ class JobEndpoints:
             self._rest.close()
 
     def withdraw_address(self) -> None:
-        """Removes the address file, last: the job no longer answers there."""
-        if self._storage is not None:
-            self._storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE)
+        """Removes the address file, last: the job no longer answers there. Storage that stays
+        unreachable leaves it behind, which is harmless (a JobMaster that does not answer at
+        the address counts as gone: ``refuse_if_still_running``); the job's outcome stands."""
+        storage = self._storage
+        if storage is None:
+            return
+        try:
+            with_storage_retries(
+                lambda: storage.delete_small_file(layout.JOBMASTER_ADDRESS_FILE),
+                "remove the job's address file from",
+                storage.job_root_uri,
+            )
+        except (StorageUnavailableError, OSError) as e:
+            log.warning("The job's address file stays behind: %s", e)
 
     def _publish_address(self) -> None:
         """Lets ``barrierflow cancel`` reach this job: the address file under the job's

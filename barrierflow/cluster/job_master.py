@@ -40,6 +40,7 @@ from barrierflow.checkpoint.fsck import references
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
+from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster.attempt import Attempt, AttemptFailure
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
 from barrierflow.cluster.control_channel import ControlChannel
@@ -407,9 +408,18 @@ class JobMaster:
                 mail()
 
     def _restore_point(self) -> tuple[CheckpointMetadata | None, str | None]:
+        """The snapshot the next attempt restores. Reading it waits for storage that is briefly
+        unreachable (an object store restarting while the job restarts), a bounded number of
+        times; storage that stays down fails the job, naming it."""
         coordinator = self._coordinator
         if coordinator.store.latest() is not None:
-            metadata = coordinator.latest_restorable()
+            uri = self.plan.task_config.storage_uri
+            try:
+                metadata = with_storage_retries(
+                    coordinator.latest_restorable, "read the checkpoint to restore from", uri
+                )
+            except StorageUnavailableError as e:
+                raise JobExecutionError(f"job {self.plan.job_id} cannot restart: {e}") from e
             if metadata is None:
                 raise JobExecutionError(
                     "no retained checkpoint of this job can be read back (see the errors above); "
