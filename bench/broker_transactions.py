@@ -3,9 +3,9 @@
 
 Each case uses a fresh topic of two partitions on the broker ``tests/servers`` starts
 (``noida-db``), restarted by ``SIGTERM`` with its data directory kept, as the fault campaign
-does. Transaction A writes 100 records to each partition and sends its group offset; what
-follows depends on the case. Then B (a new producer of A's transactional id) and C (another id)
-each commit 10 records per partition. Kafka: ``init_transactions`` aborts what an older producer
+does. Transaction A writes 100 records to each partition; what follows depends on the case.
+Then B (a new producer of A's transactional id, in some cases) and C (another id) each commit
+10 records per partition. Kafka: ``init_transactions`` aborts what an older producer
 of the id left open, and the coordinator aborts a transaction left open past
 ``transaction.timeout.ms``; either way A's records end, and B's and C's are readable.
 
@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -87,32 +88,55 @@ def _read(broker: KafkaBroker, topic: str, isolation: str) -> dict[int, Counter]
     return seen
 
 
-def _watermarks(broker: KafkaBroker, topic: str) -> list[int]:
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "marks"})
-    marks = [consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1] for p in PARTITIONS]
+def _ends(broker: KafkaBroker, topic: str, isolation: str) -> list[int]:
+    """The partitions' ends as a reader of ``isolation`` is told them: the high watermark
+    (read_uncommitted) or the last stable offset (read_committed)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "group.id": "ends",
+            "isolation.level": isolation,
+        }
+    )
+    ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1] for p in PARTITIONS]
     consumer.close()
-    return marks
+    return ends
 
 
-def case(broker: KafkaBroker, name: str, restart: bool, write_after: bool, fence: bool) -> None:
+def case(broker: KafkaBroker, name: str, restart: str, then: str) -> None:
+    """``restart``: "" (none), "open" (with A open), "commit" (2 ms after A's commit is sent),
+    "written" (with A open, then 50 more records per partition into A); ``then``: "fence" (B
+    inits A's id), "timeout" (A left open past its timeout) or "" (A committed)."""
     topic = broker.create_topic(f"txn-{uuid.uuid4().hex[:8]}", len(PARTITIONS))
     tid = f"a-{topic}"
     a = _producer(broker, tid)
     _write(a, topic, "A", 100)
-    if restart:
+    if restart in ("open", "written"):
         broker.restart(down_s=1.0)
-    if write_after:
-        _write(a, topic, "A", 50)  # into the transaction open across the restart
-    if fence:
-        _commit(broker, topic, "B", tid)  # init_transactions of A's id: A is aborted
-    else:
-        time.sleep(TIMEOUT_MS / 1000 * 2)  # A's coordinator aborts it after its timeout
+    if restart == "written":
+        _write(a, topic, "A", 50)
+    if restart == "commit":
+        stop = threading.Timer(0.002, broker.restart, kwargs={"down_s": 1.0})
+        stop.start()
+        try:
+            a.commit_transaction(30)
+        except KafkaException as e:  # the stop may cut the answer; the readers tell the rest
+            print(f"  A's commit: {e}")
+        stop.join()
+    if then == "fence":
+        _commit(broker, topic, "B", tid)
+    elif then == "timeout":
+        time.sleep(TIMEOUT_MS / 1000 * 2)
     _commit(broker, topic, "C", f"c-{topic}")
     committed = _read(broker, topic, "read_committed")
-    expected = {"B": 10, "C": 10} if fence else {"C": 10}
+    expected = {"A": 100, "C": 10} if restart == "commit" else {"C": 10}
+    expected.update({"B": 10} if then == "fence" else {})
     as_kafka = all(committed[p] == Counter(expected) for p in PARTITIONS)
     print(f"{name}:")
-    print(f"  high watermarks {_watermarks(broker, topic)}")
+    print(
+        f"  high watermarks {_ends(broker, topic, 'read_uncommitted')}, "
+        f"last stable offsets {_ends(broker, topic, 'read_committed')}"
+    )
     for isolation, seen in (("read_uncommitted", _read(broker, topic, "read_uncommitted")),
                             ("read_committed", committed)):  # fmt: skip
         print(f"  {isolation:<16} " + "; ".join(
@@ -123,9 +147,10 @@ def case(broker: KafkaBroker, name: str, restart: bool, write_after: bool, fence
 
 def main() -> None:
     with kafka_broker() as broker:
-        case(broker, "A open across a restart, then fenced", True, False, True)
-        case(broker, "A open across a restart, written to after it, then fenced", True, True, True)
-        case(broker, "A left open past its transaction timeout, no restart", False, False, False)
+        case(broker, "A committed, the broker stopped 2 ms after the commit was sent", "commit", "")
+        case(broker, "A open across a restart, then fenced by B", "open", "fence")
+        case(broker, "A open across a restart, written to after it, fenced", "written", "fence")
+        case(broker, "A left open past its transaction timeout, no restart", "", "timeout")
 
 
 if __name__ == "__main__":
