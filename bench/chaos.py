@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = run.execute(timeout_s=4 * reference.duration_s + 240)
                 print(result.line(), flush=True)
                 results.append(result)
-                if result.verdict is not Verdict.FAILED and not args.keep:
+                kept = (Verdict.FAILED, Verdict.BROKER_LOST)
+                if result.verdict not in kept and not args.keep:
                     shutil.rmtree(run.base, ignore_errors=True)
     print(summary(results), flush=True)
     return 1 if any(r.verdict is Verdict.FAILED for r in results) else 0
@@ -230,6 +231,9 @@ def summary(results: list[RunResult]) -> str:
         )
     failed = [r.plan.seed for r in results if r.verdict is Verdict.FAILED]
     lines.append("failed seeds: " + (" ".join(map(str, failed)) or "none"))
+    lost = [r.plan.seed for r in results if r.verdict is Verdict.BROKER_LOST]
+    if lost:
+        lines.append("seeds the broker lost records of: " + " ".join(map(str, lost)))
     return "\n".join(lines)
 
 

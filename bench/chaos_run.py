@@ -296,6 +296,9 @@ class Run:
 
     def _judge(self) -> tuple[Verdict, str]:
         driver = self.drivers[-1]
+        held_back, where = (
+            self.job.held_back(self.spec, self.servers) if self.job.held_back else ([], "")
+        )
         facts = RunFacts(
             returncode=driver.process.returncode,
             log=driver.log(),
@@ -307,6 +310,8 @@ class Run:
                 if self.spec.postgres
                 else ()
             ),
+            held_back=tuple(held_back),
+            held_back_where=where,
         )
         expected = None if self.reference is None else self.reference.records
         return judge(facts, expected, self.plan.bad_input)

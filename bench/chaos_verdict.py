@@ -9,6 +9,11 @@ hand-made outputs.
   record by record (a record missing, duplicated or altered is FAILED).
 - A poison record or a malformed Kafka message (every attempt meets it): the job failed,
   naming it, and what it committed before is part of the reference, once.
+- Records missing, none duplicated or wrong, every one of them in the output topic past where
+  ``read_committed`` readers stop, behind a transaction the broker never ended (the test
+  broker's fault, bench/broker_transactions.py; Kafka ends every transaction), after a job
+  that ended well (its sinks counted each commit done only once its commit group held it):
+  broker-lost, said apart from FAILED. A record missing from the topic's log is FAILED.
 - A corrupted state file: an older checkpoint restored (a driver's log says "falling back")
   with nothing lost or foreign (what the corrupted checkpoint had committed is committed
   again, as when Flink restores an older checkpoint), or no harm done; when the corrupted
@@ -37,6 +42,7 @@ class Verdict(enum.Enum):
     EXACTLY_ONCE = "exactly-once"  # the committed output equals the reference
     CLEAR_ERROR = "clear-error"  # bad input: the job failed naming it, nothing else wrong
     FALLBACK = "fallback"  # a corrupt checkpoint: an older one restored, said so, none lost
+    BROKER_LOST = "broker-lost"  # missing only behind a transaction the broker never ended
     FAILED = "FAILED"
 
 
@@ -52,6 +58,8 @@ class RunFacts:
     fell_back: bool = False
     corrupted_sole_checkpoint: bool = False  # the corrupted checkpoint was the only one retained
     prepared_left: tuple[str, ...] = ()  # transactions left prepared in the run's database
+    held_back: tuple[Record, ...] = ()  # in the output topic past where read_committed stops
+    held_back_where: str = ""  # the partitions, where their readers stop, their ends
 
 
 def judge(
@@ -77,7 +85,30 @@ def judge(
         return Verdict.EXACTLY_ONCE, ""
     if bad is BadInput.CORRUPT_STATE and facts.fell_back:
         return _judge_fallback(facts.committed, expected)
+    if facts.held_back:
+        return _judge_held_back(facts, expected)
     return Verdict.FAILED, difference(facts.committed, expected)
+
+
+def _judge_held_back(facts: RunFacts, expected: list[Record]) -> tuple[Verdict, str]:
+    """Records a read_committed reader never reaches because a transaction before them never
+    ended: the broker's loss, not the job's, only if nothing else is wrong and every missing
+    record is among them."""
+    have, want = Counter(facts.committed), Counter(expected)
+    if have - want:
+        return Verdict.FAILED, difference(facts.committed, expected)
+    missing = want - have
+    not_held = missing - Counter(facts.held_back)
+    if not_held:
+        return Verdict.FAILED, (
+            f"{sum(not_held.values())} missing records are not in the topic at all "
+            f"{sorted(not_held)[:3]}; " + difference(facts.committed, expected)
+        )
+    return Verdict.BROKER_LOST, (
+        f"{sum(missing.values())} records missing, all in the topic past where read_committed "
+        f"readers stop ({facts.held_back_where}): a transaction the broker never ended holds "
+        "them back"
+    )
 
 
 def _judge_fallback(committed: list[Record], expected: list[Record]) -> tuple[Verdict, str]:

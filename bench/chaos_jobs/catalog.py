@@ -47,6 +47,8 @@ class Job:
     committed: Callable[[JobSpec, Servers], list[Record]]
     servers: frozenset[str] = frozenset()  # "kafka", "postgres"
     poison: bool = True  # a record can be made to raise in a user function
+    # what the broker holds back behind a transaction it never ended, and where
+    held_back: Callable[[JobSpec, Servers], tuple[list[Record], str]] | None = None
 
     def prepare(self, spec: JobSpec, servers: Servers, malformed_at: int | None) -> JobSpec:
         """Writes the run's input; returns the spec with what it made (topics, database)."""
@@ -145,6 +147,14 @@ def _committed_kafka(spec: JobSpec, servers: Servers) -> list[Record]:
     return _sorted(json.loads(v) for _, _, v in servers.kafka.read_committed(spec.out_topic))
 
 
+def _held_back_kafka(spec: JobSpec, servers: Servers) -> tuple[list[Record], str]:
+    found = servers.kafka.held_back(spec.out_topic)
+    where = ", ".join(
+        f"partition {h.partition} at offset {h.stable_end} of {h.high_watermark}" for h in found
+    )
+    return [tuple(json.loads(v)) for h in found for v in h.values], where
+
+
 def _committed_postgres(spec: JobSpec, servers: Servers) -> list[Record]:
     """The table's rows; a prepared transaction left behind is a failure of its own."""
     import psycopg
@@ -190,7 +200,14 @@ JOBS: dict[str, Job] = {
         Job("windows", 8_000, _build_windows, _committed_files),
         Job("broadcast", 8_000, _build_broadcast, _committed_broadcast),
         Job("unaligned", 20_000, _build_unaligned, _committed_files, poison=False),
-        Job("kafka_to_kafka", 6_000, _build_kafka, _committed_kafka, frozenset({"kafka"})),
+        Job(
+            "kafka_to_kafka",
+            6_000,
+            _build_kafka,
+            _committed_kafka,
+            frozenset({"kafka"}),
+            held_back=_held_back_kafka,
+        ),
         Job(
             "kafka_to_postgres",
             6_000,

@@ -283,11 +283,34 @@ def test_seed_20261125000_a_transaction_open_across_a_broker_restart_is_not_pre_
     writer = _writer(sink)
     writer.write(["a"])
     kafka.restart(down_s=0.5)
-    writer.write(["b"])
     with pytest.raises(RuntimeError, match="every Kafka broker was unreachable"):
+        writer.write(["b"])  # refused here once the outage was told (seed 5027)
         writer.prepare_commit(1)
     writer.close()
     assert _values(kafka, topic) == []
+
+
+def test_seed_5027_a_write_after_a_broker_restart_holds_back_no_later_commit(kafka):
+    """A record the test broker takes into the transaction it forgot in a restart is never
+    ended, not by an abort nor by a fence: read_committed readers of its partition stop before
+    it for good, and miss every later commit. The sink sends nothing after the outage."""
+    if kafka.process is None:
+        pytest.skip("only a broker the tests started can be restarted")
+    topic = _topic(kafka, 1)
+    sink = _sink(kafka, topic, f"p-{topic}").with_commit_retry(FAST_RETRY)
+    writer = _writer(sink)
+    writer.write(["a"])
+    writer._slots[writer._current.slot].producer.flush(10)
+    kafka.restart(down_s=0.5)
+    with pytest.raises(RuntimeError, match="every Kafka broker was unreachable"):
+        writer.write(["b"])
+    writer.close()
+    recovered = _recover(sink, [])
+    recovered.write(["c"])
+    _committer(sink, recovered, attempt=2).commit(_committed(recovered.prepare_commit(2), 2))
+    recovered.close()
+    assert kafka.held_back(topic) == []
+    assert _values(kafka, topic) == ["c"]
 
 
 def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):

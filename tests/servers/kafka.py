@@ -118,6 +118,77 @@ class KafkaBroker:
             consumer.close()
         return out
 
+    def held_back(self, topic: str, timeout_s: float = 30) -> list[HeldBack]:
+        """The partitions whose ``read_committed`` readers stop before their high watermark,
+        with what a ``read_uncommitted`` reader finds past that point: records a transaction
+        that never ended holds back (Kafka ends every one: by a commit, an abort, a fence or
+        its timeout; the test broker not always, bench/broker_transactions.py)."""
+        out = []
+        stable = self._ends(topic, "read_committed", timeout_s)
+        marks = self._ends(topic, "read_uncommitted", timeout_s)
+        for partition, end in sorted(stable.items()):
+            if end >= marks[partition]:
+                continue
+            values = self._read_from(topic, partition, end, timeout_s)
+            out.append(HeldBack(partition, end, marks[partition], values))
+        return out
+
+    def _read_from(self, topic: str, partition: int, offset: int, timeout_s: float) -> tuple:
+        """What a ``read_uncommitted`` reader finds in the partition from ``offset`` on."""
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap_servers,
+                             "group.id": f"test-{uuid.uuid4().hex}",
+                             "isolation.level": "read_uncommitted", "enable.partition.eof": True,
+                             "enable.auto.commit": False})  # fmt: skip
+        consumer.assign([TopicPartition(topic, partition, offset)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                for m in consumer.consume(1000, timeout=0.5):
+                    if m.error() is None:
+                        values.append(m.value())
+                    elif m.error().code() == KafkaError._PARTITION_EOF:
+                        return tuple(values)
+            raise TimeoutError(f"{topic}-{partition}: no end after {timeout_s:.0f} s")
+        finally:
+            consumer.close()
+
+    def _ends(self, topic: str, isolation: str, timeout_s: float) -> dict[int, int]:
+        """Per partition, the position a reader of ``isolation`` ends at."""
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap_servers,
+                             "group.id": f"test-{uuid.uuid4().hex}",
+                             "isolation.level": isolation, "enable.partition.eof": True,
+                             "enable.auto.commit": False})  # fmt: skip
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        ends: dict[int, int] = {}
+        deadline = time.monotonic() + timeout_s
+        try:
+            while len(ends) < len(partitions):
+                if time.monotonic() > deadline:
+                    left = set(partitions) - set(ends)
+                    raise TimeoutError(f"{topic}: partitions {left} never ended")
+                for m in consumer.consume(1000, timeout=0.5):
+                    if m.error() is not None and m.error().code() == KafkaError._PARTITION_EOF:
+                        ends[m.partition()] = m.offset()
+        finally:
+            consumer.close()
+        return ends
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A partition's records past where ``read_committed`` readers stop (``stable_end``)."""
+
+    partition: int
+    stable_end: int
+    high_watermark: int
+    values: tuple[bytes, ...]
+
 
 def _free_port() -> int:
     with socket.socket() as s:

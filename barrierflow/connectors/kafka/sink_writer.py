@@ -10,6 +10,7 @@ appends). **I/O:** per slot in use, a producer and a consumer of its commit grou
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from barrierflow.connectors.kafka.sink import KafkaSink
 
 log = logging.getLogger("barrierflow.connectors.kafka")
+
+FLUSH_SLICE_S = 0.05  # how soon a flush notices that every broker became unreachable
 
 
 class KafkaWriter(SinkWriter):
@@ -146,6 +149,8 @@ class TransactionalKafkaWriter(SinkWriter):
         if txn is None:
             txn = self._current = self._begin()
         producer = self._slots[txn.slot].producer
+        producer.poll(0)  # serves an outage before any record can join its transaction
+        self._refuse_after_outage(txn, producer)
         for record in records:
             key, value = _serialized(self._serialize, record)
             produce(producer, self._topic, key, value)
@@ -170,24 +175,14 @@ class TransactionalKafkaWriter(SinkWriter):
         if txn is None:
             return []
         slot = self._slots[txn.slot]
-        flush(slot.producer)
+        self._flush(txn, slot.producer)
         tid = self._transactional_id(self._subtask, txn.slot)
         if self._errors:
             errors, self._errors = self._errors, []
             raise RuntimeError(
                 f"KafkaSink: {len(errors)} records of transaction {tid} were refused: {errors[0]}"
             )
-        if txn.outage is not None:
-            # Kafka keeps an open transaction across a restart; the test broker (noida-db)
-            # forgets it, then commits the group offset sent after the restart and none of
-            # its records, which no check of the offset can tell (docs/reliability.md, seed
-            # 20261125000). The failover aborts it and replays its records.
-            raise RuntimeError(
-                f"KafkaSink: every Kafka broker was unreachable ({txn.outage}) while "
-                f"transaction {tid} was open; a broker that restarted may have lost its records "
-                "without an error, so it is not pre-committed: the task fails over and its "
-                "records are replayed from the last checkpoint"
-            )
+        self._refuse_after_outage(txn, slot.producer)
         send_sequence(
             self._kafka, slot.producer, slot.consumer, self._topic, txn.sequence, checkpoint_id
         )
@@ -202,6 +197,37 @@ class TransactionalKafkaWriter(SinkWriter):
                 "records": txn.records,
             }
         ]
+
+    def _flush(self, txn: _Transaction, producer: Any) -> None:
+        """``transactions.flush``, in slices, so that an outage reported while it waits stops
+        the records still queued before the brokers come back."""
+        deadline = time.monotonic() + FLUSH_TIMEOUT_S
+        while producer.flush(FLUSH_SLICE_S):
+            self._refuse_after_outage(txn, producer)
+            if time.monotonic() > deadline:
+                flush(producer)  # one last wait, and its error
+
+    def _refuse_after_outage(self, txn: _Transaction, producer: Any) -> None:
+        """Fails the task if every broker was unreachable while ``txn`` was open, dropping its
+        records still queued, so that none reaches a broker after it came back.
+
+        Kafka keeps an open transaction across a restart; the test broker (noida-db) forgets
+        it, then commits the group offset sent after the restart and none of its records,
+        which no check of the offset can tell (docs/reliability.md, seed 20261125000). And a
+        record it takes into the forgotten transaction after the restart is never ended: no
+        abort or fence writes its marker, so that partition's read_committed readers stop
+        before it for good, and every transaction committed after it, of any id, is lost to
+        them (seed 5027). The failover aborts the transaction and replays its records."""
+        if txn.outage is None:
+            return
+        producer.purge(in_queue=True, in_flight=True, blocking=False)
+        tid = self._transactional_id(self._subtask, txn.slot)
+        raise RuntimeError(
+            f"KafkaSink: every Kafka broker was unreachable ({txn.outage}) while "
+            f"transaction {tid} was open; a broker that restarted may have lost its records "
+            "without an error, so none more is sent and it is not pre-committed: the task "
+            "fails over and its records are replayed from the last checkpoint"
+        )
 
     # --- committing (the committer's, on this writer's producers) -----------------------------
 

@@ -146,3 +146,37 @@ def test_a_transaction_left_prepared_fails_the_run_whatever_its_output():
     assert verdict is Verdict.FAILED and f"1 prepared transactions left behind: {gid}" in reason
     facts = _ended_well(list(REFERENCE), prepared_left=(gid,))
     assert judge(facts, REFERENCE, None)[0] is Verdict.FAILED
+
+
+# --- records a transaction the broker never ended holds back (seed 5027) --------------------
+
+WHERE = "partition 0 at offset 2050 of 5502"
+
+
+def test_missing_records_all_held_back_by_the_broker_are_a_broker_loss_said_apart():
+    facts = _ended_well(
+        REFERENCE[:2], held_back=(("c", 3), ("d", 4), ("x", 9)), held_back_where=WHERE
+    )
+    verdict, reason = judge(facts, REFERENCE, None)
+    assert verdict is Verdict.BROKER_LOST
+    assert reason.startswith("2 records missing") and WHERE in reason
+
+
+@pytest.mark.parametrize(
+    ("committed", "held_back", "says"),
+    [
+        (REFERENCE[:2], (("c", 3),), "1 missing records are not in the topic at all [('d', 4)]"),
+        ([*REFERENCE[:3], ("b", 2)], (("d", 4),), "1 duplicated [('b', 2)]"),
+        ([*REFERENCE[:3], ("d", 5)], (("d", 4),), "1 wrong [('d', 5)]"),
+    ],
+    ids=["missing-from-the-topic", "duplicated", "altered"],
+)
+def test_a_loss_of_ours_beside_held_back_records_fails_the_run(committed, held_back, says):
+    facts = _ended_well(sorted(committed), held_back=held_back, held_back_where=WHERE)
+    verdict, reason = judge(facts, REFERENCE, None)
+    assert verdict is Verdict.FAILED and says in reason
+
+
+def test_held_back_records_after_a_job_that_failed_fail_the_run():
+    facts = _failed("Job failed: boom", REFERENCE[:2], held_back=(("c", 3), ("d", 4)))
+    assert judge(facts, REFERENCE, None)[0] is Verdict.FAILED

@@ -8,7 +8,9 @@ with one broker. ``FakeBroker.restart(forget=True)`` does then what the test bro
 (``noida-db``) does, and Kafka does not: it forgets every open transaction, records and group
 offset; the records its producer sends after the restart go nowhere, while the group offset it
 sends then is committed by its commit; and it acknowledges the commit of a transaction it
-forgot (docs/reliability.md, seed 20261125000).
+forgot (docs/reliability.md, seed 20261125000). Worse, a record sent into a forgotten
+transaction after the restart is never ended, so ``read_committed`` readers stop before it for
+good: ``values()`` shows no record committed after it, of any id (seed 5027).
 
 Performs no I/O.
 """
@@ -63,6 +65,7 @@ class FakeBroker:
     open: dict[str, _Transaction] = field(default_factory=dict)  # transactional id ->
     forgetful: bool = False  # after a restart that forgot: commits of unknown ones "succeed"
     producers: list[_Producer] = field(default_factory=list)
+    stable_end: int | None = None  # read_committed readers stop here: a record never ended
 
     def restart(self, forget: bool) -> None:
         """``forget``: the test broker's restart; otherwise Kafka's (open transactions kept)."""
@@ -73,7 +76,8 @@ class FakeBroker:
             self.forgetful = True
 
     def values(self) -> list[bytes]:
-        return [value for _, _, value in self.visible]
+        """What a ``read_committed`` reader sees."""
+        return [value for _, _, value in self.visible[: self.stable_end]]
 
     def module(self) -> types.SimpleNamespace:
         """What ``require("confluent_kafka", ...)`` returns, bound to this broker."""
@@ -94,6 +98,7 @@ class _Producer:
         self._epoch = -1
         self._error_cb = config.get("error_cb")
         self.errors: list[KafkaError] = []  # for error_cb, at the next poll or flush
+        self.in_transaction = False  # as the producer believes
         broker.producers.append(self)
 
     def _serve(self) -> None:
@@ -113,14 +118,21 @@ class _Producer:
     def begin_transaction(self) -> None:
         self._check_fenced()
         self._broker.open[self._tid] = _Transaction()
+        self.in_transaction = True
 
     def _transaction(self) -> _Transaction | None:
         return self._broker.open.get(self._tid)
 
     def produce(self, topic: str, value: bytes, key: bytes | None = None) -> None:
         found = self._transaction()
-        if found is not None:  # a record of a forgotten transaction goes nowhere
+        if found is not None:
             found.records.append((topic, key, value))
+        elif self.in_transaction and self._broker.stable_end is None:
+            # a record of a forgotten transaction is never ended: it holds readers back
+            self._broker.stable_end = len(self._broker.visible)
+
+    def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
+        pass  # this broker takes each record as it is produced: nothing waits
 
     def poll(self, timeout: float) -> int:
         self._serve()
@@ -137,6 +149,7 @@ class _Producer:
 
     def commit_transaction(self, timeout: float) -> None:
         self._check_fenced()
+        self.in_transaction = False
         found = self._broker.open.pop(self._tid, None)
         if found is None:
             if self._broker.forgetful:
@@ -147,6 +160,7 @@ class _Producer:
 
     def abort_transaction(self, timeout: float) -> None:
         self._check_fenced()
+        self.in_transaction = False
         self._broker.open.pop(self._tid, None)
 
 

@@ -18,6 +18,7 @@ from barrierflow.connectors.kafka import (
     sink_writer,
 )
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.unit.connectors.kafka.fake_kafka import FakeBroker
 
@@ -82,9 +83,8 @@ def test_seed_20261125000_a_transaction_open_across_the_restart_fails_over_and_i
     h.process(records(1))
     state = h.snapshot(1)
     h.notify_complete(1)
-    h.process(records(2))
+    h.process(records(2, 3))
     broker.restart(forget=True)
-    h.process(records(3))
     with pytest.raises(RuntimeError, match="every Kafka broker was unreachable"):
         h.snapshot(2)
     h.close()
@@ -93,6 +93,29 @@ def test_seed_20261125000_a_transaction_open_across_the_restart_fails_over_and_i
     recovered.snapshot(3)
     recovered.notify_complete(3)
     recovered.close()
+    assert broker.values() == [b"1", b"2", b"3"]
+
+
+def test_seed_5027_no_record_joins_a_transaction_after_the_brokers_were_all_unreachable(broker):
+    """A record the restarted broker takes into the transaction it forgot is never ended: no
+    fence or abort writes its marker, and read_committed readers stop before it for good, so
+    that the recovered attempt's commits are lost to them too. The first write after the
+    outage fails the task instead, and sends nothing."""
+    h = harness()
+    h.process(records(1))
+    state = h.snapshot(1)
+    h.notify_complete(1)
+    h.process(records(2))
+    broker.restart(forget=True)
+    with pytest.raises(UserFunctionError, match="every Kafka broker was unreachable"):
+        h.process(records(3))
+    h.close()
+    recovered = h.restored(state)
+    recovered.process(records(2, 3))
+    recovered.snapshot(3)
+    recovered.notify_complete(3)
+    recovered.close()
+    assert broker.stable_end is None
     assert broker.values() == [b"1", b"2", b"3"]
 
 
