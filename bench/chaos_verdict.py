@@ -36,6 +36,7 @@ Record = tuple[Any, ...]
 
 FALLBACK_NOTE = "falling back"
 REFUSAL_NOTE = "no retained checkpoint of this job can be read back"
+REPLAY_REFUSED_NOTE = "written again after a restore of an older checkpoint"  # PostgresSink's
 
 
 class Verdict(enum.Enum):
@@ -79,6 +80,8 @@ def judge(
         return _judge_clear_error(bad, facts, expected)
     if facts.corrupted_sole_checkpoint and facts.returncode != 0:
         return _judge_refusal(facts, expected)
+    if bad is BadInput.CORRUPT_STATE and facts.fell_back and facts.returncode != 0:
+        return _judge_replay_refused(facts, expected)
     if facts.returncode != 0:
         return Verdict.FAILED, "the job failed: " + last_error(facts.log)
     if facts.committed == expected:
@@ -121,6 +124,16 @@ def _judge_fallback(committed: list[Record], expected: list[Record]) -> tuple[Ve
         return Verdict.FAILED, "after a fallback: " + difference(committed, expected)
     again = sum((have - want).values())
     return Verdict.FALLBACK, f"{again} records committed again from the older checkpoint"
+
+
+def _judge_replay_refused(facts: RunFacts, expected: list[Record]) -> tuple[Verdict, str]:
+    """A fallback replays what the corrupted checkpoint had committed (seed 7050); a sink whose
+    table takes a row once (a primary key, a plain INSERT) then fails the job on the first of
+    them. A clear error when the error says so and what was committed is part of the
+    reference, once: nothing lost in silence, nothing written twice."""
+    if REPLAY_REFUSED_NOTE not in facts.log:
+        return Verdict.FAILED, "the job failed after a fallback: " + last_error(facts.log)
+    return _nothing_beyond(facts.committed, expected)
 
 
 def _judge_clear_error(

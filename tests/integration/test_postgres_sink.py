@@ -166,6 +166,19 @@ def test_a_refused_record_is_named_in_the_error(db):
     writer.close()
 
 
+def test_a_row_written_twice_is_named_with_how_a_replay_can_cause_it(db):
+    """Seed 7050: a fallback to an older checkpoint writes again what a later one committed;
+    with a plain INSERT the table's key refuses it, and the error says why it may happen."""
+    sink = PostgresSink(db, INSERT, batch_size=10)
+    writer = sink.create_writer(_context())
+    writer.write([(1, 1, 1)])
+    _commit(sink, writer.prepare_commit(1), 1)
+    writer.write([(1, 1, 1)])
+    with pytest.raises(PostgresSinkError, match=r"record \(1, 1, 1\).*UniqueViolation.*upsert"):
+        writer.prepare_commit(2)
+    writer.close()
+
+
 def test_a_record_that_is_not_a_tuple_is_named_in_the_error(db):
     writer = PostgresSink(db, INSERT).create_writer(_context())
     with pytest.raises(PostgresSinkError, match=r"tuple of the parameters.*got \{'v': 1\}"):

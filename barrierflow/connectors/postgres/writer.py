@@ -209,9 +209,17 @@ class PostgresSinkWriter(SinkWriter):
         except psycopg.Error:
             pass  # the diagnosis is best effort; the original error is what matters
         which = f"record {culprit!r:.200}" if culprit is not None else f"a batch of {len(batch)}"
+        hint = ""
+        if isinstance(error, psycopg.errors.UniqueViolation):
+            hint = (
+                ". If it is a row written again after a restore of an older checkpoint than the "
+                "job's latest (a fallback from a corrupt checkpoint, or a start from an older "
+                "snapshot), its first write was committed; an upsert statement (INSERT ... ON "
+                "CONFLICT ... DO UPDATE) makes such replays harmless"
+            )
         return PostgresSinkError(
             f"PostgresSink: PostgreSQL refused {which} for statement {self._sink.sql!r}: "
-            f"{type(error).__name__}: {first_line(error)}"
+            f"{type(error).__name__}: {first_line(error)}{hint}"
         )
 
     # --- connections --------------------------------------------------------------------------

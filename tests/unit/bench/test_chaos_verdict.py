@@ -92,6 +92,22 @@ def test_a_fallback_said_in_the_log_with_what_was_committed_again_is_a_fallback(
     assert verdict is Verdict.FALLBACK and reason.startswith("1 records committed again")
 
 
+def test_seed_7050_a_fallback_whose_replay_the_sink_refuses_naming_why_is_a_clear_error():
+    log = (
+        "WARNING chk-5/sink.op is corrupt; falling back to an older checkpoint\n"
+        "Job failed: PostgresSink: PostgreSQL refused record (1, 1025, 263169) ...: "
+        "UniqueViolation: duplicate key value ... If it is a row written again after a restore "
+        "of an older checkpoint than the job's latest ..."
+    )
+    facts = _failed(log, REFERENCE[:3], fell_back=True)
+    assert judge(facts, REFERENCE, BadInput.CORRUPT_STATE) == (Verdict.CLEAR_ERROR, "")
+    twice = _failed(log, [*REFERENCE[:3], REFERENCE[0]], fell_back=True)
+    assert judge(twice, REFERENCE, BadInput.CORRUPT_STATE)[0] is Verdict.FAILED
+    other = _failed("Job failed: boom", REFERENCE[:3], fell_back=True)
+    verdict, reason = judge(other, REFERENCE, BadInput.CORRUPT_STATE)
+    assert verdict is Verdict.FAILED and "after a fallback" in reason
+
+
 def test_a_fallback_that_lost_a_record_fails_the_run():
     verdict, reason = judge(
         _ended_well(REFERENCE[1:], fell_back=True), REFERENCE, BadInput.CORRUPT_STATE
