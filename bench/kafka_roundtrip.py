@@ -5,8 +5,8 @@ per key (K keys) at parallelism 2, each count written as JSON to a topic, a chec
 second. Per guarantee (EXACTLY_ONCE, AT_LEAST_ONCE, NONE), two runs:
 
 - throughput: the events are in the topic before the job starts; events/s over the job's
-  processing time; its outputs are read back once it finished (a consumer reading alongside
-  took a share of the machine the job's processing time paid for);
+  processing time; its outputs are read back (and counted) once it finished, so that no
+  reader shares the machine with it, as none does with ``ceiling.py kafka``;
 - latency: the events are produced at ``--rate`` per second once the job runs (its first
   checkpoint completed); a
   ``read_committed`` consumer takes, for each output, the time from its event's produce to its
@@ -165,7 +165,7 @@ def run(
             time.sleep(0.05)
         producer.start()
     result = client.get_job_execution_result().result()
-    if rate is None:  # counted after the job, as the ceiling's outputs are not read at all
+    if rate is None:
         consumer.start()
     consumer.join(120)
     figures = {
