@@ -5,7 +5,8 @@ per key (K keys) at parallelism 2, each count written as JSON to a topic, a chec
 second. Per guarantee (EXACTLY_ONCE, AT_LEAST_ONCE, NONE), two runs:
 
 - throughput: the events are in the topic before the job starts; events/s over the job's
-  processing time;
+  processing time; its outputs are read back (and counted) once it finished, so that no
+  reader shares the machine with it, as none does with ``ceiling.py kafka``;
 - latency: the events are produced at ``--rate`` per second once the job runs (its first
   checkpoint completed); a
   ``read_committed`` consumer takes, for each output, the time from its event's produce to its
@@ -156,13 +157,16 @@ def run(
     consumer = threading.Thread(
         target=consume_latencies, args=(broker, sink_topic, events, latencies), daemon=True
     )
-    consumer.start()
+    if rate is not None:  # reads while the job runs; a throughput run's outputs after it
+        consumer.start()
     client = env.execute_async(f"kafka-roundtrip-{guarantee.name}")
     if rate is not None:  # once every task runs: a first checkpoint completed
         while not glob.glob(f"{checkpoints}/*/chk-*/_metadata"):
             time.sleep(0.05)
         producer.start()
     result = client.get_job_execution_result().result()
+    if rate is None:
+        consumer.start()
     consumer.join(120)
     figures = {
         "guarantee": guarantee.name,

@@ -72,7 +72,13 @@ class KafkaSink(Sink):
         return KafkaSinkBuilder()
 
     def producer_config(self, transactional_id: str | None = None) -> dict[str, Any]:
-        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "linger.ms": 5}
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "linger.ms": 5,
+            # The writers' delivery callbacks note failures only: a report of every success
+            # was a Python call per record.
+            "delivery.report.only.error": True,
+        }
         if self.delivery_guarantee is not DeliveryGuarantee.NONE:
             conf.update({"acks": "all", "enable.idempotence": True})
         conf.update(self.properties)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.kafka.batch_produce import produce_all, serialized_all
 from barrierflow.connectors.kafka.transactions import (
     FLUSH_TIMEOUT_S,
     TRANSACTION_SLOTS,
@@ -21,7 +23,6 @@ from barrierflow.connectors.kafka.transactions import (
     commit_group,
     flush,
     last_committed,
-    produce,
     send_sequence,
 )
 from barrierflow.connectors.optional_dependency import require
@@ -54,9 +55,11 @@ class KafkaWriter(SinkWriter):
             self._errors.append(f"{error.str()} (topic {message.topic()})")
 
     def write(self, records: list[Any]) -> None:
-        for record in records:
-            key, value = _serialized(self._serialize, record)
-            produce(self._producer, self._topic_of(record), key, value)
+        produce_all(
+            self._producer,
+            list(map(self._topic_of, records)),
+            serialized_all(self._serialize, records),
+        )
         self._producer.poll(0)
 
     def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
@@ -82,7 +85,7 @@ class _Transaction:
     def __init__(self, slot: int, sequence: int) -> None:
         self.slot = slot
         self.sequence = sequence
-        self.records: list[list] = []  # [key, value]
+        self.records: list[tuple[bytes | None, bytes]] = []  # (key, value)
         self.outage: str | None = None
 
 
@@ -151,10 +154,9 @@ class TransactionalKafkaWriter(SinkWriter):
         producer = self._slots[txn.slot].producer
         producer.poll(0)  # serves an outage before any record can join its transaction
         self._refuse_after_outage(txn, producer)
-        for record in records:
-            key, value = _serialized(self._serialize, record)
-            produce(producer, self._topic, key, value)
-            txn.records.append([key, value])
+        pairs = serialized_all(self._serialize, records)
+        produce_all(producer, repeat(self._topic), pairs)
+        txn.records += pairs
         producer.poll(0)
 
     def _begin(self) -> _Transaction:
@@ -289,10 +291,3 @@ class TransactionalKafkaWriter(SinkWriter):
                 except self._kafka.KafkaException as e:
                     log.debug("KafkaSink: abort on close of slot %d failed: %s", slot, e)
             self._close_slot(slot)
-
-
-def _serialized(serialize: Any, record: Any) -> tuple[bytes | None, bytes]:
-    try:
-        return serialize(record)
-    except Exception as e:
-        raise ValueError(f"KafkaSink cannot serialize record {record!r:.200}: {e}") from e

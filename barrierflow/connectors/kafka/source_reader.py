@@ -8,6 +8,9 @@ subtask; a partition's split is its next offset (and, bounded, the offset it sto
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
+from itertools import groupby, repeat
+from operator import is_, is_not, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.connectors.optional_dependency import require
@@ -20,6 +23,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("barrierflow.connectors.kafka")
 
 TopicPartition = tuple[str, int]
+
+# a message's accessors, mapped over a batch at C speed
+_error, _topic, _partition = methodcaller("error"), methodcaller("topic"), methodcaller("partition")
+_offset, _value = methodcaller("offset"), methodcaller("value")
 
 
 class KafkaSourceReader(SourceReader):
@@ -61,50 +68,88 @@ class KafkaSourceReader(SourceReader):
             self._finished.append(f"{tp[0]}-{tp[1]}")
 
     def poll(self, max_records: int) -> list[Any] | None:
+        """A batch of messages as the records of its runs of one partition each. The work per
+        message is C calls mapped over the batch (and the schema's ``deserialize``): a
+        Python loop per message cost as much as the client and the JSON decoding together."""
         if self._no_more and len(self._done) == len(self._splits):
             return None
+        messages = self._consumer.consume(max_records, timeout=0)
+        errors = list(map(_error, messages))
+        # by identity: confluent-kafka's KafkaError compared with None leaves an exception set
+        events = any(map(is_not, errors, repeat(None)))
+        if events:
+            data = [m for m, e in zip(messages, errors, strict=True) if e is None]
+        else:
+            data = messages
         out: list[Any] = []
-        runs: list[list] = []  # [partition, records] of consecutive records of one partition
-        for message in self._consumer.consume(max_records, timeout=0):
-            tp = (message.topic(), message.partition())
-            split = self._splits.get(tp)
-            error = message.error()
-            if error is not None:
-                if error.code() != self._kafka.KafkaError._PARTITION_EOF:
-                    raise self._kafka.KafkaException(error)
-                stop = split["stop"] if split is not None else None
-                if stop is not None and message.offset() >= stop:
-                    self._end(tp)
-                continue
-            if split is None or tp in self._done:
-                continue
-            offset = message.offset()
-            if split["stop"] is not None and offset >= split["stop"]:
-                self._end(tp)
-                continue
-            record = self._deserialized(message, tp, offset)
-            split["offset"] = offset + 1
-            if split["stop"] is not None and offset + 1 >= split["stop"]:
-                self._end(tp)
-            if record is None:
-                continue  # a schema's way to skip a message (ignore_parse_errors), as Flink's
-            out.append(record)
-            if runs and runs[-1][0] == tp:
-                runs[-1][1] += 1
-            else:
-                runs.append([tp, 1])
-        self._last = [(f"{t}-{p}", n) for (t, p), n in runs]
+        self._last = []
+        start = 0
+        for tp, run in groupby(zip(map(_topic, data), map(_partition, data), strict=True)):
+            end = start + sum(1 for _ in run)
+            self._read_run(tp, data[start:end], out)
+            start = end
+        if events:  # after the data: an end of partition follows the messages before it
+            for m, e in zip(messages, errors, strict=True):
+                if e is not None:
+                    self._partition_event(m, e)
         return out
 
-    def _deserialized(self, message: Any, tp: TopicPartition, offset: int) -> Any:
+    def _read_run(self, tp: TopicPartition, messages: list[Any], out: list[Any]) -> None:
+        """Consecutive messages of partition ``tp``, in offset order: their records to ``out``,
+        the split's position past them."""
+        split = self._splits.get(tp)
+        if split is None or tp in self._done:
+            return
+        stop = split["stop"]
+        last = messages[-1].offset()
+        if stop is not None and last >= stop:  # cut at the stopping offset
+            offsets = list(map(_offset, messages))
+            messages = messages[: bisect_left(offsets, stop)]
+            self._end(tp)
+            if not messages:
+                return
+            last = offsets[len(messages) - 1]
+        elif stop is not None and last + 1 >= stop:
+            self._end(tp)
+        records = self._deserialized(tp, messages)
+        split["offset"] = last + 1
+        if any(map(is_, records, repeat(None))):  # a schema skipped one, as Flink's may
+            records = [r for r in records if r is not None]
+        if records:
+            out += records
+            self._last.append((f"{tp[0]}-{tp[1]}", len(records)))
+
+    def _partition_event(self, message: Any, error: Any) -> None:
+        """The end of a partition ends its split if it has a stopping offset there; any
+        other error fails the task."""
+        if error.code() != self._kafka.KafkaError._PARTITION_EOF:
+            raise self._kafka.KafkaException(error)
+        tp = (message.topic(), message.partition())
+        split = self._splits.get(tp)
+        stop = split["stop"] if split is not None else None
+        if stop is not None and message.offset() >= stop:
+            self._end(tp)
+
+    def _deserialized(self, tp: TopicPartition, messages: list[Any]) -> list[Any]:
         try:
-            return self._deserialize(message.value())
-        except Exception as e:
-            raise ValueError(
-                f"KafkaSource cannot deserialize the message at topic {tp[0]} partition "
-                f"{tp[1]} offset {offset} with {self._source.deserializer!r}: "
-                f"{type(e).__name__}: {e}; value {message.value()!r:.100}"
-            ) from e
+            return list(map(self._deserialize, map(_value, messages)))
+        except Exception as e:  # noqa: BLE001 - raised below, with the message that fails
+            failed, culprit = e, messages
+        for message in messages:  # one at a time, to name the message that fails
+            try:
+                self._deserialize(message.value())
+            except Exception as e:  # noqa: BLE001 - raised below, with its message
+                failed, culprit = e, [message]
+                break
+        first, last = culprit[0], culprit[-1]
+        where = f"offset {first.offset()}"
+        if last is not first:  # it failed in the batch only: the schema keeps state
+            where = f"offsets {first.offset()} to {last.offset()}"
+        raise ValueError(
+            f"KafkaSource cannot deserialize the message at topic {tp[0]} partition {tp[1]} "
+            f"{where} with {self._source.deserializer!r}: {type(failed).__name__}: {failed}; "
+            f"value {first.value()!r:.100}"
+        ) from failed
 
     def split_runs(self) -> list[SplitRun]:
         return self._last
