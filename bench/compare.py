@@ -68,7 +68,7 @@ class Sizes:
 
 
 # the windows run takes the keyed count's events: its ratio compares the same work
-FULL = Sizes(5_000_000, 4_000_000, 2_000_000, 200_000, 1_000_000, 200_000, 100_000, 5_000_000)
+FULL = Sizes(5_000_000, 4_000_000, 2_000_000, 1_000_000, 1_000_000, 200_000, 100_000, 5_000_000)
 QUICK = Sizes(1_000_000, 400_000, 200_000, 50_000, 100_000, 20_000, 10_000, 1_000_000)
 KEYS = 100_000
 KAFKA_KEYS = 10_000
