@@ -156,8 +156,7 @@ class TransactionalKafkaWriter(SinkWriter):
         self._refuse_after_outage(txn, producer)
         pairs = serialized_all(self._serialize, records)
         produce_all(producer, repeat(self._topic), pairs)
-        txn.records += pairs
-        producer.poll(0)
+        txn.records += pairs  # (their delivery reports: at the next write's poll, or the flush)
 
     def _begin(self) -> _Transaction:
         free = [s for s in range(TRANSACTION_SLOTS) if s not in self._pending]
