@@ -89,6 +89,34 @@ def test_a_value_that_cannot_be_of_the_type_is_refused_naming_the_state(store):
         ValueStateDescriptor("bad", int)
 
 
+@pytest.mark.parametrize("name, bits", [("BYTE", 8), ("SHORT", 16), ("INT", 32), ("LONG", 64)])
+def test_integers_are_checked_against_their_types_bounds_on_either_side_of_one_digit(
+    store, name, bits
+):
+    # The writers test ints of one CPython digit (|v| < 2**30) inline and send the rest to
+    # the full check: the type's own bounds must hold on both paths, for value and list state.
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    s = store()
+    value = s.get_state(ValueStateDescriptor("v", getattr(Types, name)()))
+    listed = s.get_state(ListStateDescriptor("l", getattr(Types, name)()))
+    edges = {0, 2**30 - 1, -(2**30) + 1, 2**30, -(2**30), 2**31 - 1, -(2**31), low, high}
+    for v in sorted(edges):
+        if low <= v <= high:
+            value.update(v)
+            listed.add(v)
+            assert value.value() == v
+        else:
+            with pytest.raises(TypeError, match=f"state 'v': {v} \\(int\\)"):
+                value.update(v)
+            with pytest.raises(TypeError, match=f"state 'l': {v} \\(int\\)"):
+                listed.add(v)
+    assert listed.get() == [v for v in sorted(edges) if low <= v <= high]
+    for v in (low - 1, high + 1):
+        with pytest.raises(TypeError, match=f"state 'v': {v} \\(int\\)"):
+            value.update(v)
+    assert value.value() == max(v for v in edges if low <= v <= high)
+
+
 def test_rocksdb_rows_of_a_declared_type_are_messagepack_and_the_rest_pickle(factory):
     backend = factory("rocksdb").backend
     s = KeyedStateStore(backend)
