@@ -3,6 +3,12 @@ figure of ours can be given as a ratio to what this machine does in the same run
 
 - ``dict``: N events with key ``(i * 2654435761) % K`` (as ``keyed_count.py``), a count per key
   in a dict, the ``(key, count)`` output built and dropped; in 1 or in P processes.
+- ``functions``: the keyed count's own functions called once per event in plain Python, as any
+  engine that runs them record by record must: the ``map`` (``i * 2654435761 % K``), the key
+  selector and ``Count.process_element`` of ``keyed_count.py``, its ValueState a dict read and
+  written under the current key, its ``(key, count)`` output taken. No routing, batches,
+  network or checkpoints: the floor of a per-record Python engine on this job, where ``dict``
+  is the floor of the work itself.
 - ``rocksdict``: the same with the counts in RocksDB (rocksdict, raw mode): a get and a put per
   event, with the options of our RocksDB backend (its default block cache and write buffers,
   bloom filters, no write-ahead log), one database per process. Keys are 8 bytes and counts
@@ -28,6 +34,7 @@ finished; and the peak RSS of the whole process tree (``peak_rss.py``; the broke
 
     python bench/ceiling.py dict --events 5000000 --keys 100000 --processes 2
     python bench/ceiling.py dict --events 5000000 --keys 100000 --processes 1
+    python bench/ceiling.py functions --events 5000000 --keys 100000 --processes 2
     python bench/ceiling.py rocksdict --events 4000000 --keys 2000000 --processes 2
     python bench/ceiling.py kafka --events 200000 --keys 10000 --transactional
     python bench/ceiling.py kafka --events 200000 --bootstrap localhost:9092   # an existing cluster
@@ -94,6 +101,60 @@ def count_in_dict(share: Share, ready: Any) -> dict:
         "finished": finished,
         "counted": sum(counts.values()),
         "last": last,  # the output is built, as ours builds it for its sink
+    }
+
+
+class _DictValueState:
+    """A ValueState as plainly as it can be: a dict entry under the key being processed."""
+
+    __slots__ = ("data", "key")
+
+    def __init__(self) -> None:
+        self.data: dict[Any, Any] = {}
+        self.key: Any = None
+
+    def value(self) -> Any:
+        return self.data.get(self.key)
+
+    def update(self, value: Any) -> None:
+        self.data[self.key] = value
+
+
+class _Context:
+    """The runtime context ``Count.open`` asks for its state."""
+
+    def __init__(self, state: _DictValueState) -> None:
+        self._state = state
+
+    def get_state(self, descriptor: Any) -> _DictValueState:
+        return self._state
+
+
+def count_by_functions(share: Share, ready: Any) -> dict:
+    from keyed_count import Count
+
+    keys = share.keys
+    state = _DictValueState()
+    count = Count()
+    count.open(_Context(state))
+    process = count.process_element
+    map_function = lambda i: (i * MULTIPLIER) % keys  # noqa: E731 - as keyed_count.py's
+    key_selector = lambda k: k  # noqa: E731
+    last = None
+    ready.wait()
+    started = time.monotonic()
+    for i in share.event_ids():
+        record = map_function(i)
+        key = key_selector(record)
+        state.key = key
+        for output in process(record, None):
+            last = output
+    finished = time.monotonic()
+    return {
+        "started": started,
+        "finished": finished,
+        "counted": sum(state.data.values()),
+        "last": last,
     }
 
 
@@ -327,6 +388,7 @@ def main() -> None:
     workloads = parser.add_subparsers(dest="workload", required=True)
     for name, events, keys in (
         ("dict", 5_000_000, 100_000),
+        ("functions", 5_000_000, 100_000),
         ("rocksdict", 4_000_000, 2_000_000),
         ("kafka", 200_000, 10_000),
     ):
@@ -343,11 +405,10 @@ def main() -> None:
 
     if args.workload == "kafka":
         figures = kafka(args)
-    elif args.workload == "dict":
+    elif args.workload in ("dict", "functions"):
         owned_keys_check(args.keys, args.processes)
-        figures = run_processes(
-            count_in_dict, args.events, args.keys, args.processes, workload="dict"
-        )
+        run = count_in_dict if args.workload == "dict" else count_by_functions
+        figures = run_processes(run, args.events, args.keys, args.processes, workload=args.workload)
     else:
         owned_keys_check(args.keys, args.processes)
         directory = tempfile.mkdtemp(prefix="barrierflow-ceiling-")

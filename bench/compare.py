@@ -7,7 +7,9 @@ The runs (``--only`` takes these names, or a group's):
   (``keyed_count.py``), ``ours-event-time`` (``--event-time``), ``ours-windows``
   (``windows.py``: tumbling event-time windows, as many events as the keyed count),
   ``ours-typed-state`` (``--typed-state``: the count's state declared ``Types.LONG()``),
-  ``ceiling-dict-1`` and ``ceiling-dict-2`` (``ceiling.py dict`` in 1 and 2 processes);
+  ``ceiling-dict-1`` and ``ceiling-dict-2`` (``ceiling.py dict`` in 1 and 2 processes),
+  ``ceiling-functions-2`` (``ceiling.py functions``: the keyed count's own functions alone,
+  once per event, 2 processes);
 - group ``rocksdb`` (K = 2,000,000): ``ours-rocksdb`` (``keyed_count.py --state-backend rocksdb
   --incremental``), ``ceiling-rocksdict`` (``ceiling.py rocksdict``, 2 processes);
 - group ``kafka`` (``kafka_roundtrip.py``'s workload, one broker for all its runs):
@@ -107,6 +109,8 @@ def runs(sizes: Sizes, bootstrap: str) -> list[Run]:
             (*ceiling, "dict", "--events", n, "--keys", str(KEYS), "--processes", "1")),
         Run("ceiling-dict-2", "keyed", "dict, 2 processes",
             (*ceiling, "dict", "--events", n, "--keys", str(KEYS), "--processes", "2")),
+        Run("ceiling-functions-2", "keyed", "the job's functions alone, 2 processes",
+            (*ceiling, "functions", "--events", n, "--keys", str(KEYS), "--processes", "2")),
         Run("ours-windows", "keyed", "tumbling event-time windows",
             (py, str(BENCH / "windows.py"), *job, "--events", str(sizes.windows_events),
              "--keys", str(KEYS))),
@@ -136,6 +140,10 @@ def runs(sizes: Sizes, bootstrap: str) -> list[Run]:
 RATIOS = [
     ("keyed count / dict ceiling, 2 processes", "ours-keyed", "ceiling-dict-2", ">= 0.5"),
     ("keyed count / dict ceiling, 1 process", "ours-keyed", "ceiling-dict-1", ""),
+    ("the job's functions alone / dict ceiling, 2 processes", "ceiling-functions-2",
+     "ceiling-dict-2", ""),
+    ("keyed count / the job's functions alone, 2 processes", "ours-keyed",
+     "ceiling-functions-2", ""),
     ("keyed count with event time / without", "ours-event-time", "ours-keyed", ">= 0.9"),
     ("typed LONG state / untyped", "ours-typed-state", "ours-keyed", ">= 0.97"),
     ("windows / keyed count", "ours-windows", "ours-keyed", ">= 0.5"),
