@@ -2,9 +2,13 @@
 
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from barrierflow.checkpoint import storage_retry
 
 # Hypothesis caches constants under ./.hypothesis even without an example database: keep the
 # working tree clean.
@@ -20,3 +24,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("unit")
+
+
+@pytest.fixture
+def slept(monkeypatch):
+    """The storage retries' waits, taking no time. ``time.sleep`` itself stays as it is: other
+    threads' waits would land in the list too (a test failed so in CI)."""
+    waits: list[float] = []
+    monkeypatch.setattr(storage_retry, "time", SimpleNamespace(sleep=waits.append))
+    return waits

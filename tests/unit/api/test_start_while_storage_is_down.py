@@ -47,13 +47,6 @@ class _Handler(FaultInjectingHandler):
 
 
 @pytest.fixture
-def slept(monkeypatch):
-    waits: list[float] = []
-    monkeypatch.setattr(storage_retry.time, "sleep", waits.append)
-    return waits
-
-
-@pytest.fixture
 def outage(tmp_path):
     def install(failures: int) -> _UnreachableForAWhile:
         wrapper = _UnreachableForAWhile(failures, str(tmp_path / "no-faults-armed"))

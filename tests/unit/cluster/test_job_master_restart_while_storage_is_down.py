@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from types import SimpleNamespace
 
-import pytest
-
-from barrierflow.checkpoint import storage_retry
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
@@ -27,14 +23,6 @@ _DOWN = (
     "When getting information for key 'ckpt/chk-1/_metadata': AWS Error NETWORK_CONNECTION "
     "during HeadObject operation: curlCode: 7, Could not connect to server"
 )
-
-
-@pytest.fixture
-def slept(monkeypatch):
-    """The storage retries' waits, taking no time (other threads keep the real clock)."""
-    waits: list[float] = []
-    monkeypatch.setattr(storage_retry, "time", SimpleNamespace(sleep=waits.append))
-    return waits
 
 
 def _storage_down(monkeypatch, reads: int) -> None:
