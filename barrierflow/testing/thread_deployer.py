@@ -2,6 +2,12 @@
 task executor, network and state backends: the whole runtime without Spark, for tests of what
 slots do (and leave on disk) that the JobMaster cannot see.
 
+Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task:
+its subtasks' user functions are their own objects, as in Flink, where each subtask
+deserializes its operator. Slots that shared them would share what a function keeps in
+``self`` (its state handles, from ``open``): a subtask would then write into the state of the
+subtask that opened last, under that subtask's current key.
+
 **Threading:** ``submit`` on the JobMaster's thread; one thread per slot; ``on_done`` from the
 last slot thread to end.
 """
@@ -10,6 +16,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+
+import cloudpickle
 
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
@@ -51,7 +59,10 @@ class ThreadDeployer:
 
         threads = [
             threading.Thread(
-                target=run, args=(s,), name=f"{description} slot {s.slot}", daemon=True
+                target=run,
+                args=(cloudpickle.loads(cloudpickle.dumps(s)),),
+                name=f"{description} slot {s.slot}",
+                daemon=True,
             )
             for s in slots
         ]
