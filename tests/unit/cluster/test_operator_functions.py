@@ -66,7 +66,7 @@ def test_two_operators_given_one_function_object_keep_sums_of_their_own(tmp_path
     assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
 
     final: dict[tuple[int, int], int] = {}  # the last sum of each key of each operator
-    for modulus, key, _, total in sorted(read_committed(out), key=lambda r: r[2]):
+    for modulus, key, _, total in sorted(read_committed(out), key=lambda r: r[3]):
         final[(modulus, key)] = total
     expected = {
         (m, k): sum(v for v in range(1, N + 1) if v % m == k) for m in (2, 3) for k in range(m)

@@ -50,8 +50,12 @@ def test_each_subtask_runs_its_own_copy_of_a_keyed_function(tmp_path):
 
     assert sorted(s for s, _ in OPENED) == [0, 1]
     assert len({function for _, function in OPENED}) == 2, OPENED
+    records = read_committed(out)
+    assert sorted(value for _, value, _ in records) == list(range(1, N + 1))
     sums: dict[int, int] = defaultdict(int)
-    for key, value, total in sorted(read_committed(out), key=lambda r: r[1]):
+    # Two source subtasks interleave their halves of the numbers: a key's sums, in increasing
+    # order, are its values in the order the function saw them, each added to the sum before.
+    for key, value, total in sorted(records, key=lambda r: r[2]):
         assert key == value % KEYS
         sums[key] += value
         assert total == sums[key], f"key {key}: running sum {total} after value {value}"
