@@ -264,7 +264,7 @@ def test_the_command_line_takes_stops_shows_and_disposes_of_savepoints(spark, tm
     [
         ("same", 0, ["running-sum (RunningSum): restored, keyed state total (value)", "succeed"]),
         ("renamed", 1, ["running-sum-v2 (RunningSum): new", "left behind", "-n", "would fail"]),
-        ("max-parallelism", 1, ["max parallelism 128 and the job now has 64", "would fail"]),
+        ("max-parallelism", 1, ["max parallelism 16 and the job now has 64", "would fail"]),
     ],
 )
 def test_a_dry_run_tells_what_a_restore_would_do_without_starting_spark(

@@ -15,7 +15,7 @@ from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.connectors import FileSink, ParquetWriterFactory
 from barrierflow.datastream.connectors.file_system import FileSource, StreamFormat
-from tests.jobs.odd_even import Fault, RunningSum, Throttle
+from tests.jobs.odd_even import MAX_PARALLELISM, Fault, RunningSum, Throttle
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64()), ("total", pa.int64())])
 
@@ -45,6 +45,7 @@ def build(
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(restarts, 200))
+    env.set_max_parallelism(MAX_PARALLELISM)  # both keyed subtasks busy (odd_even.py)
     source = FileSource.for_record_stream_format(StreamFormat.text_line_format(), in_dir).build()
     (
         env.from_source(source, "lines")

@@ -17,7 +17,7 @@ from barrierflow.connectors.kafka import (
     KafkaSource,
     SimpleStringSchema,
 )
-from tests.jobs.odd_even import Fault, RunningSum, Throttle
+from tests.jobs.odd_even import MAX_PARALLELISM, Fault, RunningSum, Throttle
 
 
 class NumberSchema(SimpleStringSchema):
@@ -67,6 +67,7 @@ def build(
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(restarts, 200))
+    env.set_max_parallelism(MAX_PARALLELISM)  # both keyed subtasks busy (odd_even.py)
     source = (
         KafkaSource.builder()
         .set_bootstrap_servers(servers)

@@ -21,6 +21,12 @@ from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
+# Keys 0 and 1 fall to key groups 0 and 44 of 128, both owned by subtask 0 at parallelism 2:
+# the jobs of the default max parallelism would run one busy keyed subtask and one idle. Of 16
+# key groups, 0 and 1 belong to subtasks 0 and 1 at parallelism 2 (0 and 2 at 3), so both
+# subtasks count, checkpoint and commit (tests/unit/test_job_keys.py).
+MAX_PARALLELISM = 16
+
 
 class RunningSum(KeyedProcessFunction):
     def open(self, runtime_context):
@@ -109,6 +115,7 @@ def build(
         env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
         env.get_checkpoint_config().set_num_retained_checkpoints(num_retained)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
+    env.set_max_parallelism(MAX_PARALLELISM)
     source = env.from_source(SequenceSource(1, n), "numbers")
     throttled = source.map(Throttle(delay_s, fault))
     if source_parallelism:  # the throttle stays chained to the source

@@ -16,7 +16,7 @@ from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.datastream.functions import KeyedProcessFunction
 from barrierflow.state import ValueStateDescriptor
-from tests.jobs.odd_even import Throttle
+from tests.jobs.odd_even import MAX_PARALLELISM, Throttle
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ def build(
     os.makedirs(probe_dir, exist_ok=True)
     env.enable_checkpointing(interval_ms)
     env.get_checkpoint_config().set_checkpoint_storage(os.path.join(tmp, "ckpt"))
+    env.set_max_parallelism(MAX_PARALLELISM)  # both keyed subtasks busy (odd_even.py)
     (
         env.from_source(SequenceSource(1, n), "numbers")
         .map(Throttle(delay_s, None))
