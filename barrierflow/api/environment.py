@@ -578,7 +578,7 @@ class StreamExecutionEnvironment:
             job_parameters=self._configuration.get("pipeline.global-job-parameters"),
             channel_faults=channel_faults.installed(),
         )
-        return JobPlan(
+        plan = JobPlan(
             job_id=job_id,
             job_name=job_name,
             graph=graph,
@@ -600,6 +600,9 @@ class StreamExecutionEnvironment:
                 port_is_default=not self._configuration.contains("rest.port"),
             ),
         )
+        plan.operator_functions()  # pickled now, as the program made them: a function that
+        # cannot be pickled is named before Spark starts, and a dry run's open() is not in them
+        return plan
 
     def _check_restore(self, plan: JobPlan) -> StateMapping | None:
         """Fails before Spark starts when the restored state does not fit the job."""

@@ -2,14 +2,11 @@
 task executor, network and state backends: the whole runtime without Spark, for tests of what
 slots do (and leave on disk) that the JobMaster cannot see.
 
-Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task:
-its subtasks' user functions are their own objects, as in Flink, where each subtask
-deserializes its operator. Slots that shared them would share what a function keeps in
-``self`` (its state handles, from ``open``): a subtask would then write into the state of the
-subtask that opened last, under that subtask's current key.
-
-**Threading:** ``submit`` on the JobMaster's thread; one thread per slot; ``on_done`` from the
-last slot thread to end.
+Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task,
+so that nothing of one slot's descriptor is another's, as on a cluster. (Slots that shared
+descriptors once ran the same function objects: a keyed function that keeps its state handle
+in ``self`` wrote into the state of whichever subtask opened last. Operators now load their
+functions apart, ``runtime/serialized_function.py``.)
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
 from barrierflow.state import ValueStateDescriptor
 
 # Keys 0 and 1 fall to key groups 0 and 44 of 128, both owned by subtask 0 at parallelism 2:
-# the jobs of the default max parallelism would run one busy keyed subtask and one idle. Of 16
-# key groups, 0 and 1 belong to subtasks 0 and 1 at parallelism 2 (0 and 2 at 3), so both
+# the jobs would run one busy keyed subtask and one idle. With 16 key groups they fall to key
+# groups 0 and 12, owned by subtasks 0 and 1 at parallelism 2 (0 and 2 at 3), so both
 # subtasks count, checkpoint and commit (tests/unit/test_job_keys.py).
 MAX_PARALLELISM = 16
 

@@ -1,21 +1,23 @@
-"""One function object passed to two operators: each operator gets its own, as in PyFlink
-(``tests/compat/programs/shared_function.py`` compares the printed sums with PyFlink's).
-Shared, the second operator's ``open`` pointed both at its keyed state."""
+"""One function object handed to two operators: each operator runs a copy of its own, as in
+PyFlink (``tests/compat/programs/shared_function.py`` compares the printed sums with
+PyFlink's), whether the API hands the function on as it is (``process``) or wrapped (a keyed
+``map``). Shared, the second operator's ``open`` pointed both at its keyed state."""
 
 from __future__ import annotations
 
-from barrierflow import CheckpointingMode, StreamExecutionEnvironment
+import threading
+from collections import defaultdict
+
+import pytest
+
+from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
-from barrierflow.cluster.operator_functions import own_functions
-from barrierflow.common import Time
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.graph.stream_graph import StreamNode
-from barrierflow.graph.transformation import TransformationKind
+from barrierflow.connectors import DiscardingSink, FileSink, SequenceSource
+from barrierflow.datastream.functions import MapFunction
+from barrierflow.errors import ConfigurationError
+from barrierflow.state import ValueStateDescriptor
 from barrierflow.testing.thread_deployer import ThreadDeployer
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
-from barrierflow.windowing.triggers import EventTimeTrigger
-from barrierflow.windowing.window_spec import Contents, WindowSpec
 from tests.jobs.odd_even import RunningSum, read_committed
 
 N = 2_000
@@ -28,47 +30,88 @@ class RecordedRunningSum(RunningSum):
         super().open(runtime_context)
 
 
-def _node(uid: str, function: object) -> StreamNode:
-    return StreamNode(0, TransformationKind.MAP, uid, uid, 1, function)
+class RecordedRunningSumMap(MapFunction):
+    """The running sum as a keyed ``map``, which the API wraps in a ``KeyedMap``."""
+
+    def open(self, runtime_context):
+        OPENED.append(id(self))
+        self.total = runtime_context.get_state(ValueStateDescriptor("total"))
+
+    def map(self, value):
+        total = (self.total.value() or 0) + value
+        self.total.update(total)
+        return [value, total]
 
 
-def test_only_an_operator_whose_function_an_earlier_one_uses_gets_a_copy():
-    shared, alone = RunningSum(), RunningSum()
-    reduce = RunningSum()
-    window = WindowSpec(TumblingEventTimeWindows.of(Time.seconds(1)), EventTimeTrigger(),
-                        Contents.REDUCE, reduce)  # fmt: skip
-    functions = own_functions(
-        [_node("a", shared), _node("b", shared), _node("c", alone), _node("d", reduce),
-         _node("e", window)]
-    )  # fmt: skip
-    assert functions["a"] is shared and functions["c"] is alone and functions["d"] is reduce
-    assert functions["b"] is not shared and type(functions["b"]) is RunningSum
-    copied = functions["e"]  # the window's function is the one "d" uses: the window is copied
-    assert copied is not window and copied.function is not reduce
-    assert type(copied.function) is RunningSum and copied.assigner.size == window.assigner.size
-
-
-def test_two_operators_given_one_function_object_keep_sums_of_their_own(tmp_path):
-    out = str(tmp_path / "out")
-    env = StreamExecutionEnvironment().set_parallelism(1)
-    env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
-    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
-    running_sum = RecordedRunningSum()
-    numbers = env.from_source(SequenceSource(1, N), "numbers")
-    by_two = numbers.key_by(lambda x: x % 2).process(running_sum).uid("two")
-    by_three = numbers.key_by(lambda x: x % 3).process(running_sum).uid("three")
-    by_two.map(lambda r: [2, *r]).union(by_three.map(lambda r: [3, *r])).add_sink(FileSink(out))
-    plan = env._plan("shared-function")
+def _run(env: StreamExecutionEnvironment, name: str) -> None:
+    plan = env._plan(name)
     plan.rest = NO_REST_SERVER
     OPENED.clear()
     JobMaster(plan, ThreadDeployer()).run()
 
-    assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
 
-    final: dict[tuple[int, int], int] = {}  # the last sum of each key of each operator
-    for modulus, key, _, total in sorted(read_committed(out), key=lambda r: r[3]):
-        final[(modulus, key)] = total
-    expected = {
-        (m, k): sum(v for v in range(1, N + 1) if v % m == k) for m in (2, 3) for k in range(m)
+def _env(tmp_path) -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment().set_parallelism(1)
+    env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
+    env.set_restart_strategy(RestartStrategies.no_restart())  # a failure shows as itself
+    return env
+
+
+def _check_running_sums(records: list[list[int]], moduli: tuple[int, ...]) -> None:
+    """Each operator's sums per key: each its value added to the sum before, the last the sum
+    of the key's values."""
+    sums: dict[tuple[int, int], int] = defaultdict(int)
+    for modulus, value, total in sorted(records, key=lambda r: r[2]):
+        sums[(modulus, value % modulus)] += value
+        assert total == sums[(modulus, value % modulus)], (modulus, value, total)
+    assert sums == {
+        (m, k): sum(v for v in range(1, N + 1) if v % m == k) for m in moduli for k in range(m)
     }
-    assert final == expected
+
+
+def test_two_process_operators_given_one_function_object_keep_sums_of_their_own(tmp_path):
+    env = _env(tmp_path)
+    running_sum = RecordedRunningSum()
+    numbers = env.from_source(SequenceSource(1, N), "numbers")
+    by_two = numbers.key_by(lambda x: x % 2).process(running_sum).uid("two")
+    by_three = numbers.key_by(lambda x: x % 3).process(running_sum).uid("three")
+    out = str(tmp_path / "out")
+    by_two.map(lambda r: [2, r[1], r[2]]).union(by_three.map(lambda r: [3, r[1], r[2]])).add_sink(
+        FileSink(out)
+    )
+    _run(env, "shared-process")
+
+    assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
+    _check_running_sums(read_committed(out), (2, 3))
+
+
+def test_two_keyed_maps_given_one_function_object_keep_sums_of_their_own(tmp_path):
+    env = _env(tmp_path)
+    running_sum = RecordedRunningSumMap()
+    numbers = env.from_source(SequenceSource(1, N), "numbers")
+    by_two = numbers.key_by(lambda x: x % 2).map(running_sum).uid("two")
+    by_three = numbers.key_by(lambda x: x % 3).map(running_sum).uid("three")
+    out = str(tmp_path / "out")
+    by_two.map(lambda r: [2, *r]).union(by_three.map(lambda r: [3, *r])).add_sink(FileSink(out))
+    _run(env, "shared-keyed-map")
+
+    assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
+    _check_running_sums(read_committed(out), (2, 3))
+
+
+class HoldsALock(MapFunction):
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def map(self, value):
+        return value
+
+
+def test_a_function_that_cannot_be_pickled_is_named_when_the_job_is_planned():
+    env = StreamExecutionEnvironment()
+    env.from_source(SequenceSource(1, 10), "numbers").map(HoldsALock()).uid("locked").sink_to(
+        DiscardingSink()
+    )
+    with pytest.raises(ConfigurationError, match=r"operator 'locked' \(.*\): its function cannot"):
+        env._plan("unpicklable")

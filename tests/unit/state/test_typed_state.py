@@ -117,6 +117,27 @@ def test_integers_are_checked_against_their_types_bounds_on_either_side_of_one_d
     assert value.value() == max(v for v in edges if low <= v <= high)
 
 
+def test_ints_that_are_not_plain_ints_none_and_big_ints_take_their_own_paths(store):
+    s = store()
+    count = s.get_state(ValueStateDescriptor("count", Types.LONG()))
+    seen = s.get_state(ListStateDescriptor("seen", Types.INT()))
+    with pytest.raises(TypeError, match=r"state 'count': True \(bool\)"):
+        count.update(True)  # an int subclass: the full check refuses it
+    with pytest.raises(TypeError, match=r"state 'seen': False \(bool\)"):
+        seen.add(False)
+    count.update(1_764_000_000_000)  # a timestamp in milliseconds: beyond one digit
+    assert count.value() == 1_764_000_000_000
+    count.update(None)  # clears
+    assert count.value() is None
+    # BIG_INT has no bounds: any int, however large
+    big = s.get_state(ValueStateDescriptor("big", Types.BIG_INT()))
+    big.update(2**100)
+    assert big.value() == 2**100
+    bigs = s.get_state(ListStateDescriptor("bigs", Types.BIG_INT()))
+    bigs.add(-(2**70))
+    assert list(bigs.get()) == [-(2**70)]
+
+
 def test_rocksdb_rows_of_a_declared_type_are_messagepack_and_the_rest_pickle(factory):
     backend = factory("rocksdb").backend
     s = KeyedStateStore(backend)
