@@ -1,7 +1,7 @@
 """What a declared type costs a state write, in-process: ``value()`` then ``update(v + 1)`` on
 a heap ValueState, untyped and declared ``Types.LONG()`` / ``Types.INT()``, as the keyed
 count's function does per event; and LONG with values as large as a timestamp in
-milliseconds (``long_wide``: beyond one CPython digit, which INT and LONG test first). Best of
+milliseconds (``long_wide``: ints of several CPython digits compare on a slower path). Best of
 7 repeats of 200 x 1,000 pairs.
 
 Prints one JSON line: ns per pair for each, and each typed one's excess over untyped (at the

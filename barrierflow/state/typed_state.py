@@ -63,12 +63,14 @@ def _check_of(name: str, type_info: Any) -> _TypeCheck | None:
     return None if convert is None else _TypeCheck(name, type_info, convert)
 
 
-# An int of one CPython digit (|value| < 2**30) compares with a literal of one digit on the
-# interpreter's fast path; against the 64-bit bounds of a LONG, held in a closure's cells, it
-# takes the general one. So INT and LONG writes test the one-digit range first, and only a
-# value beyond it (a timestamp in milliseconds, a count beyond a billion) the type's bounds:
-# what the type adds to a write fell from 26 to 16 ns (``bench/typed_state_write.py``).
-_ONE_DIGIT = 1073741823  # 2**30 - 1, as written in the tests below
+# An int of one CPython digit (|value| < 2**30) compared with a one-digit literal, in a
+# comparison that is not chained, takes the interpreter's fast path for small ints; against
+# the 64-bit bounds of a LONG, held in a closure's cells, it takes the general one. So INT and
+# LONG writes test the one-digit range first, and only a value beyond it (a timestamp in
+# milliseconds, a count beyond a billion) the type's bounds. In the keyed count, typed LONG
+# state went from 0.88 to about 1.0 of untyped; in-process, a wide value's write costs 20 ns
+# more (docs/benchmarks.md, ``bench/typed_state_write.py``).
+_ONE_DIGIT = 1073741823  # 2**30 - 1, as written out in the closures below
 
 
 def _spans_one_digit(check: _TypeCheck) -> bool:
@@ -86,9 +88,10 @@ def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any],
     if _spans_one_digit(check):
 
         def checked(value: Any) -> None:
-            if type(value) is not int or not (
-                -1073741823 <= value <= 1073741823 or low <= value <= high
-            ):
+            if type(value) is int and value >= -1073741823 and value <= 1073741823:
+                store(value)
+                return
+            if type(value) is not int or not low <= value <= high:
                 full(value)
             store(value)
 
@@ -119,11 +122,14 @@ def _checked_into(
     if _spans_one_digit(check):
 
         def checked(value: Any) -> None:
-            if type(value) is int and (-1073741823 <= value <= 1073741823 or low <= value <= high):
+            if type(value) is int and value >= -1073741823 and value <= 1073741823:
                 data[key_context.key] = value
-            else:
-                full(value)
-                store(value)
+                return
+            if type(value) is int and low <= value <= high:
+                data[key_context.key] = value
+                return
+            full(value)
+            store(value)
 
     elif low is None:
 

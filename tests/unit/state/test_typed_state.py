@@ -90,11 +90,9 @@ def test_a_value_that_cannot_be_of_the_type_is_refused_naming_the_state(store):
 
 
 @pytest.mark.parametrize("name, bits", [("BYTE", 8), ("SHORT", 16), ("INT", 32), ("LONG", 64)])
-def test_integers_are_checked_against_their_types_bounds_on_either_side_of_one_digit(
-    store, name, bits
-):
-    # The writers test ints of one CPython digit (|v| < 2**30) inline and send the rest to
-    # the full check: the type's own bounds must hold on both paths, for value and list state.
+def test_integers_are_checked_against_their_types_bounds(store, name, bits):
+    # The writers test a plain int's range inline and send the rest to the full check: each
+    # type's own bounds hold on both paths, for value and list state, small values and wide.
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     s = store()
     value = s.get_state(ValueStateDescriptor("v", getattr(Types, name)()))
