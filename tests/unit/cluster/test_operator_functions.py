@@ -43,22 +43,7 @@ class RecordedRunningSumMap(MapFunction):
         return [value, total]
 
 
-def _run(env: StreamExecutionEnvironment, name: str) -> None:
-    plan = env._plan(name)
-    plan.rest = NO_REST_SERVER
-    OPENED.clear()
-    JobMaster(plan, ThreadDeployer()).run()
-
-
-def _env(tmp_path) -> StreamExecutionEnvironment:
-    env = StreamExecutionEnvironment().set_parallelism(1)
-    env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
-    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
-    env.set_restart_strategy(RestartStrategies.no_restart())  # a failure shows as itself
-    return env
-
-
-def _check_running_sums(records: list[list[int]], moduli: tuple[int, ...]) -> None:
+def _check_running_sums(records: list[list[int]]) -> None:
     """Each operator's sums per key: each its value added to the sum before, the last the sum
     of the key's values."""
     sums: dict[tuple[int, int], int] = defaultdict(int)
@@ -66,38 +51,38 @@ def _check_running_sums(records: list[list[int]], moduli: tuple[int, ...]) -> No
         sums[(modulus, value % modulus)] += value
         assert total == sums[(modulus, value % modulus)], (modulus, value, total)
     assert sums == {
-        (m, k): sum(v for v in range(1, N + 1) if v % m == k) for m in moduli for k in range(m)
+        (m, k): sum(v for v in range(1, N + 1) if v % m == k) for m in (2, 3) for k in range(m)
     }
 
 
-def test_two_process_operators_given_one_function_object_keep_sums_of_their_own(tmp_path):
-    env = _env(tmp_path)
-    running_sum = RecordedRunningSum()
+# How each of the two operators is given the one function object, and its output as
+# ``[value, sum]``: as it is (``process``), or wrapped by the API (a keyed ``map``)
+APPLIED = {
+    "process": (RecordedRunningSum, lambda keyed, f: keyed.process(f).map(lambda r: r[1:])),
+    "keyed map": (RecordedRunningSumMap, lambda keyed, f: keyed.map(f)),
+}
+
+
+@pytest.mark.parametrize("applied", APPLIED)
+def test_two_operators_given_one_function_object_keep_sums_of_their_own(tmp_path, applied):
+    function_type, apply = APPLIED[applied]
+    env = StreamExecutionEnvironment().set_parallelism(1)
+    env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
+    env.set_restart_strategy(RestartStrategies.no_restart())  # a failure shows as itself
+    function = function_type()
     numbers = env.from_source(SequenceSource(1, N), "numbers")
-    by_two = numbers.key_by(lambda x: x % 2).process(running_sum).uid("two")
-    by_three = numbers.key_by(lambda x: x % 3).process(running_sum).uid("three")
+    by_two = apply(numbers.key_by(lambda x: x % 2), function).map(lambda r: [2, *r])
+    by_three = apply(numbers.key_by(lambda x: x % 3), function).map(lambda r: [3, *r])
     out = str(tmp_path / "out")
-    by_two.map(lambda r: [2, r[1], r[2]]).union(by_three.map(lambda r: [3, r[1], r[2]])).add_sink(
-        FileSink(out)
-    )
-    _run(env, "shared-process")
+    by_two.union(by_three).add_sink(FileSink(out))
+    plan = env._plan("shared-function")
+    plan.rest = NO_REST_SERVER
+    OPENED.clear()
+    JobMaster(plan, ThreadDeployer()).run()
 
     assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
-    _check_running_sums(read_committed(out), (2, 3))
-
-
-def test_two_keyed_maps_given_one_function_object_keep_sums_of_their_own(tmp_path):
-    env = _env(tmp_path)
-    running_sum = RecordedRunningSumMap()
-    numbers = env.from_source(SequenceSource(1, N), "numbers")
-    by_two = numbers.key_by(lambda x: x % 2).map(running_sum).uid("two")
-    by_three = numbers.key_by(lambda x: x % 3).map(running_sum).uid("three")
-    out = str(tmp_path / "out")
-    by_two.map(lambda r: [2, *r]).union(by_three.map(lambda r: [3, *r])).add_sink(FileSink(out))
-    _run(env, "shared-keyed-map")
-
-    assert len(OPENED) == 2 and OPENED[0] != OPENED[1]
-    _check_running_sums(read_committed(out), (2, 3))
+    _check_running_sums(read_committed(out))
 
 
 class HoldsALock(MapFunction):
