@@ -3,12 +3,12 @@ figure of ours can be given as a ratio to what this machine does in the same run
 
 - ``dict``: N events with key ``(i * 2654435761) % K`` (as ``keyed_count.py``), a count per key
   in a dict, the ``(key, count)`` output built and dropped; in 1 or in P processes.
-- ``functions``: the keyed count's own functions called once per event in plain Python, as any
-  engine that runs them record by record must: the ``map`` (``i * 2654435761 % K``), the key
-  selector and ``Count.process_element`` of ``keyed_count.py``, its ValueState a dict read and
-  written under the current key, its ``(key, count)`` output taken. No routing, batches,
-  network or checkpoints: the floor of a per-record Python engine on this job, where ``dict``
-  is the floor of the work itself.
+- ``functions``: the keyed count's own functions called once per event in plain Python, as an
+  engine that runs them record by record calls them: the ``map`` (``i * 2654435761 % K``), the
+  key selector and ``Count.process_element`` of ``keyed_count.py``, its ValueState a dict entry
+  under the current key behind the same ``value()`` and ``update()`` calls, its ``(key,
+  count)`` output taken. No routing, batches, network or checkpoints: the floor of such an
+  engine on this job, where ``dict`` is the floor of the work itself.
 - ``rocksdict``: the same with the counts in RocksDB (rocksdict, raw mode): a get and a put per
   event, with the options of our RocksDB backend (its default block cache and write buffers,
   bloom filters, no write-ahead log), one database per process. Keys are 8 bytes and counts

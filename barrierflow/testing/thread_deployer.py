@@ -2,11 +2,12 @@
 task executor, network and state backends: the whole runtime without Spark, for tests of what
 slots do (and leave on disk) that the JobMaster cannot see.
 
-Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task,
-so that nothing of one slot's descriptor is another's, as on a cluster. (Slots that shared
-descriptors once ran the same function objects: a keyed function that keeps its state handle
-in ``self`` wrote into the state of whichever subtask opened last. Operators now load their
-functions apart, ``runtime/serialized_function.py``.)
+Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task:
+nothing of one slot's descriptor is another's, as on a cluster. Shared objects between slots
+would hide what only a cluster shows, or show what a cluster never does.
+
+**Threading:** ``submit`` on the JobMaster's thread; one thread per slot; ``on_done`` from the
+last slot thread to end.
 """
 
 from __future__ import annotations
