@@ -578,7 +578,7 @@ class StreamExecutionEnvironment:
             job_parameters=self._configuration.get("pipeline.global-job-parameters"),
             channel_faults=channel_faults.installed(),
         )
-        plan = JobPlan(
+        return JobPlan(
             job_id=job_id,
             job_name=job_name,
             graph=graph,
@@ -600,9 +600,6 @@ class StreamExecutionEnvironment:
                 port_is_default=not self._configuration.contains("rest.port"),
             ),
         )
-        plan.operator_functions()  # pickled now, as the program made them: a function that
-        # cannot be pickled is named before Spark starts, and a dry run's open() is not in them
-        return plan
 
     def _check_restore(self, plan: JobPlan) -> StateMapping | None:
         """Fails before Spark starts when the restored state does not fit the job."""
@@ -651,6 +648,9 @@ class StreamExecutionEnvironment:
         if _cli_overrides.get("dry_run"):
             raise DryRunFinished(*_dry_run_report(plan, mapping, self._restore_path))
         self._check_connectors()
+        # Each operator's function pickled now, as checking the connectors left them (a
+        # DataFrame's files staged): one that cannot be pickled is named before Spark starts.
+        plan.operator_functions()
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import (
             default_spark_log,

@@ -93,10 +93,11 @@ class HoldsALock(MapFunction):
         return value
 
 
-def test_a_function_that_cannot_be_pickled_is_named_when_the_job_is_planned():
+def test_a_function_that_cannot_be_pickled_is_named_before_the_job_is_deployed():
     env = StreamExecutionEnvironment()
     env.from_source(SequenceSource(1, 10), "numbers").map(HoldsALock()).uid("locked").sink_to(
         DiscardingSink()
     )
+    plan = env._plan("unpicklable")
     with pytest.raises(ConfigurationError, match=r"operator 'locked' \(.*\): its function cannot"):
-        env._plan("unpicklable")
+        plan.operator_functions()  # what execute() asks once the connectors are checked
