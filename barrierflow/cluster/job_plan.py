@@ -45,8 +45,8 @@ class JobPlan:
 
     def operator_functions(self) -> dict[str, SerializedFunction]:
         """Each operator's function by uid, pickled on its own (``runtime/serialized_function.py``)
-        once for every attempt. Planning asks first, so that a function that cannot be pickled
-        fails the planning, naming its operator."""
+        once for every attempt. ``execute()`` asks first, once the connectors are checked, so
+        that a function that cannot be pickled is named before Spark starts."""
         if self._functions is None or self._functions[0] is not self.graph:
             functions = {
                 n.uid: serialize_function(n.function, f"{n.uid!r} ({n.name})")

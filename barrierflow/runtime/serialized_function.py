@@ -9,9 +9,10 @@ the state handles its ``open`` sets. The second ``open`` would point both operat
 keyed state. Pickled apart, each operator unpickles its own copy, as in PyFlink. A function
 used once costs its pickled bytes beside the object, as in PyFlink.
 
-The bytes are made on the driver from the user's program, once per job (``JobPlan``), so that a
-function that cannot be pickled is named when the job is planned; each subtask loads its own
-as it builds its operator chain. They are the program's own code, not data read from storage.
+The bytes are made on the driver from the user's program, once per job (``JobPlan``), after
+the connectors were checked (a DataFrame's files staged) and before Spark starts, so that a
+function that cannot be pickled is named then; each subtask loads its own as it builds its
+operator chain. They are the program's own code, not data read from storage.
 """
 
 from __future__ import annotations
