@@ -648,9 +648,6 @@ class StreamExecutionEnvironment:
         if _cli_overrides.get("dry_run"):
             raise DryRunFinished(*_dry_run_report(plan, mapping, self._restore_path))
         self._check_connectors()
-        # Each operator's function pickled now, as checking the connectors left them (a
-        # DataFrame's files staged): one that cannot be pickled is named before Spark starts.
-        plan.operator_functions()
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import (
             default_spark_log,

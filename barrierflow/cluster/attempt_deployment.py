@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.cluster.job_plan import JobPlan
+from barrierflow.cluster.operator_functions import own_functions
 from barrierflow.graph.execution_graph import SubtaskId
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.runtime.task_descriptor import TaskDescriptor
@@ -23,7 +24,7 @@ def slot_descriptors(
     """``assignment``: what each subtask restores (``state_assignment.assign_state``), None
     on a fresh start; ``restore_uri``: what its paths are relative to."""
     graph = plan.graph
-    functions = plan.operator_functions()
+    functions = own_functions(n for v in graph.job_graph.vertices for n in v.chain)
     slots = []
     for slot in range(graph.num_slots):
         tasks = []

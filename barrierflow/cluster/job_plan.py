@@ -4,7 +4,7 @@ I/O."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster.job_status import CheckpointSettings
@@ -12,7 +12,6 @@ from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.graph.execution_graph import ExecutionGraph
-from barrierflow.runtime.serialized_function import SerializedFunction, serialize_function
 from barrierflow.runtime.task_descriptor import TaskConfig
 
 NO_REST_SERVER = RestConfig(port=-1)
@@ -38,23 +37,6 @@ class JobPlan:
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
     rest: RestConfig = NO_REST_SERVER  # the REST API and web UI; none unless asked for
-    # what ``operator_functions`` pickled, and from which graph
-    _functions: tuple[ExecutionGraph, dict[str, SerializedFunction]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-
-    def operator_functions(self) -> dict[str, SerializedFunction]:
-        """Each operator's function by uid, pickled on its own (``runtime/serialized_function.py``)
-        once for every attempt. ``execute()`` asks first, once the connectors are checked, so
-        that a function that cannot be pickled is named before Spark starts."""
-        if self._functions is None or self._functions[0] is not self.graph:
-            functions = {
-                n.uid: serialize_function(n.function, f"{n.uid!r} ({n.name})")
-                for v in self.graph.job_graph.vertices
-                for n in v.chain
-            }
-            self._functions = (self.graph, functions)
-        return self._functions[1]
 
     def checkpoint_settings(self) -> CheckpointSettings:
         """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""

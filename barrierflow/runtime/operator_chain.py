@@ -48,7 +48,6 @@ from barrierflow.runtime.operators import (
     OperatorSpec,
     TimestampsAndWatermarksOperator,
 )
-from barrierflow.runtime.serialized_function import with_own_function
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
 from barrierflow.runtime.task_descriptor import TaskDescriptor
@@ -158,7 +157,6 @@ class OperatorChain:
                 )
             )
         for spec in d.chain:
-            spec = with_own_function(spec)
             op = create_operator(spec)
             ctx = _context(d, spec.uid, restore_streams, send_to_job_master, user_metrics)
             if op.emits_asynchronously and run_in_task_thread is not None:

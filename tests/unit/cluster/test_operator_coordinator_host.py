@@ -105,7 +105,6 @@ class CoordinatedCluster(Cluster):
         plan.graph = build_execution_graph(
             build_job_graph(build_stream_graph("fencing", env._transformations, 2, 128))
         )
-        plan.operator_functions()  # as planning does: before the source holds its coordinators
         self.source = source
         self.network = InMemoryJobMasterNetwork()
         self.deployer = RecordingDeployer()

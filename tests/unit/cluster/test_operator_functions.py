@@ -13,9 +13,11 @@ import pytest
 from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
+from barrierflow.cluster.operator_functions import own_functions
 from barrierflow.connectors import DiscardingSink, FileSink, SequenceSource
 from barrierflow.datastream.functions import MapFunction
 from barrierflow.errors import ConfigurationError
+from barrierflow.graph.stream_graph import StreamNode
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.testing.thread_deployer import ThreadDeployer
 from tests.jobs.odd_even import RunningSum, read_committed
@@ -93,11 +95,45 @@ class HoldsALock(MapFunction):
         return value
 
 
-def test_a_function_that_cannot_be_pickled_is_named_before_the_job_is_deployed():
+class Halve(MapFunction):
+    def map(self, value):
+        return value // 2
+
+
+def _nodes(env: StreamExecutionEnvironment) -> dict[str, StreamNode]:
+    graph = env._plan("nodes").graph.job_graph
+    return {n.uid: n for v in graph.vertices for n in v.chain}
+
+
+def test_only_operators_that_reach_an_object_an_earlier_one_reaches_get_a_copy():
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "numbers").map(HoldsALock()).uid("locked").sink_to(
-        DiscardingSink()
-    )
-    plan = env._plan("unpicklable")
-    with pytest.raises(ConfigurationError, match=r"operator 'locked' \(.*\): its function cannot"):
-        plan.operator_functions()  # what execute() asks once the connectors are checked
+    numbers = env.from_source(SequenceSource(1, 10), "numbers")
+    shared_map, alone, summing = RecordedRunningSumMap(), Halve(), RecordedRunningSum()
+    stateless = lambda x: x + 1  # noqa: E731 - code, not state: shared as it is
+    numbers.key_by(lambda x: x % 2).map(shared_map).uid("map-1").sink_to(DiscardingSink())
+    numbers.key_by(lambda x: x % 3).map(shared_map).uid("map-2").sink_to(DiscardingSink())
+    numbers.key_by(lambda x: x % 2).process(summing).uid("sum-1").sink_to(DiscardingSink())
+    numbers.map(summing.process_element).uid("bound").sink_to(DiscardingSink())
+    plus_2 = numbers.map(alone).uid("alone").map(stateless).uid("plus-1").map(stateless)
+    plus_2.uid("plus-2").sink_to(DiscardingSink())
+    nodes = _nodes(env)
+    functions = own_functions(nodes.values())
+
+    def copied(uid: str) -> bool:
+        return functions[uid] is not nodes[uid].function
+
+    # a keyed map wraps the user's function: the second wrapper reaches the same object
+    assert not copied("map-1") and copied("map-2")
+    assert type(functions["map-2"]) is type(nodes["map-2"].function)
+    assert not copied("sum-1") and copied("bound")  # a bound method stands for its object
+    assert not any(copied(uid) for uid in ("alone", "plus-1", "plus-2"))
+
+
+def test_a_shared_function_that_cannot_be_copied_is_named():
+    env = StreamExecutionEnvironment()
+    numbers = env.from_source(SequenceSource(1, 10), "numbers")
+    locked = HoldsALock()
+    numbers.map(locked).uid("first").sink_to(DiscardingSink())
+    numbers.map(locked).uid("second").sink_to(DiscardingSink())
+    with pytest.raises(ConfigurationError, match=r"operator 'second' \(.*\) shares its function"):
+        own_functions(_nodes(env).values())
