@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from barrierflow.connectors.batch_map import BatchItemError, map_batch
 from barrierflow.connectors.kafka.transactions import produce
 
 KeyValue = tuple[bytes | None, bytes]
@@ -18,16 +19,12 @@ KeyValue = tuple[bytes | None, bytes]
 def serialized_all(serialize: Callable[[Any], KeyValue], records: list[Any]) -> list[KeyValue]:
     """The (key, value) of each record; a ``ValueError`` naming the record that fails."""
     try:
-        return list(map(serialize, records))
-    except Exception as e:  # noqa: BLE001 - raised below, with the record that fails
-        failed, culprit = e, records[0]
-    for record in records:  # one at a time, to name the record that fails
-        try:
-            serialize(record)
-        except Exception as e:  # noqa: BLE001 - raised below, with its record
-            failed, culprit = e, record
-            break
-    raise ValueError(f"KafkaSink cannot serialize record {culprit!r:.200}: {failed}") from failed
+        return map_batch(serialize, records)
+    except BatchItemError as e:
+        culprit = records[0 if e.index is None else e.index]
+        raise ValueError(
+            f"KafkaSink cannot serialize record {culprit!r:.200}: {e.error}"
+        ) from e.error
 
 
 def produce_all(producer: Any, topics: Iterable[str], pairs: list[KeyValue]) -> None:

@@ -13,6 +13,7 @@ from itertools import groupby, repeat
 from operator import is_, is_not, methodcaller
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.connectors.batch_map import BatchItemError, map_batch
 from barrierflow.connectors.optional_dependency import require
 from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext, SplitRun
 from barrierflow.connectors.split_enumerator import Split
@@ -132,15 +133,10 @@ class KafkaSourceReader(SourceReader):
 
     def _deserialized(self, tp: TopicPartition, messages: list[Any]) -> list[Any]:
         try:
-            return list(map(self._deserialize, map(_value, messages)))
-        except Exception as e:  # noqa: BLE001 - raised below, with the message that fails
-            failed, culprit = e, messages
-        for message in messages:  # one at a time, to name the message that fails
-            try:
-                self._deserialize(message.value())
-            except Exception as e:  # noqa: BLE001 - raised below, with its message
-                failed, culprit = e, [message]
-                break
+            return map_batch(self._deserialize, list(map(_value, messages)))
+        except BatchItemError as e:
+            failed = e.error
+            culprit = messages if e.index is None else [messages[e.index]]
         first, last = culprit[0], culprit[-1]
         where = f"offset {first.offset()}"
         if last is not first:  # it failed in the batch only: the schema keeps state
