@@ -27,7 +27,11 @@ process tree (``peak_rss.py``). A run that fails is reported and the others go o
     python bench/compare.py                       # everything, 3 rounds
     python bench/compare.py --quick               # small sizes, 1 round: a couple of minutes
     python bench/compare.py --only keyed,bytewax  # a group and a run
-    python bench/compare.py --record              # also append the table to docs/benchmarks.md
+    python bench/compare.py --record              # also rewrite its rows of the current table
+
+``--record`` rewrites, in the current table at the top of docs/benchmarks.md, the rows of the
+runs measured (``current_table.py``): each with this run's figure, its ratios, the command and
+the date. The other rows stay as they were.
 
 Only one benchmark may run on the machine at a time; nothing else should.
 """
@@ -52,9 +56,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from current_table import Measured, rewrite
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RECORD = REPO / "docs" / "benchmarks.md"
+# the last cell of a run's row new to the current table: the section on how runs measure
+NEW_ROW_DETAILS = "[method](#how-the-figures-are-measured)"
+TIMES = "\N{MULTIPLICATION SIGN}"  # "0.5 times the ceiling", in the current table
 
 
 @dataclass(frozen=True)
@@ -237,45 +246,104 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}"
 
 
+@dataclass(frozen=True)
+class Figures:
+    """A run's figures over the rounds it did not fail."""
+
+    rates: list[float]
+    events: int
+    rss_median: float
+    failed: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.rates)
+
+    def shown(self) -> str:
+        rounds = " / ".join(_fmt(x) for x in self.rates)
+        return rounds + (f" ({self.failed} failed)" if self.failed else "")
+
+
+def figures(results: list[dict]) -> Figures | None:
+    """None for a run that failed in every round."""
+    done = [r for r in results if "error" not in r]
+    if not done:
+        return None
+    return Figures(
+        [r["events_per_s"] for r in done],
+        done[0]["events"],
+        statistics.median(r["peak_rss_mib"] for r in done),
+        len(results) - len(done),
+    )
+
+
+def ratios(by_run: dict[str, Figures]) -> list[tuple[str, str, str, str, float]]:
+    """(label, numerator, denominator, goal, value) of each ratio whose two runs have figures:
+    events/s, then peak RSS."""
+    found = [
+        (label, num, den, goal, by_run[num].median / by_run[den].median)
+        for label, num, den, goal in RATIOS
+        if num in by_run and den in by_run
+    ]
+    found += [
+        (label, num, den, goal, by_run[num].rss_median / by_run[den].rss_median)
+        for label, num, den, goal in MEMORY_RATIOS
+        if num in by_run and den in by_run
+    ]
+    return found
+
+
 def table(selected: list[Run], results: dict[str, list[dict]]) -> str:
     """Medians of each run, then the ratios whose two runs both have figures, in Markdown."""
     rows = [
         "| run | what | events | events/s (rounds) | median | peak RSS, MiB (median) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    medians: dict[str, float] = {}
-    rss_medians: dict[str, float] = {}
+    by_run: dict[str, Figures] = {}
     for run in selected:
-        done = [r for r in results[run.name] if "error" not in r]
-        errors = [r["error"] for r in results[run.name] if "error" in r]
-        if not done:
-            rows.append(f"| {run.name} | {run.what} | - | failed: {errors[0]} | - | - |")
+        found = figures(results[run.name])
+        if found is None:
+            error = results[run.name][0]["error"]
+            rows.append(f"| {run.name} | {run.what} | - | failed: {error} | - | - |")
             continue
-        rates = [r["events_per_s"] for r in done]
-        medians[run.name] = statistics.median(rates)
-        events = done[0]["events"]
-        rss = rss_medians[run.name] = statistics.median(r["peak_rss_mib"] for r in done)
-        shown = " / ".join(_fmt(x) for x in rates) + (f" ({len(errors)} failed)" if errors else "")
+        by_run[run.name] = found
         rows.append(
-            f"| {run.name} | {run.what} | {_fmt(events)} | {shown} | "
-            f"**{_fmt(medians[run.name])}** | {rss:,.0f} |"
+            f"| {run.name} | {run.what} | {_fmt(found.events)} | {found.shown()} | "
+            f"**{_fmt(found.median)}** | {found.rss_median:,.0f} |"
         )
     rows += ["", "| ratio of medians | value | goal (issue 26) |", "| --- | --- | --- |"]
-    for label, num, den, goal in RATIOS:
-        if num in medians and den in medians:
-            rows.append(f"| {label} | **{medians[num] / medians[den]:.3g}** | {goal or '-'} |")
-    for label, num, den, goal in MEMORY_RATIOS:
-        if num in rss_medians and den in rss_medians:
-            ratio = rss_medians[num] / rss_medians[den]
-            rows.append(f"| {label} | **{ratio:.3g}** | {goal} |")
+    for label, _, _, goal, value in ratios(by_run):
+        rows.append(f"| {label} | **{value:.3g}** | {goal or '-'} |")
     return "\n".join(rows)
 
 
-def record(text: str, command: str) -> None:
-    today = datetime.date.today().isoformat()
-    with open(RECORD, "a") as f:
-        f.write(f"\n## Ours, the ceilings and the peers, {today} (`bench/compare.py`)\n\n")
-        f.write(f"```sh\n{command}\n```\n\n{text}\n")
+def measured(
+    selected: list[Run], results: dict[str, list[dict]], command: str, date: str
+) -> list[Measured]:
+    """The current table's rows of the runs with figures, each with the ratios it is the
+    numerator of."""
+    by_run = {r.name: f for r in selected if (f := figures(results[r.name])) is not None}
+    own: dict[str, list[tuple[str, str]]] = {name: [] for name in by_run}
+    memory = {label for label, *_ in MEMORY_RATIOS}
+    for label, num, den, goal, value in ratios(by_run):
+        text = ("peak RSS " if label in memory else "") + f"**{value:.3g}** {TIMES} `{den}`"
+        own[num].append((den, text + (f" (goal {goal})" if goal else "")))
+    rows = []
+    for run in selected:
+        if run.name not in by_run:
+            continue
+        f = by_run[run.name]
+        figure = (
+            f"**{_fmt(f.median)}** events/s over {_fmt(f.events)} events "
+            f"(rounds {f.shown()}); peak RSS {f.rss_median:,.0f} MiB"
+        )
+        what = f"`{run.name}`: {run.what}"
+        rows.append(Measured(run.name, what, f"`{command}`", figure, tuple(own[run.name]), date))
+    return rows
+
+
+def record(rows: list[Measured]) -> None:
+    RECORD.write_text(rewrite(RECORD.read_text(), rows, NEW_ROW_DETAILS))
 
 
 def main() -> None:
@@ -285,7 +353,9 @@ def main() -> None:
     parser.add_argument("--only", help="runs or groups, comma-separated (see above)")
     parser.add_argument("--bootstrap", help="an existing Kafka cluster; default: start one")
     parser.add_argument("--timeout-s", type=float, default=1800, help="per run")
-    parser.add_argument("--record", action="store_true", help=f"append to {RECORD.name}")
+    parser.add_argument(
+        "--record", action="store_true", help=f"rewrite its rows of {RECORD.name}'s current table"
+    )
     for field in Sizes.__dataclass_fields__:
         parser.add_argument(f"--{field.replace('_', '-')}", type=int, help="a size")
     args = parser.parse_args()
@@ -312,10 +382,14 @@ def main() -> None:
     else:
         shutil.rmtree(logs)
     command = shlex.join(["python", "bench/compare.py", *sys.argv[1:]])
-    header = f"{datetime.date.today().isoformat()}, {machine()}\n\n"
-    print(f"{header}{text}")
+    today = datetime.date.today().isoformat()
+    print(f"{today}, {machine()}\n\n{text}")
     if args.record:
-        record(f"Machine: {header}{text}", command)
+        rows = measured(selected, results, command, today)
+        record(rows)
+        unrecorded = sorted({r.name for r in selected} - {m.run for m in rows})
+        if unrecorded:
+            print(f"not recorded (failed in every round): {', '.join(unrecorded)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
