@@ -10,3 +10,9 @@ def human_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"  # not reached: GiB is the last unit
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``counted(1, "problem")`` -> ``"1 problem"``, ``counted(2, "problem")`` -> ``"2 problems"``;
+    ``plural`` for nouns that do not take an s."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -22,6 +22,7 @@ from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.common.types import Row
+from barrierflow.human_units import counted
 
 Converter = Callable[[Any], Any]
 BatchConverter = Callable[[list[Any]], list[Any] | None]
@@ -43,6 +44,45 @@ class IntegerOverflow(enum.Enum):
 
 def _refuse(value: Any, type_info: TypeInformation) -> TypeError:
     return TypeError(f"{value!r:.100} ({type(value).__name__}) is not a {type_info!r}")
+
+
+class FieldTypeError(TypeError):
+    """A value of a row's or tuple's field that is not of the field's type: the message names
+    the field (``address.zip`` for a field of a nested row), its type and the value, so that a
+    user finds which column their function filled wrongly."""
+
+    def __init__(self, path: str, type_info: TypeInformation, value: Any, detail: str) -> None:
+        self.path = path
+        self.type_info = type_info
+        self.value = value
+        self.detail = detail
+        type_text = type_info.name if not type_info.fields else repr(type_info)
+        super().__init__(
+            f"field `{path}` ({type_text}) got {type(value).__name__} {value!r:.100}"
+            + (f": {detail}" if detail else "")
+        )
+
+    def within(self, name: str) -> FieldTypeError:
+        """The same error seen from the row that holds this one's row as field ``name``."""
+        return FieldTypeError(f"{name}.{self.path}", self.type_info, self.value, self.detail)
+
+
+def _field_values(
+    names: list[str], types: tuple[TypeInformation, ...], fields: list[Converter], values: Any
+) -> list[Any]:
+    """Each field's value converted, or a ``FieldTypeError`` naming the first that fails."""
+    out = []
+    for name, type_info, convert, value in zip(names, types, fields, values, strict=True):
+        try:
+            out.append(convert(value))
+        except FieldTypeError as e:
+            raise e.within(name) from None
+        except TypeError as e:
+            # a scalar's own message says only what the field's name and type now say
+            raise FieldTypeError(
+                name, type_info, value, str(e) if type_info.fields else ""
+            ) from None
+    return out
 
 
 def float32(value: float) -> float:
@@ -142,6 +182,8 @@ def _row(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
     fields = _fields_of(type_info, overflow)
     arity = len(fields)
 
+    named = type_info.field_names is not None
+
     def convert(value: Any) -> Row:
         if isinstance(value, dict):
             try:
@@ -150,9 +192,13 @@ def _row(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
                 raise TypeError(f"{value!r:.100} has no field {e} of {type_info!r}") from None
         elif not isinstance(value, (Row, tuple, list)):
             raise _refuse(value, type_info)
+        elif named and isinstance(value, Row):
+            _check_names(value, names, type_info)
         if len(value) != arity:
-            raise TypeError(f"{value!r:.100} has {len(value)} fields, {type_info!r} has {arity}")
-        row = Row(*[f(v) for f, v in zip(fields, value, strict=True)])
+            raise TypeError(
+                f"{value!r:.100} has {counted(len(value), 'field')}, {type_info!r} has {arity}"
+            )
+        row = Row(*_field_values(names, type_info.fields, fields, value))
         row.set_field_names(names)
         if isinstance(value, Row):
             row.set_row_kind(value.get_row_kind())
@@ -161,13 +207,27 @@ def _row(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
     return _nullable(convert)
 
 
+def _check_names(row: Row, names: list[str], type_info: TypeInformation) -> None:
+    """A row whose field names are not the declared ones, in their order, is refused: its
+    values would land in other fields by position (a keyword ``Row`` sorts its fields by name,
+    as PyFlink's does)."""
+    given = row.get_field_names()
+    if given is not None and given != names:
+        raise TypeError(
+            f"a Row with fields {given} where {type_info!r} declares {names}: its values would "
+            "go to the declared fields by position (a Row(name=value, ...) sorts its fields by "
+            "name); build it positionally in the declared order, or as a dict"
+        )
+
+
 def _tuple(type_info: TypeInformation, overflow: IntegerOverflow) -> Converter:
     fields = _fields_of(type_info, overflow)
+    names = [f"f{i}" for i in range(len(fields))]  # Flink's names of a tuple's fields
 
     def convert(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, (tuple, list, Row)) or len(value) != len(fields):
             raise _refuse(value, type_info)
-        return tuple(f(v) for f, v in zip(fields, value, strict=True))
+        return tuple(_field_values(names, type_info.fields, fields, value))
 
     return _nullable(convert)
 

@@ -1,7 +1,8 @@
-"""The I/O of ``barrierflow checkpoints fsck``: finds what a path holds (a checkpoint directory
-of several jobs, one job's directory, one ``chk-N`` or one savepoint), lists its files, reads
-each snapshot's metadata and every file they reference (in parallel, each once, summed as it
-streams), then lets ``fsck.judge`` decide; and deletes the orphans it may.
+"""The I/O of ``barrierflow checkpoints fsck``: finds what a path holds (a directory of jobs
+and savepoints, one job's directory, one ``chk-N`` or one savepoint: ``snapshot_directories``),
+lists its files, reads each snapshot's metadata and every file they reference (in parallel,
+each once, summed as it streams), then lets ``fsck.judge`` decide; and deletes the orphans it
+may.
 
 **Threading:** the caller's, and a pool of readers it waits for. **I/O:** the storage, through
 ``pyarrow.fs`` (local disk, S3...).
@@ -25,8 +26,8 @@ from barrierflow.checkpoint.fsck import (
     judge,
     referenced_paths,
 )
-from barrierflow.checkpoint.history import HISTORY_FILE
 from barrierflow.checkpoint.metadata import checksummer, decode_metadata
+from barrierflow.checkpoint.snapshot_directories import Holds, find_snapshot_directories
 from barrierflow.checkpoint.storage import resolve_filesystem
 from barrierflow.errors import CorruptCheckpointError
 
@@ -34,36 +35,15 @@ _CHUNK = 1 << 20
 
 
 def fsck(uri: str, threads: int = 8) -> list[FsckReport]:
-    """One report per job directory under ``uri`` (``uri`` itself when it is one), or the
-    report of the one checkpoint or savepoint ``uri`` is."""
-    uri = uri.rstrip("/")
-    if uri.endswith("/" + layout.METADATA_FILE):
-        uri = uri[: -len(layout.METADATA_FILE) - 1]
-    fs, path = resolve_filesystem(uri)
-    infos = fs.get_file_info(pafs.FileSelector(path))  # FileNotFoundError if there is none
-    names = {i.base_name: i for i in infos}
-    if layout.METADATA_FILE in names:
-        return [_one_snapshot(fs, uri, path, threads)]
-    if _is_job_root(infos):
-        return [_job(fs, uri, path, threads)]
+    """One report per job directory and per savepoint under ``uri`` (``uri`` itself when it
+    is one), or the report of the one checkpoint or savepoint ``uri`` is."""
+    found = find_snapshot_directories(uri)
     return [
-        _job(fs, f"{uri}/{i.base_name}", i.path, threads)
-        for i in sorted(infos, key=lambda i: i.base_name)
-        if i.type == pafs.FileType.Directory
-        and _is_job_root(fs.get_file_info(pafs.FileSelector(i.path)))
+        _job(found.fs, d.uri, d.path, threads)
+        if d.holds is Holds.JOB
+        else _one_snapshot(found.fs, d.uri, d.path, threads)
+        for d in found.directories
     ]
-
-
-def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
-    """A job's directory holds its history, or at least one ``chk-N`` directory."""
-    return any(
-        i.base_name == HISTORY_FILE
-        or (
-            i.type == pafs.FileType.Directory
-            and layout.parse_checkpoint_dir(i.base_name) is not None
-        )
-        for i in infos
-    )
 
 
 def _job(fs: pafs.FileSystem, uri: str, root: str, threads: int) -> FsckReport:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 app = typer.Typer(
     help="Stateful stream processing on Spark with Flink's checkpointing.",
@@ -18,8 +18,29 @@ checkpoints_app = typer.Typer(
     help="Inspect the checkpoints under a checkpoint directory.", no_args_is_help=True
 )
 app.add_typer(checkpoints_app, name="checkpoints")
-console = Console()
-errors = Console(stderr=True)
+
+
+class _Console(Console):
+    """A console that is as wide as the terminal it writes to, and wide enough for any line
+    or table when it writes to a pipe or a file: a script or a log reading the output must get
+    it whole, not cut or wrapped at 80 columns."""
+
+    _UNBOUNDED = 100_000  # columns: tables take their natural width, never this
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None:
+            return size
+        return ConsoleDimensions(self._UNBOUNDED, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = _Console()
+errors = _Console(stderr=True)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -7,49 +7,49 @@ import json
 from typing import Annotated
 
 import msgspec
-import pyarrow.fs as pafs
 import typer
 from rich.table import Table
 
-from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
+from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata, stream_size
-from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
+from barrierflow.checkpoint.snapshot_directories import Found, find_snapshot_directories
+from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
 from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
-from barrierflow.human_units import human_bytes
+from barrierflow.human_units import counted, human_bytes
 
 
-def _job_roots(uri: str) -> list[str]:
-    """Job directories under ``uri``; ``uri`` itself when it is one."""
+def _found(uri: str) -> Found:
+    """What ``uri`` holds: job directories, savepoints, or itself one of them."""
     try:
-        fs, path = resolve_filesystem(uri)
-        infos = fs.get_file_info(pafs.FileSelector(path))
+        return find_snapshot_directories(uri)
     except (StorageConfigError, FileNotFoundError, OSError) as e:
         errors.print(f"[red]Cannot read {uri}: {e}[/red]")
         raise typer.Exit(2) from e
-    if _is_job_root(infos):
-        return [uri.rstrip("/")]
-    roots = []
-    for info in sorted(infos, key=lambda i: i.mtime):
-        if info.type == pafs.FileType.Directory:
-            inside = fs.get_file_info(pafs.FileSelector(info.path))
-            if _is_job_root(inside):
-                roots.append(f"{uri.rstrip('/')}/{info.base_name}")
-    return roots
 
 
-def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
-    """A job's directory holds its history, or at least one ``chk-N`` directory."""
-    return any(
-        i.base_name == HISTORY_FILE
-        or (
-            i.type == pafs.FileType.Directory
-            and layout.parse_checkpoint_dir(i.base_name) is not None
-        )
-        for i in infos
-    )
+def _job_roots(uri: str) -> list[str]:
+    """Job directories under ``uri``, oldest first; ``uri`` itself when it is one."""
+    return [d.uri for d in sorted(_found(uri).jobs(), key=lambda d: d.mtime_ms)]
+
+
+def _snapshot_row(uri: str) -> dict:
+    """The row of one snapshot's own directory (a savepoint, or a ``chk-N`` given alone)."""
+    try:
+        _, meta = locate_snapshot(uri)
+    except (CorruptCheckpointError, StorageConfigError) as e:
+        return {
+            "job": "?",
+            "job_name": "?",
+            "id": None,
+            "kind": "savepoint",
+            "path": uri,
+            "status": "UNUSABLE",
+            "failure": getattr(e, "reason", str(e)),
+            "restorable": False,
+        }
+    return {**_metadata_row(meta), "path": uri}
 
 
 def _rows(job_root: str) -> list[dict]:
@@ -97,33 +97,41 @@ def _rows(job_root: str) -> list[dict]:
                 }
             )
             continue
-        rows.append(
-            {
-                "job": meta.job_id,
-                "job_name": meta.job_name,
-                "id": cid,
-                "kind": meta.kind.value,
-                "format": meta.snapshot_format.value,
-                "path": None,
-                "status": "COMPLETED",
-                "time": time_of(meta.trigger_timestamp_ms),
-                "duration_ms": meta.completion_timestamp_ms - meta.trigger_timestamp_ms,
-                "size_bytes": meta.state_size(),
-                "checkpointed_bytes": meta.checkpointed_size(),
-                "tasks": f"{len(meta.stats)}/{len(meta.stats)}",
-                "restorable": True,
-                "failure": None,
-                "unaligned": any(st.unaligned for st in meta.stats),
-                "persisted_data": sum(st.persisted_data for st in meta.stats),
-                "processed_data": sum(st.processed_data for st in meta.stats),
-            }
-        )
+        rows.append(_metadata_row(meta))
     return rows
+
+
+def _metadata_row(meta: CheckpointMetadata) -> dict:
+    return {
+        "job": meta.job_id,
+        "job_name": meta.job_name,
+        "id": meta.checkpoint_id,
+        "kind": meta.kind.value,
+        "format": meta.snapshot_format.value,
+        "path": None,
+        "status": "COMPLETED",
+        "time": time_of(meta.trigger_timestamp_ms),
+        "duration_ms": meta.completion_timestamp_ms - meta.trigger_timestamp_ms,
+        "size_bytes": meta.state_size(),
+        "checkpointed_bytes": meta.checkpointed_size(),
+        "tasks": f"{len(meta.stats)}/{len(meta.stats)}",
+        "restorable": True,
+        "failure": None,
+        "unaligned": any(st.unaligned for st in meta.stats),
+        "persisted_data": sum(st.persisted_data for st in meta.stats),
+        "processed_data": sum(st.processed_data for st in meta.stats),
+    }
 
 
 @checkpoints_app.command("list")
 def list_checkpoints(
-    uri: Annotated[str, typer.Argument(help="A checkpoint directory, or one job's directory.")],
+    uri: Annotated[
+        str,
+        typer.Argument(
+            help="A checkpoint directory, a directory of savepoints, one job's directory, or "
+            "one checkpoint's or savepoint's own directory."
+        ),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     conf_file: ConfFileOption = None,
     dynamic: DynamicOption = None,
@@ -131,14 +139,19 @@ def list_checkpoints(
     """A table of checkpoints: id, status, time, duration, size, unaligned (with the bytes
     in flight it persisted), tasks, restorable."""
     configure(conf_file, dynamic)
-    rows = [row for root in _job_roots(uri) for row in _rows(root)]
+    found = _found(uri)
+    rows = [row for d in sorted(found.jobs(), key=lambda d: d.mtime_ms) for row in _rows(d.uri)]
+    rows += [_snapshot_row(d.uri) for d in found.snapshots()]
     if as_json:
         console.print_json(json.dumps(rows))
         return
     if not rows:
-        console.print(f"No checkpoints under {uri}")
+        console.print(f"No checkpoints or savepoints under {uri}", markup=False)
         return
-    table = Table(title=f"Checkpoints under {uri}")
+    # the title on a line of its own: as a table's title it would wrap at the table's width
+    console.print(f"Checkpoints under {uri}", markup=False, highlight=False, soft_wrap=True)
+    table = Table()
+    paths = any(r.get("path") for r in rows)  # savepoints: where each is
     columns = (
         "job",
         "id",
@@ -149,6 +162,7 @@ def list_checkpoints(
         "unaligned",
         "tasks",
         "restorable",
+        *(("path",) if paths else ()),
     )
     for column in columns:
         numeric = column in ("id", "duration", "size", "tasks")
@@ -156,12 +170,13 @@ def list_checkpoints(
     for r in rows:
         status = r["status"] if r["status"] == "COMPLETED" else f"[red]{r['status']}[/red]"
         if r.get("kind", "checkpoint") != "checkpoint":
-            status += f" [cyan]{r['kind']} ({r['format']})[/cyan]"
+            in_format = f" ({r['format']})" if r.get("format") else ""
+            status += f" [cyan]{r['kind']}{in_format}[/cyan]"
         if r.get("failure"):
             status += f" [dim]({r['failure'][:60]})[/dim]"
         table.add_row(
             f"{r['job_name']} {r['job'][:8]}",
-            str(r["id"]),
+            "" if r["id"] is None else str(r["id"]),
             status,
             r.get("time", ""),
             f"{r['duration_ms']} ms" if "duration_ms" in r else "",
@@ -169,6 +184,7 @@ def list_checkpoints(
             f"yes ({human_bytes(r['persisted_data'])})" if r.get("unaligned") else "",
             r.get("tasks", ""),
             "yes" if r["restorable"] else "",
+            *((r.get("path") or "",) if paths else ()),
         )
     console.print(table)
 
@@ -295,7 +311,7 @@ def _show(record: CheckpointRecord | None, meta: CheckpointMetadata | None) -> N
     for op in meta.operators:
         total = human_bytes(sum(s.state_size() for s in op.subtasks))
         shared = [p for s in op.subtasks for p in s.shared_paths()]
-        files = f", {len(shared)} shared files" if shared else ""
+        files = f", {counted(len(shared), 'shared file')}" if shared else ""
         in_flight = [s.channel_state for s in op.subtasks if s.channel_state is not None]
         if in_flight:
             files += f", {human_bytes(sum(stream_size(h) for h in in_flight))} in flight"

@@ -22,7 +22,7 @@ from barrierflow.checkpoint.fsck_scan import delete_orphans, fsck
 from barrierflow.cli.app import checkpoints_app, console, errors
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import StorageConfigError
-from barrierflow.human_units import human_bytes
+from barrierflow.human_units import counted, human_bytes
 
 
 @checkpoints_app.command("fsck")
@@ -30,8 +30,8 @@ def fsck_command(
     uri: Annotated[
         str,
         typer.Argument(
-            help="A checkpoint directory or one job's directory (as `checkpoints list` takes "
-            "it), or one checkpoint's or savepoint's own directory."
+            help="A checkpoint directory, a directory of savepoints, one job's directory, or "
+            "one checkpoint's or savepoint's own directory."
         ),
     ],
     delete: Annotated[
@@ -60,7 +60,7 @@ def fsck_command(
         console.print_json(json.dumps([_as_json(r, deleted[r.root]) for r in reports]))
     else:
         if not reports:
-            console.print(f"No checkpoints under {uri}", markup=False)
+            console.print(f"No checkpoints or savepoints under {uri}", markup=False)
         for report in reports:
             _print(report, deleted[report.root], delete)
     if not all(r.healthy for r in reports):
@@ -77,10 +77,11 @@ def _as_json(report: FsckReport, deleted: list[str]) -> dict:
 
 
 def _print(report: FsckReport, deleted: list[str], delete: bool) -> None:
-    table = Table("snapshot", "files", "status", title=escape(f"fsck {report.root}"))
+    # the title on a line of its own: as a table's title it would wrap at the table's width
+    console.print(f"fsck {report.root}", markup=False, highlight=False, soft_wrap=True)
+    table = Table("snapshot", "files", "status")
     for s in report.snapshots:
-        count = len(s.damaged)
-        status = f"[red]DAMAGED[/red] ({count} file{'s' if count > 1 else ''})"
+        status = f"[red]DAMAGED[/red] ({counted(len(s.damaged), 'file')})"
         if s.healthy:
             status = "[green]healthy[/green]"
         table.add_row(s.name, str(s.files), status)
@@ -101,6 +102,8 @@ def _print(report: FsckReport, deleted: list[str], delete: bool) -> None:
         )  # fmt: skip
     if removable and not delete:
         total = human_bytes(sum(o.size for o in removable))
-        console.print(f"{len(removable)} orphaned files ({total}) can go: --delete-orphans")
-    verdict = "healthy" if report.healthy else f"{len(report.findings)} problems"
+        console.print(
+            f"{counted(len(removable), 'orphaned file')} ({total}) can go: --delete-orphans"
+        )
+    verdict = "healthy" if report.healthy else counted(len(report.findings), "problem")
     console.print(f"{report.root}: {verdict}", markup=False, highlight=False)

@@ -136,14 +136,16 @@ class AttemptSupervisor:
         if restore is not None:
             assignment = assign_state(restore, graph, plan.allow_non_restored_state)
             left_behind = map_state(restore, graph.job_graph).of_fate(OperatorFate.LEFT_BEHIND)
+            snapshot = "savepoint" if restore.is_savepoint else "checkpoint"
             if left_behind:
                 log.warning(
-                    "State of operators %s in checkpoint %d is not restored: the job has no "
-                    "such operators (allowed by --allow-non-restored-state)",
+                    "State of operators %s in %s %d is not restored: the job has no such "
+                    "operators (allowed by --allow-non-restored-state)",
                     left_behind,
+                    snapshot,
                     restore.checkpoint_id,
                 )
-            log.info("Attempt %d restores checkpoint %d", number, restore.checkpoint_id)
+            log.info("Attempt %d restores %s %d", number, snapshot, restore.checkpoint_id)
         slots = slot_descriptors(
             plan, number, token, self._channel.endpoint, restore_uri, assignment
         )

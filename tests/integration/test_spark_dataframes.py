@@ -1,8 +1,9 @@
 """``env.from_spark(df)`` on local Spark: a DataFrame's partitions, computed by a Spark job of
 their own before the job starts, each written as one Parquet file that is a split; every row
 read once, as a ``Row`` named by the DataFrame's columns, through a keyed job; and a Delta table
-written by the job read back with Spark (plain Parquet reading of the committed files needs no
-Delta jars: the log lists them); a Parquet table of the session's catalog written by the job
+or an Iceberg table written by the job read back with Spark (plain Parquet reading of the
+committed files needs neither Delta's nor Iceberg's jars: the log or the snapshot lists them);
+a Parquet table of the session's catalog written by the job
 (SparkTableSink) read back with ``spark.table``, and tables it cannot write refused before the
 job starts."""
 
@@ -61,6 +62,37 @@ def test_spark_reads_what_a_job_from_a_dataframe_committed_to_a_delta_table(spar
     rows = spark.read.option("basePath", table).parquet(*files).collect()
     # Spark infers the partition directories' type (part=0: an integer)
     assert sorted((r.id, str(r.part)) for r in rows) == [(i, str(i % 3)) for i in range(N)]
+
+
+def test_spark_reads_what_a_job_committed_to_an_iceberg_table(spark, tmp_path):
+    """As README.md says to read an Iceberg table without Iceberg's Spark jars: the files of the
+    table's current snapshot, listed by pyiceberg, read as Parquet (files of attempts that
+    failed are in no snapshot, and are not read)."""
+    import pyarrow as pa
+    from pyiceberg.catalog import load_catalog
+
+    from barrierflow.connectors.iceberg import IcebergSink
+
+    properties = {
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+    catalog = load_catalog("local", **properties)
+    catalog.create_namespace("web")
+    catalog.create_table("web.views", pa.schema([("id", pa.int64()), ("page", pa.string())]))
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.enable_checkpointing(200)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    env.from_spark(spark.range(N), staging_dir=str(tmp_path / "staging")).map(
+        lambda r: (r.id, f"/page/{r.id % 5}")
+    ).sink_to(IcebergSink("local", "web.views", properties))
+    env.execute("from-spark-to-iceberg")
+
+    table = catalog.load_table("web.views")
+    files = [task.file.file_path for task in table.scan().plan_files()]
+    rows = spark.read.parquet(*files).collect()
+    assert sorted((r.id, r.page) for r in rows) == [(i, f"/page/{i % 5}") for i in range(N)]
 
 
 def _table(spark, columns: str, using: str = "parquet") -> str:

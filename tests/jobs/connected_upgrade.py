@@ -15,7 +15,6 @@ Shipped to Spark workers by value (cloudpickle).
 
 from __future__ import annotations
 
-import sys
 import time
 
 import cloudpickle
@@ -131,4 +130,6 @@ def write_savepoint(directory: str, n: int = 8000) -> str:
 
 
 if __name__ == "__main__":
-    print(write_savepoint(sys.argv[1]))
+    from tests.jobs.arguments import job_arguments
+
+    print(write_savepoint(*job_arguments("DIRECTORY", 1)))

@@ -1,10 +1,11 @@
 """A job whose map function raises on record 5000, for ``barrierflow run``: what a user sees on
 the console when a job fails for good. Argument: a directory for its checkpoints and output."""
 
-import sys
-
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
+from tests.jobs.arguments import job_arguments
+
+(directory,) = job_arguments("DIRECTORY", 1)
 
 
 def refuse_5000(value: int) -> int:
@@ -15,7 +16,7 @@ def refuse_5000(value: int) -> int:
 
 env = StreamExecutionEnvironment().set_parallelism(2)
 env.enable_checkpointing(200)
-env.get_checkpoint_config().set_checkpoint_storage(f"{sys.argv[1]}/checkpoints")
+env.get_checkpoint_config().set_checkpoint_storage(f"{directory}/checkpoints")
 numbers = env.from_source(SequenceSource(1, 20_000), "numbers")
-numbers.map(refuse_5000).sink_to(FileSink(f"{sys.argv[1]}/out"))
+numbers.map(refuse_5000).sink_to(FileSink(f"{directory}/out"))
 env.execute("failing-map")

@@ -3,12 +3,15 @@ so the one barrierflow builds must be spark-submit's. Arguments: N, output direc
 checkpoint directory, result file (the JobExecutionResult's attempts, as JSON)."""
 
 import json
-import sys
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from tests.jobs import odd_even
+from tests.jobs.arguments import job_arguments
 
-n, out_dir, checkpoint_dir, result_file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+count, out_dir, checkpoint_dir, result_file = job_arguments(
+    "N OUT_DIR CHECKPOINT_DIR RESULT_FILE", 4
+)
+n = int(count)
 env = StreamExecutionEnvironment().set_parallelism(2)
 odd_even.build(env, n, out_dir, checkpoint_dir, interval_ms=200, delay_s=0.001)
 env.set_restart_strategy(RestartStrategies.fixed_delay_restart(5, 2000))

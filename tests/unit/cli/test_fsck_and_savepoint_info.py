@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -84,3 +86,60 @@ def test_savepoint_info_prints_a_row_per_operator_and_state(tmp_path):
     table = invoke("savepoint", "info", str(root / "chk-3"))
     assert table.exit_code == 0 and "count" in table.output and "LONG" in table.output
     assert invoke("savepoint", "info").exit_code == 2
+
+
+GOLDEN_SAVEPOINT = Path(__file__).parents[2] / "integration" / "golden" / "connect_savepoint"
+
+
+def savepoints(tmp_path, count: int) -> list[Path]:
+    """``count`` copies of a real savepoint in one directory, as a savepoint target holds them."""
+    target = tmp_path / "savepoints"
+    copies = [target / f"savepoint-{i:02d}" for i in range(count)]
+    for copy in copies:
+        shutil.copytree(GOLDEN_SAVEPOINT, copy)
+    return copies
+
+
+def test_fsck_of_a_directory_of_savepoints_checks_each_and_names_the_damaged(tmp_path):
+    copies = savepoints(tmp_path, 4)
+    (copies[1] / "_metadata").write_bytes(b"not a savepoint")
+    flipped = bytearray((copies[2] / "_metadata").read_bytes())
+    flipped[len(flipped) // 2] ^= 0xFF  # its checksum no longer matches
+    (copies[2] / "_metadata").write_bytes(bytes(flipped))
+    result = invoke("checkpoints", "fsck", str(tmp_path / "savepoints"), "--json")
+    assert result.exit_code == 1, result.output
+    reports = json.loads(result.output)
+    assert [Path(r["root"]).name for r in reports] == [c.name for c in copies]
+    assert [r["healthy"] for r in reports] == [True, False, False, True]
+    text = invoke("checkpoints", "fsck", str(tmp_path / "savepoints")).output
+    assert "savepoint-02: 1 problem\n" in text, text
+    assert "problems" not in text.replace("savepoint-01: 1 problem", ""), text
+
+
+def test_checkpoints_list_of_a_directory_of_savepoints_shows_a_row_each(tmp_path):
+    copies = savepoints(tmp_path, 3)
+    (copies[2] / "_metadata").write_bytes(b"not a savepoint")
+    result = invoke("checkpoints", "list", str(tmp_path / "savepoints"), "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [(Path(r["path"]).name, r["kind"], r["status"], r["restorable"]) for r in rows] == [
+        ("savepoint-00", "suspend", "COMPLETED", True),  # taken by a stop with savepoint
+        ("savepoint-01", "suspend", "COMPLETED", True),
+        ("savepoint-02", "savepoint", "UNUSABLE", False),
+    ]
+
+
+def test_checkpoints_list_of_a_directory_with_nothing_says_so(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = invoke("checkpoints", "list", str(tmp_path / "empty"))
+    assert result.exit_code == 0 and "No checkpoints or savepoints under" in result.output
+
+
+def test_tables_written_to_a_pipe_are_whole_not_cut_at_80_columns(tmp_path):
+    deep = tmp_path / ("a-directory-with-a-long-name-" * 3) / "savepoints"
+    shutil.copytree(GOLDEN_SAVEPOINT, deep / "savepoint-00")
+    result = invoke("checkpoints", "list", str(deep))
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.output.splitlines() if "savepoint-00" in line]
+    assert str(deep / "savepoint-00") in row and "COMPLETED suspend (canonical)" in row
+    assert max(len(line) for line in result.output.splitlines()) > 80

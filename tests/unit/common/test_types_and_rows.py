@@ -124,14 +124,46 @@ def test_rows_tuples_lists_and_maps_convert_their_fields():
     assert convert(Types.LIST(Types.FLOAT()), (0.1,)) == [float32(0.1)]
     assert convert(Types.MAP(Types.STRING(), Types.FLOAT()), {"a": 0.1}) == {"a": float32(0.1)}
     assert convert(Types.PICKLED_BYTE_ARRAY(), {1, 2}) == {1, 2}
-    with pytest.raises(TypeError, match="has 1 fields"):
+    with pytest.raises(TypeError, match="has 1 field, "):
         convert(row_type, (1,))
     with pytest.raises(TypeError, match="no field 'value'"):
         convert(named, {"name": "a"})
-    with pytest.raises(TypeError, match="is not a INT"):
+    with pytest.raises(TypeError, match=r"^field `f0` \(INT\) got str 'x'$"):
         convert(row_type, ("x", 1.0))
+    with pytest.raises(TypeError, match=r"^field `f1` \(LONG\) got float 2.5$"):
+        convert(Types.TUPLE([Types.STRING(), Types.LONG()]), ("a", 2.5))
     with pytest.raises(TypeError, match="is not a LIST"):
         convert(Types.LIST(Types.STRING()), "abc")
+
+
+def test_a_wrong_field_of_a_named_row_is_named_with_its_type_and_value():
+    payment = Types.ROW_NAMED(["name", "amount"], [Types.STRING(), Types.DOUBLE()])
+    with pytest.raises(TypeError, match=r"^field `amount` \(DOUBLE\) got str 'x'$"):
+        convert(payment, ("a", "x"))
+    nested = Types.ROW_NAMED(["id", "payment"], [Types.INT(), payment])
+    with pytest.raises(TypeError, match=r"^field `payment.amount` \(DOUBLE\) got str 'x'$"):
+        convert(nested, (1, ("a", "x")))
+    with pytest.raises(TypeError, match=r"^field `payment` \(ROW_NAMED\(.*\)\) got int 7: "):
+        convert(nested, (1, 7))
+
+
+def test_a_keyword_row_whose_names_are_not_the_declared_ones_is_refused_naming_both():
+    payment = Types.ROW_NAMED(["name", "amount"], [Types.STRING(), Types.DOUBLE()])
+    # Row(name=..., amount=...) sorts its fields: amount, name; by position they would swap
+    with pytest.raises(
+        TypeError,
+        match=r"fields \['amount', 'name'\] where .* declares "
+        r"\['name', 'amount'\]",
+    ):
+        convert(payment, Row(name="a", amount=1.5))
+    with pytest.raises(TypeError, match=r"fields \['amount', 'who'\] where"):
+        convert(payment, Row(who="a", amount=1.5))
+    # positional rows, dicts and rows with the declared names are converted as before
+    assert convert(payment, Row("a", 1.5)).amount == 1.5
+    assert convert(payment, {"amount": 1.5, "name": "a"}).name == "a"
+    declared = Row("a", 1.5)
+    declared.set_field_names(["name", "amount"])
+    assert convert(payment, declared).as_dict() == {"name": "a", "amount": 1.5}
 
 
 # --- printing ------------------------------------------------------------------------------
@@ -279,5 +311,7 @@ def test_a_typed_operator_converts_names_a_wrong_value_and_keeps_side_outputs():
     harness = OperatorHarness(spec)
     assert harness.process([("a", 0.1), ["b", 1]]) == [("a", float32(0.1)), ("b", 1.0)]
     assert harness.operator._converted([("a", 0.1), tag]) == [("a", float32(0.1)), tag]
-    with pytest.raises(UserFunctionError, match=r"'typed'.*\('b', 'x'\).*is not a FLOAT"):
+    with pytest.raises(
+        UserFunctionError, match=r"'typed'.*\('b', 'x'\).*field `f1` \(FLOAT\) got str 'x'"
+    ):
         harness.process([("a", 0.1), ("b", "x")])
