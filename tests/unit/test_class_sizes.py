@@ -56,7 +56,7 @@ def test_no_class_is_over_400_lines():
         for name, change in OVER_THE_LIMIT_FOR_NOW.items()
     ],
 )
-def test_a_class_over_the_limit_for_now(name):
+def test_a_class_allowed_over_the_limit_for_now_is_back_under_it(name):
     assert name not in too_long(), f"{name} has {too_long()[name]} lines"
 
 
