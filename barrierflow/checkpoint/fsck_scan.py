@@ -25,9 +25,8 @@ from barrierflow.checkpoint.fsck import (
     judge,
     referenced_paths,
 )
-from barrierflow.checkpoint.history import HISTORY_FILE
 from barrierflow.checkpoint.metadata import checksummer, decode_metadata
-from barrierflow.checkpoint.storage import resolve_filesystem
+from barrierflow.checkpoint.storage import is_job_root, resolve_filesystem
 from barrierflow.errors import CorruptCheckpointError
 
 _CHUNK = 1 << 20
@@ -44,26 +43,14 @@ def fsck(uri: str, threads: int = 8) -> list[FsckReport]:
     names = {i.base_name: i for i in infos}
     if layout.METADATA_FILE in names:
         return [_one_snapshot(fs, uri, path, threads)]
-    if _is_job_root(infos):
+    if is_job_root(infos):
         return [_job(fs, uri, path, threads)]
     return [
         _job(fs, f"{uri}/{i.base_name}", i.path, threads)
         for i in sorted(infos, key=lambda i: i.base_name)
         if i.type == pafs.FileType.Directory
-        and _is_job_root(fs.get_file_info(pafs.FileSelector(i.path)))
+        and is_job_root(fs.get_file_info(pafs.FileSelector(i.path)))
     ]
-
-
-def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
-    """A job's directory holds its history, or at least one ``chk-N`` directory."""
-    return any(
-        i.base_name == HISTORY_FILE
-        or (
-            i.type == pafs.FileType.Directory
-            and layout.parse_checkpoint_dir(i.base_name) is not None
-        )
-        for i in infos
-    )
 
 
 def _job(fs: pafs.FileSystem, uri: str, root: str, threads: int) -> FsckReport:

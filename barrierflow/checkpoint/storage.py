@@ -52,6 +52,18 @@ def job_root_uri(base_uri: str, job_id: str) -> str:
     return f"{base_uri.rstrip('/')}/{job_id}"
 
 
+def is_job_root(infos: list[pafs.FileInfo]) -> bool:
+    """A job's directory holds its history, or at least one ``chk-N`` directory."""
+    return any(
+        i.base_name == HISTORY_FILE
+        or (
+            i.type == pafs.FileType.Directory
+            and layout.parse_checkpoint_dir(i.base_name) is not None
+        )
+        for i in infos
+    )
+
+
 class CheckpointStorage:
     """The files of one job's checkpoints, under its job root ``<checkpoint-dir>/<job-id>``."""
 

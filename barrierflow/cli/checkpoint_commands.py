@@ -11,10 +11,14 @@ import pyarrow.fs as pafs
 import typer
 from rich.table import Table
 
-from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.history import HISTORY_FILE, CheckpointRecord
+from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata, stream_size
-from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot, resolve_filesystem
+from barrierflow.checkpoint.storage import (
+    CheckpointStorage,
+    is_job_root,
+    locate_snapshot,
+    resolve_filesystem,
+)
 from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
@@ -29,27 +33,15 @@ def _job_roots(uri: str) -> list[str]:
     except (StorageConfigError, FileNotFoundError, OSError) as e:
         errors.print(f"[red]Cannot read {uri}: {e}[/red]")
         raise typer.Exit(2) from e
-    if _is_job_root(infos):
+    if is_job_root(infos):
         return [uri.rstrip("/")]
     roots = []
     for info in sorted(infos, key=lambda i: i.mtime):
         if info.type == pafs.FileType.Directory:
             inside = fs.get_file_info(pafs.FileSelector(info.path))
-            if _is_job_root(inside):
+            if is_job_root(inside):
                 roots.append(f"{uri.rstrip('/')}/{info.base_name}")
     return roots
-
-
-def _is_job_root(infos: list[pafs.FileInfo]) -> bool:
-    """A job's directory holds its history, or at least one ``chk-N`` directory."""
-    return any(
-        i.base_name == HISTORY_FILE
-        or (
-            i.type == pafs.FileType.Directory
-            and layout.parse_checkpoint_dir(i.base_name) is not None
-        )
-        for i in infos
-    )
 
 
 def _rows(job_root: str) -> list[dict]:
