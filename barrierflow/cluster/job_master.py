@@ -63,10 +63,10 @@ from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
     CheckpointFailuresExceeded,
-    ClaimedSnapshot,
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
+from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir

@@ -44,7 +44,8 @@ class SharedStateEntry:
 class SharedStateRegistry:
     """The coordinator's bookkeeping of shared files; it decides, the caller deletes.
 
-    Call order, from the coordinator (each call returning keys deletes those files)::
+    Call order, from the coordinator (each call returning keys deletes those files); a
+    completion asks through ``checkpoint_completion.py`` (``stale_references``, ``retain``)::
 
         trigger N                   checkpoint_triggered(N)
         every task acknowledged N   missing = validate_references(N, keys N reused)

@@ -12,18 +12,15 @@ from collections.abc import Callable
 
 from barrierflow.checkpoint.metadata import OperatorSubtaskState, SubtaskCheckpointStats
 from barrierflow.control import messages as msg
-from barrierflow.coordination.checkpoint_coordinator import (
-    CheckpointCoordinator,
-    ClaimedSnapshot,
-    CoordinatorConfig,
-    SavepointResult,
-)
+from barrierflow.coordination.checkpoint_coordinator import CheckpointCoordinator, CoordinatorConfig
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.operator_coordinator_checkpoints import (
     OperatorCoordinatorCheckpoints,
 )
 from barrierflow.coordination.pending_checkpoint import TaskKey
+from barrierflow.coordination.savepoint_completion import SavepointResult
+from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
 from barrierflow.coordination.storage_io import Done, StorageIo
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol.checkpoint_barrier import (

@@ -113,6 +113,7 @@ PURE = (
     "barrierflow.checkpoint.restore",
     "barrierflow.checkpoint.storage_layout",
     "barrierflow.control.operator_coordinator",
+    "barrierflow.coordination.checkpoint_completion",
     "barrierflow.coordination.checkpoint_failure_manager",
     "barrierflow.coordination.checkpoint_request_decider",
     "barrierflow.coordination.completed_checkpoint_store",

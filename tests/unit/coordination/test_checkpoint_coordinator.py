@@ -16,10 +16,10 @@ from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointFailuresExceeded,
-    ClaimedSnapshot,
     CoordinatorConfig,
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
+from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
