@@ -42,7 +42,8 @@ from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions, SnapshotFormat
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
-from barrierflow.runtime.operators import KeyedOperator, OperatorContext, OperatorSnapshot
+from barrierflow.runtime.operators.keyed import KeyedOperator
+from barrierflow.runtime.operators.stream_operator import OperatorContext, OperatorSnapshot
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.runtime.window_state import (
     CONTENTS,
