@@ -1,7 +1,8 @@
 """Stream operators by kind: the contract every operator keeps (``stream_operator.py``), the
 stateless operators (``stateless.py``), where event time starts
 (``timestamps_and_watermarks.py``), the keyed operators (``keyed.py``) and the window operator
-(``window_operator.py``).
+with its two paths (``window_operator.py``, ``aligned_window_path.py``,
+``general_window_path.py``).
 
 The names below are re-exported so that the rest of the runtime imports operators from one
 short path; modules of this package import each other by their own paths. The window operator
