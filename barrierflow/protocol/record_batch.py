@@ -7,6 +7,14 @@ one output per input passes the column on untouched (the same list), and one tha
 multiplies records carries the column only when it is present, with C-level helpers
 (``compress``, ``repeat_per_output``), so that a batch without it pays nothing for it.
 
+A batch a source polled may also say where its records came from (``SourceSplits``: which
+split each record was read from, and which splits the reader finished), for the timestamp
+assigner right after the source, which keeps a watermark per split. It travels in the batch
+rather than beside it, so that what a poll told arrives with the records it told it of, and
+nothing else (no operator, input or chain) holds it in between; it lives only from the
+source's input to that assigner: operators build their outputs as new batches without it, and
+buffers never carry it (docs/adr/0025-split-provenance-in-the-batch.md).
+
 A batch's lists are not changed after the batch is made: operators build new ones, so a list
 may be shared by the input and the output of an operator.
 
@@ -24,15 +32,31 @@ from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 
 
 @dataclass(frozen=True, slots=True)
+class SourceSplits:
+    """What a source's reader told of one poll's splits: ``runs``, which split each record came
+    from, as runs of consecutive records (split id, count), in the records' order; ``ended``,
+    the ids of the splits it read to their end since its last poll (they stop holding the
+    watermark back)."""
+
+    runs: list[tuple[str, int]]
+    ended: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class RecordBatch:
     """``values``: the records; ``timestamps``: their event timestamps, one per record, or
-    None for a stream without event time."""
+    None for a stream without event time; ``splits``: where a source's records came from, on
+    the way from its input to the assigner after it only (None everywhere else)."""
 
     values: list[Any]
     timestamps: list[int] | None = None
+    splits: SourceSplits | None = None
 
     def __len__(self) -> int:
         return len(self.values)
+
+    # A batch these make of other records (a part of them, or more) has no ``splits``: its runs
+    # count the records of the batch the source polled.
 
     def compress(self, flags: list[Any]) -> RecordBatch:
         """The records whose flag is true, with their timestamps."""

@@ -46,7 +46,6 @@ from barrierflow.runtime.operators import (
     OperatorEventError,
     OperatorSnapshot,
     OperatorSpec,
-    TimestampsAndWatermarksOperator,
 )
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
@@ -192,12 +191,12 @@ class OperatorChain:
     def assigns_timestamps(self) -> bool:
         return bool(self._assigner_at)
 
-    def split_watermarks(self) -> TimestampsAndWatermarksOperator | None:
-        """The timestamp assigner right after the source, which makes watermarks per split
-        when the source tells each batch's splits; None if there is none."""
-        if self.source is None or not self._assigner_at or self._assigner_at[0] != 0:
-            return None
-        return self._body[0]
+    @property
+    def watermarks_per_split(self) -> bool:
+        """Whether a timestamp assigner comes right after the source: it keeps a watermark per
+        split when the source input's batches say where their records came from
+        (``RecordBatch.splits``)."""
+        return self.source is not None and self._assigner_at[:1] == [0]
 
     def close(self, linger_ms: int | None = None) -> None:
         """``linger_ms``: how long the frames still queued on the outputs may take to go out

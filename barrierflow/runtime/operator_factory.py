@@ -20,10 +20,10 @@ from barrierflow.runtime.operators import (
     ProcessOperator,
     TimestampsAndWatermarksOperator,
 )
+from barrierflow.runtime.operators.window_operator import WindowOperator
 from barrierflow.runtime.sink_operator import SinkOperator
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.typed_output import TypedOutput
-from barrierflow.runtime.window_operator import WindowOperator
 from barrierflow.type_conversion import batch_converter, value_converter
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {

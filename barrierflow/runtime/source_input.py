@@ -1,10 +1,13 @@
 """The input of a task whose chain starts with a source: it polls the ``SourceOperator`` for a
 batch and runs it through the rest of the chain, as a network input runs a buffer.
 
-Where the source says which split each record came from, and a timestamp assigner follows it,
-the assigner is handed each batch's split runs (per-split watermarks) and the splits read to
-their end (they stop holding the watermark back). A suspend savepoint (stop) pauses the
-polling until it completes or is aborted.
+Where the source says which split each record came from, and the operator after it keeps a
+watermark per split (``OperatorChain.watermarks_per_split``), each batch carries what the
+reader told of the poll (``RecordBatch.splits``: the split runs of its records, the splits read
+to their end), and a poll that found no records but ended splits hands the chain an empty batch
+that says so; otherwise a batch carries the records alone, and the reader is not asked
+(docs/adr/0025-split-provenance-in-the-batch.md). A suspend savepoint (stop) pauses the polling
+until it completes or is aborted.
 
 **Threading:** the task thread only. **I/O:** what the source's reader does.
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.protocol.record_batch import RecordBatch, SourceSplits
 from barrierflow.runtime.input_processor import DataInputStatus, InputKind
 from barrierflow.runtime.operator_chain import OperatorChain
 from barrierflow.runtime.source_operator import SourceOperator
@@ -42,8 +45,7 @@ class SourceInput:
         self._metrics = metrics
         self._buffer_size = buffer_size
         self._paused = paused
-        assigner = chain.split_watermarks()
-        self._split_assigner = assigner if source.tells_splits else None
+        self._tells_splits = source.tells_splits and chain.watermarks_per_split
         self.ended = False
 
     def end_input(self) -> None:
@@ -59,18 +61,20 @@ class SourceInput:
         values = source.poll(self._buffer_size)
         if values is None:
             self.ended = True
-            status = DataInputStatus.END_OF_DATA
-        elif values:
+            return DataInputStatus.END_OF_DATA
+        if values:
             self._metrics.took_in(len(values))
-            if self._split_assigner is not None:
-                self._split_assigner.split_runs = source.last_poll_splits()
-            self._chain.process(RecordBatch(values))
-            status = DataInputStatus.MORE_AVAILABLE
-        else:
-            status = DataInputStatus.NOTHING_AVAILABLE
-        if self._split_assigner is not None and values is not None:
-            self._split_assigner.release_splits(source.finished_splits())
-        return status
+            if self._tells_splits:
+                splits = SourceSplits(source.last_poll_splits(), source.finished_splits())
+                self._chain.process(RecordBatch(values, None, splits))
+            else:
+                self._chain.process(RecordBatch(values))
+            return DataInputStatus.MORE_AVAILABLE
+        if self._tells_splits:
+            ended = source.finished_splits()
+            if ended:
+                self._chain.process(RecordBatch([], None, SourceSplits([], ended)))
+        return DataInputStatus.NOTHING_AVAILABLE
 
     def process_priority_events(self) -> bool:
         return False  # no input channels: no barrier to overtake with

@@ -10,6 +10,7 @@ from barrierflow.connectors.collection_source import CollectionSource
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.connectors.source_reader import SourceReader
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.protocol.record_batch import RecordBatch, SourceSplits
 from barrierflow.testing.harness import OperatorHarness, operator
 
 
@@ -18,8 +19,11 @@ def assigner(strategy: WatermarkStrategy) -> OperatorHarness:
 
 
 def feed(h: OperatorHarness, runs, timestamps) -> None:
-    h.operator.split_runs = runs
-    h.process_timed(list(range(len(timestamps))), timestamps)
+    h.process_batch(RecordBatch(list(range(len(timestamps))), timestamps, SourceSplits(runs, [])))
+
+
+def end(h: OperatorHarness, splits) -> None:
+    h.process_batch(RecordBatch([], None, SourceSplits([], splits)))
 
 
 def test_the_slowest_split_holds_the_watermark_back():
@@ -75,14 +79,14 @@ def test_a_split_that_ended_stops_holding_the_watermark_back():
     h = assigner(WatermarkStrategy.for_monotonous_timestamps())
     feed(h, [("first-file", 1), ("second-file", 1)], [100, 2_000])
     assert h.operator.periodic_watermark(0) == (99, None)
-    h.operator.release_splits(["first-file"])
+    end(h, ["first-file"])
     assert h.operator.periodic_watermark(10) == (1_999, None)
 
 
 def test_with_every_split_ended_the_watermark_goes_where_they_took_it_and_stays():
     h = assigner(WatermarkStrategy.for_monotonous_timestamps())
     feed(h, [("only", 2)], [100, 500])
-    h.operator.release_splits(["only", "never-seen"])
+    end(h, ["only", "never-seen"])
     assert h.operator.periodic_watermark(0) == (499, None)
     assert h.operator.periodic_watermark(10) == (None, None)
     feed(h, [("next", 1)], [900])  # a split found later takes it on
@@ -132,7 +136,7 @@ def test_with_every_split_ended_the_subtask_goes_idle_after_the_idle_timeout():
     h.operator.periodic_watermark(0)
     feed(h, [("file", 1)], [100])
     assert h.operator.periodic_watermark(400) == (99, None)
-    h.operator.release_splits(["file"])  # at 400, as far as the operator knows the time
+    end(h, ["file"])  # at 400, as far as the operator knows the time
     assert h.operator.periodic_watermark(1_300) == (None, None)  # not yet a second
     assert h.operator.periodic_watermark(1_500) == (None, True)
     feed(h, [("next-file", 1)], [2_000])

@@ -197,13 +197,14 @@ def test_the_source_input_gives_the_assigner_after_it_each_batchs_splits():
     )
     assign = operator(TransformationKind.TIMESTAMPS, strategy, uid="assign")
     h = StreamTaskHarness([source, assign], num_input_channels=0, buffer_size=4).open()
+    assert h.task.chain.watermarks_per_split
     h.task.input.process_input()  # records 1..4 of split "to-10"
-    assigner = h.task.chain.split_watermarks()
-    assert assigner is not None and set(assigner._split_generators) == {"to-10"}
+    assigner = h.task.chain.operators[1]
+    assert assigner.split_watermarks.splits == ["to-10"]
     assert assigner.periodic_watermark(0) == (399, None)
     while h.task.input.process_input() is MORE:
         pass
-    assert assigner._split_generators == {}  # the split ended: it holds nothing back
+    assert assigner.split_watermarks.splits == []  # the split ended: it holds nothing back
     h.run_until_idle()  # sends what was emitted
     assert h.output_timestamps() == [v * 100 for v in range(1, 11)]
     assert Kind.BUFFER in [e.kind for e in h.emitted()]

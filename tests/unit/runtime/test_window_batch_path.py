@@ -24,6 +24,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     SnapshotFormat,
 )
 from barrierflow.runtime.operators import UserFunctionError
+from barrierflow.runtime.operators.aligned_window_path import AlignedWindowPath
 from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.runtime.window_state import CONTENTS
 from barrierflow.state.backends import StateBackendConfig
@@ -79,7 +80,7 @@ def harness(window_spec: WindowSpec, **settings) -> OperatorHarness:
         operator(TransformationKind.WINDOW, window_spec, key_selector=key), **settings
     )
     batch = type(window_spec.trigger) is EventTimeTrigger
-    assert (h.operator._aligned is not None) == batch, "not the path the test means"
+    assert isinstance(h.operator._path, AlignedWindowPath) == batch, "not the path the test means"
     return h
 
 
@@ -237,7 +238,7 @@ def test_a_checkpoint_of_the_batch_path_resumes_on_rocksdb_and_is_written_in_its
             restore=OperatorRestore([state.operator_state], list(state.keyed_state)), attempt=2,
         )  # fmt: skip
         if backend == "rocksdb":  # the general path's layout, and no window table left
-            assert r.operator._aligned is None
+            assert not isinstance(r.operator._path, AlignedWindowPath)
             names = {n for n, t in keyed_state(r.snapshot(2)).items() if t}
             assert names == {CONTENTS.name, TIMERS.name}
         r.process_timed([("k1", 5)], [390])
@@ -310,7 +311,7 @@ def test_restored_state_the_batch_path_cannot_take_over_runs_on_the_general_path
         restore=restore,
         attempt=2,
     )
-    assert h.operator._aligned is None
+    assert not isinstance(h.operator._path, AlignedWindowPath)
     assert h.watermark(MAX_WATERMARK) == ([("a", 1), ("b", 2)], [99, 99])
 
 
@@ -358,7 +359,8 @@ def test_a_canonical_savepoint_of_the_batch_path_resumes_alike_on_either_path_an
             state_backend=StateBackendConfig(kind=backend), local_dir=str(tmp_path / backend),
             restore=restore, attempt=2,
         )  # fmt: skip
-        assert (r.operator._aligned is not None) == ((backend, path) == ("hashmap", "batch"))
+        batch_path = isinstance(r.operator._path, AlignedWindowPath)
+        assert batch_path == ((backend, path) == ("hashmap", "batch"))
         resumed.append((r.watermark(150), r.process_timed([("k1", 5)], [390]),
                         r.watermark(MAX_WATERMARK)))  # fmt: skip
         r.close()
@@ -373,7 +375,7 @@ def test_state_on_disk_keeps_the_general_path(tmp_path: Path):
         state_backend=StateBackendConfig(kind="rocksdb"),
         local_dir=str(tmp_path),
     )
-    assert h.operator._aligned is None
+    assert not isinstance(h.operator._path, AlignedWindowPath)
     h.process_timed([("a", 1), ("a", 2)], [1, 2])
     assert h.watermark(MAX_WATERMARK) == ([("a", 3)], [99])
     h.close()

@@ -22,7 +22,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     SnapshotFormat,
 )
 from barrierflow.runtime.timer_service import InternalTimerService
-from barrierflow.runtime.window_operator import CONTENTS
+from barrierflow.runtime.window_state import CONTENTS
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend

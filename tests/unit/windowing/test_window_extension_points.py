@@ -147,7 +147,7 @@ def test_a_trigger_merges_its_state_when_sessions_merge():
     spec = WindowSpec(Gaps(), trigger, Contents.ELEMENTS, None, Report())
     h = OperatorHarness(operator(TransformationKind.WINDOW, spec, key_selector=key))
     h.process_timed([("a", 1), ("a", 2), ("a", 3)], [0, 15, 8])  # the third joins both
-    h.operator._key_context.key = "a"
+    h.operator.backend.key_context.key = "a"
     counts = dict(h.operator.trigger_state.items())
     assert counts == {("count", TimeWindow(0, 25)): 3}  # 1 + 1 + 1, merged into one window
     out, _ = h.watermark(MAX_WATERMARK)

@@ -1,5 +1,6 @@
-"""The window operator (Flink's ``WindowOperator``): keyed windows built on keyed state and
-timers, so that windows checkpoint, rescale and restore like all keyed state, in both backends.
+"""The window operator's general path (Flink's ``WindowOperator``): windows kept in keyed state
+and timers, record by record, for any assigner, trigger, window function, evictor, allowed
+lateness or late side output, on any backend.
 
 Per key, the state holds the contents of each open window (``CONTENTS``: window -> accumulator;
 or ``ELEMENTS``: (window, element) pairs where the function needs every element), the trigger's
@@ -9,19 +10,7 @@ The trigger decides on each record and on each timer whether the window fires (i
 called, the outputs carry the window's last moment as their timestamp) and whether it is
 purged. An event-time window is dropped once the watermark passes its end plus the allowed
 lateness (its cleanup timer); a record that only belongs to dropped windows is late and dropped
-(counted in ``late_records_dropped``, served as ``numLateRecordsDropped`` at ``/metrics``).
-
-The most common case, event-time tumbling or sliding windows with a ``reduce`` or ``aggregate``
-and nothing else (the default trigger, no window function, evictor, allowed lateness or late
-side output), on a backend that keeps state on the heap, takes a batch path: the accumulators
-by window end (``windowing/aligned_windows.py``), handed to the backend whole at each checkpoint
-and written in the general layout for savepoints (``window_state.py``), with the same output in
-the same order (docs/adr/0021-aligned-window-batch-path.md,
-docs/adr/0024-window-tables-in-checkpoints.md).
-
-Processing-time windows fire on the wall clock; at the end of a bounded input the ones still
-open are not fired (as in Flink), event-time windows all fire (the end of input is the end of
-time).
+(counted), or sent to the late data's side output.
 
 **Threading:** the task thread only.
 """
@@ -29,43 +18,21 @@ time).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from barrierflow.datastream.functions.one_input import (
-    AggregateFunction,
-    Function,
-    ProcessWindowFunction,
-)
+from barrierflow.datastream.functions.one_input import AggregateFunction, ProcessWindowFunction
 from barrierflow.datastream.output_tag import SideOutput
-from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
-from barrierflow.protocol.checkpoint_barrier import CheckpointOptions, SnapshotFormat
+from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.record_batch import EMPTY, RecordBatch
-from barrierflow.runtime.operators import KeyedOperator, OperatorContext, OperatorSnapshot
+from barrierflow.runtime.operators.window_path import WindowParts
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
-from barrierflow.runtime.window_state import (
-    CONTENTS,
-    ELEMENTS,
-    TRIGGER_STATE,
-    clear_keys,
-    drop_window_tables,
-    put_window_tables,
-    read_accumulators,
-    release_restored,
-    window_tables_into_contents,
-    write_accumulators,
-)
-from barrierflow.state.backends.registry import backend_kind
-from barrierflow.windowing.aligned_windows import (
-    AccumulateFailed,
-    AlignedWindowAccumulators,
-    AlignedWindows,
-    Folding,
-)
-from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
-from barrierflow.windowing.triggers import EventTimeTrigger, Trigger, TriggerResult
-from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.runtime.window_state import window_tables_into_contents
+from barrierflow.windowing.assigners import MergingWindowAssigner
+from barrierflow.windowing.triggers import Trigger, TriggerResult
+from barrierflow.windowing.window_spec import Contents
 
 
 class _WindowValueState:
@@ -92,9 +59,9 @@ class _WindowValueState:
 class _TriggerContext:
     """What a trigger sees: timers and state of the window it is asked about."""
 
-    def __init__(self, op: WindowOperator) -> None:
-        self._op = op
-        self._timers = op.timers
+    def __init__(self, path: GeneralWindowPath) -> None:
+        self._path = path
+        self._timers = path.timers
         self.window: Any = None
         self.merged_windows: Any = ()  # in on_merge: the windows merged into ``window``
 
@@ -117,8 +84,8 @@ class _TriggerContext:
         self._timers.delete(EVENT_TIME, time, self.window)
 
     def get_partitioned_state(self, state_descriptor: Any) -> _WindowValueState:
-        self._op.trigger_state_names.add(state_descriptor.name)
-        return _WindowValueState(self._op.trigger_state, (state_descriptor.name, self.window))
+        self._path.trigger_state_names.add(state_descriptor.name)
+        return _WindowValueState(self._path.trigger_state, (state_descriptor.name, self.window))
 
     def merge_partitioned_state(self, state_descriptor: Any) -> None:
         """In ``on_merge``: the state of the windows being merged, reduced into the merged
@@ -131,8 +98,8 @@ class _TriggerContext:
                 "merged windows' values); declare the trigger's state with one"
             )
         reduce = getattr(reduce, "reduce", reduce)
-        self._op.trigger_state_names.add(state_descriptor.name)
-        state = self._op.trigger_state
+        self._path.trigger_state_names.add(state_descriptor.name)
+        state = self._path.trigger_state
         values = [
             v
             for w in (self.window, *self.merged_windows)
@@ -161,10 +128,6 @@ class _ProcessWindowContext:
         return self._timers.watermark
 
 
-def _call(fn: Any, method: str) -> Any:
-    return getattr(fn, method) if hasattr(fn, method) else fn
-
-
 class _MergeCollector:
     """The callback given to ``merge_windows``: collects each group and its result."""
 
@@ -175,48 +138,36 @@ class _MergeCollector:
         self._merges.append((list(to_be_merged), merge_result))
 
 
-class WindowOperator(KeyedOperator):
-    def open(self, ctx: OperatorContext) -> None:
-        self.open_keyed(ctx)
-        spec: WindowSpec = self.spec.function
+class GeneralWindowPath:
+    """Windows in keyed state and timers; ``contents``, ``elements`` and ``trigger_state``: the
+    window layout's states, which the operator declared."""
+
+    def __init__(
+        self, parts: WindowParts, contents: Any, elements: Any, trigger_state: Any, restoring: bool
+    ) -> None:
+        """``restoring``: windows the batch path checkpointed as whole tables move into the
+        general layout first."""
+        spec = parts.spec
         self._window_spec = spec
         self._assigner = spec.assigner
         self._event_time = spec.assigner.is_event_time()  # a method, as PyFlink's
         self._merging = isinstance(spec.assigner, MergingWindowAssigner)
         self._trigger: Trigger = spec.trigger
-        if self._merging and not self._trigger.can_merge():
-            raise ValueError(
-                f"{self._where}: the trigger {type(self._trigger).__name__} cannot merge "
-                f"windows, which {type(spec.assigner).__name__} needs"
-            )
-        self._key_context = self.backend.key_context
-        if ctx.metrics is not None:  # as Flink's window operator names it
-            ctx.metrics.group(self.name).gauge(
-                "numLateRecordsDropped", lambda: self.late_records_dropped
-            )
+        self._select = parts.key_selector
+        self._key_context = parts.backend.key_context
+        self._assigner_ctx = parts.assigner_context
+        self._failure = parts.failure
+        self.timers = parts.timers
         self._buffers = spec.buffers_elements
-        self.contents = self.backend.get_state(CONTENTS)
-        self.elements = self.backend.get_state(ELEMENTS)
-        self.trigger_state = self.backend.get_state(TRIGGER_STATE)
+        self.contents = contents
+        self.elements = elements
+        self.trigger_state = trigger_state
         self.trigger_state_names: set[str] = set()
         self._tctx = _TriggerContext(self)
         self.late_records_dropped = 0
         self._lateness = spec.allowed_lateness_ms if self._event_time else 0
-        late_tag = spec.late_data_tag
-        self._late_tag = late_tag if late_tag in self.spec.side_outputs else None
-        self._simple = (
-            self._late_tag is None
-            and self._event_time
-            and not self._merging
-            and type(self._trigger) is EventTimeTrigger
-            and not self._buffers
-            and not self._lateness
-        )
-        runtime = self.runtime_context(ctx)
-        self._assigner_ctx = AssignerContext(0, runtime)  # its keyed state: the current key's
-        for fn in (spec.function, spec.window_function):
-            if isinstance(fn, Function):
-                fn.open(runtime)
+        self._late_tag = parts.late_tag
+        self._plain = parts.plain
         if spec.contents is Contents.REDUCE:
             reduce = _call(spec.function, "reduce")
             self._add = lambda acc, value: value if acc is None else reduce(acc, value)
@@ -229,49 +180,15 @@ class WindowOperator(KeyedOperator):
             )
             self._merge = agg.merge
             self._result = agg.get_result
-        self._aligned = self._aligned_path(ctx) if self._simple else None
-        if self._aligned is None and ctx.restore is not None:
-            window_tables_into_contents(self.backend, self.timers)
-
-    def _aligned_path(self, ctx: OperatorContext) -> AlignedWindowAccumulators | None:
-        """The batch path's accumulators, where it applies: aligned windows, no window
-        function, state on the heap (RocksDB keeps window state off the heap, and the batch
-        path would hold it all in memory), and restored state that it can take over."""
-        windows = AlignedWindows.of(self._assigner)
-        if (
-            windows is None
-            or self._window_spec.window_function is not None
-            or not backend_kind(ctx.state_backend.kind).state_on_heap
-        ):
-            return None
-        assign, actx = self._assigner.assign_windows, self._assigner_ctx
-        accumulators = AlignedWindowAccumulators(
-            windows,
-            self.spec.key_selector,
-            self._folding(),
-            lambda record: assign(record, NO_TIMESTAMP, actx),  # raises the assigner's error
-        )
-        if ctx.restore is not None:
-            entries = read_accumulators(self.backend, windows)
-            if entries is None:
-                return None
-            accumulators.restore(entries)
-            release_restored(self.backend)
-            self.timers.forget_event_time_timers()  # the accumulators fire these windows now
-        return accumulators
+        if restoring:
+            window_tables_into_contents(parts.backend, parts.timers)
 
     # --- records ----------------------------------------------------------------------------
 
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        records = batch.values
-        timestamps = batch.timestamps
-        if timestamps is None:  # processing-time windows of a stream without event time
-            timestamps = [NO_TIMESTAMP] * len(records)
-        if self._aligned is not None:
-            return self._process_aligned(records, timestamps)
-        if self._simple:
-            return self._process_simple(records, timestamps)
-        select = self.spec.key_selector
+    def process(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
+        if self._plain:
+            return self._process_plain(records, timestamps)
+        select = self._select
         assign = self._assigner.assign_windows
         merging = self._merging
         key_context = self._key_context
@@ -303,36 +220,16 @@ class WindowOperator(KeyedOperator):
                         out.append(SideOutput(self._late_tag, record))
                         out_ts.append(timestamp)
         except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
+            raise self._failure(record, e, key_context.key) from e
         return RecordBatch(out, out_ts)
 
-    def _folding(self) -> Folding:
-        """The batch path's ``_add`` and ``_result``, with a reduce function called directly."""
-        spec = self._window_spec
-        if spec.contents is Contents.REDUCE:
-            return Folding(_itself, _call(spec.function, "reduce"), _itself)
-        agg: AggregateFunction = spec.function
-        return Folding(
-            lambda value: agg.add(value, agg.create_accumulator()),
-            lambda acc, value: agg.add(value, acc),
-            agg.get_result,
-        )
-
-    def _process_aligned(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
-        try:
-            late = self._aligned.add_batch(records, timestamps, self.timers.watermark)
-        except AccumulateFailed as e:
-            raise self.failure(e.record, e.__cause__, e.key) from e.__cause__
-        self.late_records_dropped += late
-        return EMPTY
-
-    def _process_simple(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
-        """The batch path's case where it does not apply (a window function, sessions, a
-        custom assigner, state off the heap), inlined: event-time windows that do not merge,
-        the default trigger, one accumulator per window, no allowed lateness. Nothing fires
-        here (a window whose end the watermark passed is late, and skipped), and a window's
-        timer is registered when the key's window opens, not again for every record."""
-        select = self.spec.key_selector
+    def _process_plain(self, records: list[Any], timestamps: list[int]) -> RecordBatch:
+        """The batch path's case where it does not apply (a window function, a custom
+        assigner, state off the heap), inlined: event-time windows that do not merge, the
+        default trigger, one accumulator per window, no allowed lateness. Nothing fires here
+        (a window whose end the watermark passed is late, and skipped), and a window's timer
+        is registered when the key's window opens, not again for every record."""
+        select = self._select
         assign = self._assigner.assign_windows
         key_context = self._key_context
         get, put, add = self.contents.get, self.contents.put, self._add
@@ -356,7 +253,7 @@ class WindowOperator(KeyedOperator):
                 if not accepted:
                     self.late_records_dropped += 1
         except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
+            raise self._failure(record, e, key_context.key) from e
         return EMPTY
 
     def _is_late(self, window: Any) -> bool:
@@ -498,15 +395,7 @@ class WindowOperator(KeyedOperator):
         if isinstance(fn, ProcessWindowFunction):
             fn.clear(_ProcessWindowContext(self.timers, window))
 
-    def on_watermark(self, watermark: int) -> RecordBatch | None:
-        if watermark <= self.timers.watermark:
-            return None
-        if self._aligned is not None:
-            self.timers.watermark = watermark
-            try:
-                return RecordBatch(*self._aligned.fire(watermark))
-            except AccumulateFailed as e:
-                raise self.failure(e.record, e.__cause__, e.key) from e.__cause__
+    def advance_watermark(self, watermark: int) -> RecordBatch:
         return self._on_timers(self.timers.advance_watermark(watermark), event_time=True)
 
     def on_processing_time(self, now_ms: int) -> RecordBatch | None:
@@ -534,38 +423,18 @@ class WindowOperator(KeyedOperator):
                 ):
                     self._clear_all(window)
         except Exception as e:
-            raise self.failure(
+            raise self._failure(
                 f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
             ) from e
         return RecordBatch(out, out_ts)
 
-    def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        """The batch path's windows go into the snapshot as whole tables, or for a savepoint or
-        a canonical snapshot in the general layout, and out of the keyed state again once the
-        backend froze them (``window_state.py``)."""
-        if self._aligned is None:
-            return super().snapshot_state(checkpoint_id, options)
-        if options.is_savepoint or options.snapshot_format is SnapshotFormat.CANONICAL:
-            keys = write_accumulators(self.backend, self._aligned)
-            try:
-                return super().snapshot_state(checkpoint_id, options)
-            finally:
-                clear_keys(self.backend, keys)
-        names = put_window_tables(self.backend, self._aligned)
-        try:
-            return super().snapshot_state(checkpoint_id, options)
-        finally:
-            drop_window_tables(self.backend, names)
-
-    def close(self) -> None:
-        for fn in (self._window_spec.function, self._window_spec.window_function):
-            if isinstance(fn, Function):
-                fn.close()
-        super().close()
+    @contextmanager
+    def in_keyed_state(self, options: CheckpointOptions) -> Iterator[None]:
+        yield  # the windows are in keyed state all along
 
 
-def _itself(value: Any) -> Any:
-    return value
+def _call(fn: Any, method: str) -> Any:
+    return getattr(fn, method) if hasattr(fn, method) else fn
 
 
 def _as_list(result: Any) -> list[Any]:
