@@ -1,4 +1,6 @@
-"""Checkpoint configuration with PyFlink's setter names and Flink's defaults."""
+"""Checkpoint configuration with PyFlink's setter names and Flink's defaults; the
+``execution.checkpointing.*`` options of a configuration applied to it (``_SETTERS``), and its
+values as a job is planned with them (``client/pipeline.py``'s ``Checkpointing``)."""
 
 from __future__ import annotations
 

@@ -84,7 +84,39 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         restore_from, restore_root = read_restore_point(restore_path)
     # 6. configurations
     conf = pipeline.configuration
-    task_config = TaskConfig(
+    return JobPlan(
+        job_id=job_id,
+        job_name=pipeline.job_name,
+        graph=graph,
+        task_config=_task_config(pipeline, checkpointing, batch, storage_uri, fs_settings),
+        coordinator_config=_coordinator_config(cc, checkpointing),
+        restart_strategy=pipeline.restart_strategy
+        or restart_from_configuration(conf, checkpointing),
+        restore_from=restore_from,
+        restore_root_uri=restore_root,
+        restore_path=restore_path,
+        retain_on_cancel=cc.retain_on_cancel,
+        resume=pipeline.resume_job_id is not None,
+        claim_restored=pipeline.claim_restored,
+        allow_non_restored_state=pipeline.allow_non_restored_state,
+        savepoint_dir=cc.savepoint_dir,
+        rest=RestConfig(
+            conf.get("rest.address"),
+            conf.get("rest.port"),
+            port_is_default=not conf.contains("rest.port"),
+        ),
+    )
+
+
+def _task_config(
+    pipeline: Pipeline,
+    checkpointing: bool,
+    batch: bool,
+    storage_uri: str | None,
+    fs_settings: file_systems.FileSystemSettings,
+) -> TaskConfig:
+    cc, conf = pipeline.checkpointing, pipeline.configuration
+    return TaskConfig(
         buffer_size=pipeline.buffer_size,
         buffer_timeout_s=pipeline.buffer_timeout_ms / 1000,
         initial_credit=4,
@@ -103,28 +135,6 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         auto_watermark_interval_ms=0 if batch else conf.get("pipeline.auto-watermark-interval"),
         job_parameters=conf.get("pipeline.global-job-parameters"),
         channel_faults=channel_faults.installed(),
-    )
-    return JobPlan(
-        job_id=job_id,
-        job_name=pipeline.job_name,
-        graph=graph,
-        task_config=task_config,
-        coordinator_config=_coordinator_config(cc, checkpointing),
-        restart_strategy=pipeline.restart_strategy
-        or restart_from_configuration(conf, checkpointing),
-        restore_from=restore_from,
-        restore_root_uri=restore_root,
-        restore_path=restore_path,
-        retain_on_cancel=cc.retain_on_cancel,
-        resume=pipeline.resume_job_id is not None,
-        claim_restored=pipeline.claim_restored,
-        allow_non_restored_state=pipeline.allow_non_restored_state,
-        savepoint_dir=cc.savepoint_dir,
-        rest=RestConfig(
-            conf.get("rest.address"),
-            conf.get("rest.port"),
-            port_is_default=not conf.contains("rest.port"),
-        ),
     )
 
 
