@@ -1,17 +1,25 @@
-"""Checkpoint configuration with PyFlink's setter names and Flink's defaults."""
+"""Checkpoint configuration with PyFlink's setter names and Flink's defaults; the
+``execution.checkpointing.*`` options of a configuration applied to it (``_SETTERS``), and its
+values as a job is planned with them (``client/pipeline.py``'s ``Checkpointing``)."""
 
 from __future__ import annotations
 
 import datetime
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from barrierflow.api.checkpoint_storage import (
     CheckpointStorage,
     FileSystemCheckpointStorage,
     JobManagerCheckpointStorage,
 )
+from barrierflow.client.pipeline import Checkpointing
 from barrierflow.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from barrierflow.api.configuration import Configuration
 
 
 class CheckpointingMode(enum.Enum):
@@ -235,20 +243,63 @@ class CheckpointConfig:
     def is_force_unaligned_checkpoints(self) -> bool:
         return self.force_unaligned
 
-    def check_unaligned(self) -> None:
-        """Where Flink restricts unaligned checkpoints, say so before the job starts."""
-        if not self.unaligned:
-            return
-        _require(
-            self.mode is CheckpointingMode.EXACTLY_ONCE,
-            "unaligned checkpoints (execution.checkpointing.unaligned.enabled) need "
-            "execution.checkpointing.mode EXACTLY_ONCE, got AT_LEAST_ONCE: at-least-once "
-            "barriers never block, so there is nothing to overtake",
+    # --- the configuration and the job ------------------------------------------------------
+
+    def configure(self, configuration: Configuration) -> CheckpointConfig:
+        """Applies the checkpointing options set in ``configuration`` (as Flink's
+        ``CheckpointConfig.configure``): each calls its setter, in the table below."""
+        for key in configuration:
+            if key in _SETTERS:
+                _SETTERS[key](self, configuration.get(key))
+        return self
+
+    def checkpointing(self) -> Checkpointing:
+        """The values a job is planned with, as they are now."""
+        return Checkpointing(
+            interval_ms=self.interval_ms,
+            exactly_once=self.mode is CheckpointingMode.EXACTLY_ONCE,
+            timeout_ms=self.timeout_ms,
+            min_pause_ms=self.min_pause_ms,
+            max_concurrent=self.max_concurrent,
+            tolerable_failures=self.tolerable_failures,
+            num_retained=self.num_retained,
+            storage=self.storage,
+            savepoint_dir=self.savepoint_dir,
+            data_inline_threshold_bytes=self.data_inline_threshold_bytes,
+            write_buffer_size=self.write_buffer_size,
+            retain_on_cancel=self.externalized_retention
+            is ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION,
+            checkpoints_after_tasks_finish=self.checkpoints_after_tasks_finish,
+            unaligned=self.unaligned,
+            aligned_checkpoint_timeout_ms=self.aligned_checkpoint_timeout_ms,
         )
-        _require(
-            self.max_concurrent == 1,
-            "unaligned checkpoints (execution.checkpointing.unaligned.enabled) need "
-            "execution.checkpointing.max-concurrent-checkpoints 1, got "
-            f"{self.max_concurrent}: the data in flight of one checkpoint would hold that of "
-            "the next",
-        )
+
+
+_CP = "execution.checkpointing."
+
+# Flink's checkpointing options and what each sets: the setter called with the option's value
+# (parsed and checked by api/config_options.py), converted where the setter takes an enum;
+# two settings without a PyFlink setter are fields.
+_SETTERS: dict[str, Callable[[CheckpointConfig, Any], object]] = {
+    _CP + "interval": CheckpointConfig.set_checkpoint_interval,
+    _CP + "mode": lambda cc, v: cc.set_checkpointing_mode(CheckpointingMode(v)),
+    _CP + "timeout": CheckpointConfig.set_checkpoint_timeout,
+    _CP + "min-pause": CheckpointConfig.set_min_pause_between_checkpoints,
+    _CP + "max-concurrent-checkpoints": CheckpointConfig.set_max_concurrent_checkpoints,
+    _CP + "tolerable-failed-checkpoints": CheckpointConfig.set_tolerable_checkpoint_failure_number,
+    _CP + "externalized-checkpoint-retention": lambda cc, v: (
+        cc.set_externalized_checkpoint_retention(ExternalizedCheckpointRetention(v))
+    ),
+    _CP + "checkpoints-after-tasks-finish": CheckpointConfig.set_checkpoints_after_tasks_finish,
+    _CP + "dir": CheckpointConfig.set_checkpoint_storage,
+    _CP + "savepoint-dir": CheckpointConfig.set_savepoint_dir,
+    _CP + "num-retained": CheckpointConfig.set_num_retained_checkpoints,
+    _CP + "data-inline-threshold": CheckpointConfig.set_data_inline_threshold,
+    _CP + "write-buffer-size": lambda cc, v: setattr(cc, "write_buffer_size", v),
+    _CP + "unaligned.enabled": CheckpointConfig.enable_unaligned_checkpoints,
+    _CP + "aligned-checkpoint-timeout": CheckpointConfig.set_aligned_checkpoint_timeout,
+    _CP + "unaligned.forced": CheckpointConfig.set_force_unaligned_checkpoints,
+    _CP + "unaligned.max-subtasks-per-channel-state-file": lambda cc, v: setattr(
+        cc, "max_subtasks_per_channel_state_file", v
+    ),
+}

@@ -15,10 +15,11 @@ from typing import Annotated
 import typer
 from rich.logging import RichHandler
 
-from barrierflow.api import environment
 from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
 from barrierflow.cli.status_line import StatusLine
+from barrierflow.client.dry_run import DryRunFinished
+from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.spark import jvm_launch
 from barrierflow.cluster.spark.session import default_spark_log, launch_jvm_early
@@ -130,37 +131,31 @@ def run(
     except ConfigurationError as e:
         raise fail(f"Invalid configuration: {e}", 2) from e
     _log_to_console(verbose)
-    overrides: dict[str, object] = {"configuration": configuration, "verbose": verbose}
-    if restore_from:
-        overrides["restore_path"] = restore_from
-    if allow_non_restored_state:
-        overrides["allow_non_restored_state"] = True
-    if dry_run:
-        overrides["dry_run"] = True
-    if resume:
-        overrides["resume_job_id"] = resume
-    if checkpoint_dir:
-        overrides["checkpoint_dir"] = checkpoint_dir
-    if parallelism:
-        overrides["parallelism"] = parallelism
-    if master:
-        overrides["spark_master"] = master
-    if spark_conf:
-        overrides["spark_conf"] = spark_conf
     status_line = _status_line(verbose)
-    if status_line is not None:  # the job's environment hands it each JobMaster it builds
-        overrides["on_job_master"] = status_line.follow
-    environment._cli_overrides.clear()
-    environment._cli_overrides.update(overrides)
+    context = SubmissionContext(
+        configuration=configuration,
+        parallelism=parallelism,
+        checkpoint_dir=checkpoint_dir or None,
+        restore_path=restore_from or None,
+        allow_non_restored_state=allow_non_restored_state,
+        resume_job_id=resume or None,
+        dry_run=dry_run,
+        spark_master=master,
+        spark_conf=spark_conf or None,
+        verbose=verbose,
+        # the job's environment hands it each JobMaster it builds
+        on_job_master=status_line.follow if status_line is not None else None,
+    )
     sys.argv = [str(job), *(job_args or [])]
     sys.path.insert(0, str(job.resolve().parent))
     early_jvm = not dry_run and _may_start_spark_early(job)
     if early_jvm:  # up by the time the job is built (the JVM takes over a second to start)
         launch_jvm_early(master, spark_conf, None if verbose else default_spark_log())
     try:
-        with status_line or contextlib.nullcontext():  # erased before the outcome prints
+        # the status line is erased before the outcome prints
+        with installed(context), status_line or contextlib.nullcontext():
             runpy.run_path(str(job), run_name="__main__")
-    except environment.DryRunFinished as e:
+    except DryRunFinished as e:
         console.print(e.report, highlight=False, soft_wrap=True)
         raise typer.Exit(0 if e.ok else 1) from None
     except JobExecutionError as e:
@@ -168,7 +163,6 @@ def run(
     except Exception as e:
         raise fail(f"Job failed: {e}") from e
     finally:
-        environment._cli_overrides.clear()
         if early_jvm:
             jvm_launch.stop_unused()
     if dry_run:  # the job file never called execute()

@@ -2,6 +2,9 @@
 task executor, network and state backends: the whole runtime without Spark, for tests of what
 slots do (and leave on disk) that the JobMaster cannot see.
 
+``ThreadExecutor`` runs a whole environment's job that way: ``env.execute()`` in a submission
+context that names it (``barrierflow/client/submission_context.py``).
+
 Each slot runs on its own copy of its descriptor, pickled and unpickled as Spark ships a task:
 nothing of one slot's descriptor is another's, as on a cluster. Shared objects between slots
 would hide what only a cluster shows, or show what a cluster never does.
@@ -17,6 +20,8 @@ from collections.abc import Callable
 
 import cloudpickle
 
+from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
 
@@ -67,3 +72,10 @@ class ThreadDeployer:
         for thread in threads:
             thread.start()
         return ThreadSubmittedAttempt(threads)
+
+
+class ThreadExecutor:
+    """A ``JobExecutor`` (``client/executor.py``) whose JobMasters deploy on threads."""
+
+    def job_master(self, plan: JobPlan) -> JobMaster:
+        return JobMaster(plan, ThreadDeployer())

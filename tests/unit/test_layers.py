@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("barrierflow.runtime", "barrierflow.coordination"),
     ),
     ("cluster", ("barrierflow.cluster",)),
+    ("submission", ("barrierflow.client",)),
     (
         "user surface",
         (
@@ -124,6 +125,8 @@ PURE = (
     "barrierflow.coordination.state_mapping",
     "barrierflow.coordination.operator_coordinator_checkpoints",
     "barrierflow.cluster.attempt",
+    "barrierflow.client.pipeline",
+    "barrierflow.client.dry_run",
     "barrierflow.state_processor.read_plan",
     "barrierflow.runtime.async_element_queue",
     "barrierflow.connectors.committables",

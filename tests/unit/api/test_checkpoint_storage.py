@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.connectors import DiscardingSink
 from barrierflow.datastream import (
     FileSystemCheckpointStorage,
@@ -28,7 +29,7 @@ def test_file_system_storage_sets_the_path_and_its_thresholds(tmp_path):
     assert isinstance(storage, FileSystemCheckpointStorage)
     assert storage.get_checkpoint_path() == f"file://{tmp_path}"
     env.from_collection([1]).sink_to(DiscardingSink())
-    assert env._plan("job").task_config.storage_uri.startswith(f"file://{tmp_path}/")
+    assert plan_job(env._pipeline("job")).task_config.storage_uri.startswith(f"file://{tmp_path}/")
 
 
 def test_file_system_storage_keeps_the_configured_thresholds_by_default(tmp_path):

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.cluster.spark import session
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend
@@ -75,7 +76,7 @@ def test_checkpointing_without_storage_uses_a_local_directory_and_says_where(cap
     env = _job(StreamExecutionEnvironment())
     env.enable_checkpointing(100)
     with caplog.at_level(logging.INFO, logger="barrierflow"):
-        plan = env._plan("no-storage")
+        plan = plan_job(env._pipeline("no-storage"))
     default = os.path.join(tempfile.gettempdir(), "barrierflow", "checkpoints")
     assert plan.task_config.storage_uri.startswith(f"file://{default}/")
     assert f"checkpoints go to {default} (set_checkpoint_storage()" in caplog.text
@@ -118,14 +119,14 @@ def test_incremental_checkpoints_come_from_the_backend_set_in_code_else_the_conf
         env.set_state_backend(in_code)
     env.configure(conf)
     env.enable_checkpointing(1000).get_checkpoint_config().set_checkpoint_storage(str(tmp_path))
-    plan = _job(env)._plan("job")
+    plan = plan_job(_job(env)._pipeline("job"))
     assert plan.task_config.state_backend.incremental is incremental
 
 
 def test_resuming_needs_checkpointing_and_no_restore_path(tmp_path):
     env = _job(StreamExecutionEnvironment()).resume_job("abc123")
     with pytest.raises(ConfigurationError, match="needs checkpointing enabled"):
-        env._plan("job")
+        plan_job(env._pipeline("job"))
     with pytest.raises(ConfigurationError, match="letters and digits"):
         env.resume_job("../etc")
 
@@ -134,7 +135,7 @@ def _unaligned_plan(tmp_path, conf: dict):
     env = StreamExecutionEnvironment()
     env.configure({"execution.checkpointing.interval": "1 s", **conf})
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path))
-    return _job(env)._plan("job")
+    return plan_job(_job(env)._pipeline("job"))
 
 
 @pytest.mark.parametrize(

@@ -214,3 +214,38 @@ def test_every_option_is_documented():
     doc = (Path(__file__).parents[3] / "docs" / "configuration.md").read_text()
     missing = [o.key for o in OPTIONS if f"`{o.key}`" not in doc]
     assert not missing, f"add these keys to docs/configuration.md: {missing}"
+
+
+def test_every_checkpointing_option_reaches_the_values_a_job_is_planned_with():
+    cp = "execution.checkpointing."
+    env = StreamExecutionEnvironment().configure(
+        {
+            cp + "interval": "2 s",
+            cp + "mode": "AT_LEAST_ONCE",
+            cp + "timeout": "5 s",
+            cp + "min-pause": 7,
+            cp + "max-concurrent-checkpoints": 3,
+            cp + "tolerable-failed-checkpoints": 2,
+            cp + "externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+            cp + "checkpoints-after-tasks-finish": False,
+            cp + "dir": "file:///checkpoints",
+            cp + "savepoint-dir": "file:///savepoints",
+            cp + "num-retained": 4,
+            cp + "data-inline-threshold": "1 kb",
+            cp + "write-buffer-size": "8 kb",
+            cp + "unaligned.enabled": True,
+            cp + "aligned-checkpoint-timeout": 10,
+            cp + "unaligned.forced": True,
+            cp + "unaligned.max-subtasks-per-channel-state-file": 2,
+        }
+    )
+    cc = env.get_checkpoint_config()
+    assert (cc.force_unaligned, cc.max_subtasks_per_channel_state_file) == (True, 2)
+    values = cc.checkpointing()
+    assert (values.interval_ms, values.exactly_once, values.timeout_ms) == (2000, False, 5000)
+    assert (values.min_pause_ms, values.max_concurrent, values.tolerable_failures) == (7, 3, 2)
+    assert values.retain_on_cancel and not values.checkpoints_after_tasks_finish
+    assert (values.storage, values.savepoint_dir) == ("file:///checkpoints", "file:///savepoints")
+    assert (values.num_retained, values.data_inline_threshold_bytes) == (4, 1024)
+    assert (values.write_buffer_size, values.unaligned) == (8192, True)
+    assert values.aligned_checkpoint_timeout_ms == 10

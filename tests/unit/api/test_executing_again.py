@@ -5,12 +5,13 @@ declared before and runs only the sinks declared since."""
 from __future__ import annotations
 
 from barrierflow import StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.connectors import DiscardingSink
 from barrierflow.graph.transformation import TransformationKind
 
 
 def _nodes(env: StreamExecutionEnvironment, job: str) -> list:
-    vertices = env._plan(job).graph.job_graph.vertices
+    vertices = plan_job(env._pipeline(job)).graph.job_graph.vertices
     return [node for vertex in vertices for node in vertex.chain]
 
 
@@ -46,6 +47,7 @@ def test_a_later_job_is_batch_by_its_own_sources_only():
     env.from_collection([1]).sink_to(DiscardingSink())
     env._end_job()
     env.from_collection([2]).sink_to(DiscardingSink())
-    assert env._is_batch()
-    kinds = [t.kind for t in env._job_reach()]
+    pipeline = env._pipeline("second")
+    assert pipeline.is_batch()
+    kinds = [t.kind for t in pipeline.reach()]
     assert kinds == [TransformationKind.SOURCE, TransformationKind.SINK]

@@ -88,14 +88,14 @@ def test_batch_mode_needs_bounded_sources_and_automatic_picks_by_them():
 
     env = StreamExecutionEnvironment()
     env.from_collection([1]).sink_to(DiscardingSink())
-    assert not env._is_batch()
+    assert not env._pipeline("job").is_batch()
     env.set_runtime_mode(RuntimeExecutionMode.AUTOMATIC)
-    assert env._is_batch()
+    assert env._pipeline("job").is_batch()
     env.from_source(Endless(), "endless").sink_to(DiscardingSink())
-    assert not env._is_batch()
+    assert not env._pipeline("job").is_batch()
     env.set_runtime_mode(RuntimeExecutionMode.BATCH)
     with pytest.raises(ConfigurationError, match="BATCH needs bounded sources; 'endless'"):
-        env._is_batch()
+        env._pipeline("job").is_batch()
     with pytest.raises(ConfigurationError, match="one of STREAMING, BATCH, AUTOMATIC"):
         env.set_runtime_mode("FAST")
 

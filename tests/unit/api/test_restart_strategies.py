@@ -8,6 +8,7 @@ import datetime
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.common import RestartStrategies, RestartStrategyConfiguration
 from barrierflow.connectors import DiscardingSink
 
@@ -42,9 +43,9 @@ def test_fall_back_leaves_it_to_the_configuration():
     env.configure({"restart-strategy.type": "fixed-delay"})
     env.from_collection([1]).sink_to(DiscardingSink())
     assert env.get_restart_strategy() == RestartStrategies.fall_back_restart()
-    assert env._plan("job").restart_strategy.description.startswith("fixed-delay")
+    assert plan_job(env._pipeline("job")).restart_strategy.description.startswith("fixed-delay")
     env.set_restart_strategy(RestartStrategies.no_restart())
-    assert env._plan("job").restart_strategy.description == "no restarts"
+    assert plan_job(env._pipeline("job")).restart_strategy.description == "no restarts"
 
 
 @pytest.mark.parametrize("bad", [object(), "none", None])

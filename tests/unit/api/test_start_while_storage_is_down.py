@@ -15,6 +15,7 @@ from barrierflow.checkpoint import file_systems, storage_retry
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError
+from barrierflow.client.planning import plan_job
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.testing.storage_faults import FaultInjectingHandler, StorageFaults
 
@@ -82,7 +83,7 @@ def test_seed_1079_a_start_from_a_savepoint_waits_for_storage_that_comes_back(
     wrapper = outage(3)
 
     with caplog.at_level(logging.WARNING, "barrierflow.storage"):
-        plan = _started_from(tmp_path, snapshot)._plan("job")
+        plan = plan_job(_started_from(tmp_path, snapshot)._pipeline("job"))
 
     assert plan.restore_from.checkpoint_id == 4
     assert wrapper.left == 0 and slept == [0.5, 1.0, 2.0]
@@ -95,7 +96,7 @@ def test_storage_that_stays_down_ends_the_start_naming_the_snapshot(tmp_path, ou
     outage(1000)
 
     with pytest.raises(StorageUnavailableError) as raised:
-        _started_from(tmp_path, snapshot)._plan("job")
+        plan_job(_started_from(tmp_path, snapshot)._pipeline("job"))
 
     assert f"could not read the snapshot {snapshot}" in str(raised.value)
     assert len(slept) == storage_retry.StorageRetryPolicy().tries - 1

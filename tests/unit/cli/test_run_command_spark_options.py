@@ -11,13 +11,13 @@ from barrierflow.cli import app
 
 JOB = """
 import json, sys
-from barrierflow.api import environment
-overrides = environment._cli_overrides
+from barrierflow.client.submission_context import current_submission_context
+context = current_submission_context()
 with open(sys.argv[0] + ".seen", "w") as f:
     json.dump({
-        "master": overrides.get("spark_master"),
-        "spark_conf": overrides.get("spark_conf"),
-        "parallelism": overrides["configuration"].get("parallelism.default"),
+        "master": context.spark_master,
+        "spark_conf": dict(context.spark_conf),
+        "parallelism": context.configuration.get("parallelism.default"),
     }, f)
 """
 

@@ -10,6 +10,7 @@ import logging
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
+from barrierflow.client.planning import plan_job
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
 from tests.unit.cluster import test_job_master_fencing as rig
@@ -50,7 +51,7 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
 
     started = _program(str(root))
     started.set_restore_path(snapshot)
-    plan = started._plan("from a savepoint")
+    plan = plan_job(started._pipeline("from a savepoint"))
     # -s is kept in the job's directory as soon as it exists; the driver dies before the job's
     # first checkpoint (here its JobMaster ends without one).
     job_root = CheckpointStorage(f"{root}/{plan.job_id}")
@@ -73,7 +74,7 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
     # `run --resume`: the environment finds what the job started from, the JobMaster restores it.
     resumed = _program(str(root))
     resumed.resume_job("fencing")
-    resume_plan = resumed._plan("from a savepoint")
+    resume_plan = plan_job(resumed._pipeline("from a savepoint"))
     assert resume_plan.restore_from.checkpoint_id == checkpoint_id
     monkeypatch.setattr(
         rig,
@@ -103,5 +104,5 @@ def test_a_resume_does_not_need_the_snapshot_started_from_once_it_is_gone(tmp_pa
     )
     resumed = _program(str(root))
     resumed.resume_job("fencing")
-    plan = resumed._plan("from a savepoint")
+    plan = plan_job(resumed._pipeline("from a savepoint"))
     assert plan.restore_from is None and plan.restore_path is None

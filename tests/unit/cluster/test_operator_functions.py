@@ -11,6 +11,7 @@ from collections import defaultdict
 import pytest
 
 from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.cluster.operator_functions import own_functions
@@ -78,7 +79,7 @@ def test_two_operators_given_one_function_object_keep_sums_of_their_own(tmp_path
     by_three = apply(numbers.key_by(lambda x: x % 3), function).map(lambda r: [3, *r])
     out = str(tmp_path / "out")
     by_two.union(by_three).add_sink(FileSink(out))
-    plan = env._plan("shared-function")
+    plan = plan_job(env._pipeline("shared-function"))
     plan.rest = NO_REST_SERVER
     OPENED.clear()
     JobMaster(plan, ThreadDeployer()).run()
@@ -101,7 +102,7 @@ class Halve(MapFunction):
 
 
 def _nodes(env: StreamExecutionEnvironment) -> dict[str, StreamNode]:
-    graph = env._plan("nodes").graph.job_graph
+    graph = plan_job(env._pipeline("nodes")).graph.job_graph
     return {n.uid: n for v in graph.vertices for n in v.chain}
 
 

@@ -15,6 +15,7 @@ from barrierflow import (
     RestartStrategies,
     StreamExecutionEnvironment,
 )
+from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.state.backends import local_job_dir
@@ -36,7 +37,7 @@ def cluster_job(tmp_path, fault: odd_even.Fault | None = None) -> JobMaster:
         fault=fault, state_backend="rocksdb", conf=conf,
     )  # fmt: skip
     env.set_restart_strategy(RestartStrategies.no_restart())
-    plan = env._plan("local-state")
+    plan = plan_job(env._pipeline("local-state"))
     plan.rest = NO_REST_SERVER
     plan.slot_bind_host = None  # as on a cluster: the JobMaster leaves the slots' disks alone
     return JobMaster(plan, ThreadDeployer())

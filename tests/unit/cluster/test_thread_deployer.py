@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.connectors import FileSink, SequenceSource
@@ -44,7 +45,7 @@ def test_each_subtask_runs_its_own_copy_of_a_keyed_function(tmp_path):
         .process(RecordedRunningSum())
         .add_sink(FileSink(out))
     )
-    plan = env._plan("thread-deployer")
+    plan = plan_job(env._pipeline("thread-deployer"))
     plan.rest = NO_REST_SERVER
     OPENED.clear()
     JobMaster(plan, ThreadDeployer()).run()

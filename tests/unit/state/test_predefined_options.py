@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.client.planning import state_backend_config
 from barrierflow.common import Configuration
 from barrierflow.datastream import EmbeddedRocksDBStateBackend, PredefinedOptions
 from barrierflow.state.backends.predefined_options import PRESETS
@@ -72,7 +73,7 @@ def test_default_changes_nothing():
 
 
 def backend_config(env) -> dict:
-    return dict(env._state_backend_config().options)
+    return dict(state_backend_config(env._pipeline("job")).options)
 
 
 def test_the_preset_of_the_backend_object_wins_over_the_configurations():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
+from barrierflow.client.planning import plan_job
 from barrierflow.cluster.rest.flink_json import checkpoint_config
 from barrierflow.config_option import Option
 from barrierflow.connectors import DiscardingSink, SequenceSource
@@ -79,7 +80,7 @@ def planned_backend(conf: dict) -> tuple[StreamExecutionEnvironment, StateBacken
     env = StreamExecutionEnvironment()
     env.configure(conf)
     env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink())
-    plan = env._plan("registry")
+    plan = plan_job(env._pipeline("registry"))
     return env, plan.task_config.state_backend, checkpoint_config(plan.checkpoint_settings())
 
 

@@ -1,0 +1,51 @@
+"""Jobs on Spark: the JobMaster on this process (the Spark driver), its slots one barrier stage
+on the SparkContext of the session the program gave, else the active one, else a new one
+(embedded ``local[N]`` unless a master is configured).
+
+**I/O:** may start Spark's JVM and connect to a Spark master.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.job_plan import JobPlan
+
+
+class SparkExecutor:
+    def __init__(
+        self,
+        session: Any = None,
+        master: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        verbose: bool = False,
+    ) -> None:
+        """``session``: the program's SparkSession, if it gave one; ``master`` and ``conf``
+        (Spark settings) for a SparkContext this executor builds, whose JVM logs into a file
+        unless ``verbose``."""
+        self._session = session
+        self._master = master
+        self._conf = conf
+        self._verbose = verbose
+
+    def job_master(self, plan: JobPlan) -> JobMaster:
+        from barrierflow.cluster.spark.deployment import SparkDeployer
+        from barrierflow.cluster.spark.session import (
+            default_spark_log,
+            get_or_create_context,
+            network_hosts,
+        )
+
+        if self._session is not None:
+            context = self._session.sparkContext
+        else:  # a SparkContext without a SparkSession: see get_or_create_context
+            context = get_or_create_context(
+                plan.graph.num_slots,
+                master=self._master,
+                conf=self._conf,
+                spark_log=None if self._verbose else default_spark_log(),
+            )
+        plan.bind_host, plan.slot_bind_host = network_hosts(context)
+        return JobMaster(plan, SparkDeployer(context))
