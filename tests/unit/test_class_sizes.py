@@ -7,19 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "barrierflow"
 MAX_CLASS_LINES = 400
-
-# Classes still over the limit while a change that shrinks them is on its way, each with that
-# change. An entry is removed when the change is merged; its test then passes.
-OVER_THE_LIMIT_FOR_NOW = {
-    # The submission refactor of issue 33 moves the job's submission out of the environment.
-    "barrierflow/api/environment.py::StreamExecutionEnvironment": "the submission refactor",
-}
-
 
 def class_sizes(path: Path) -> list[tuple[str, int]]:
     tree = ast.parse(path.read_text(), str(path))
@@ -42,22 +32,11 @@ def too_long() -> dict[str, int]:
 
 
 def test_no_class_is_over_400_lines():
-    offenders = {c: n for c, n in too_long().items() if c not in OVER_THE_LIMIT_FOR_NOW}
+    offenders = too_long()
     assert not offenders, (
         "\n".join(f"{c} has {n} lines" for c, n in offenders.items())
         + f"\nsplit each class by what its parts do (at most {MAX_CLASS_LINES} lines)"
     )
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=f"until {change}"))
-        for name, change in OVER_THE_LIMIT_FOR_NOW.items()
-    ],
-)
-def test_a_class_allowed_over_the_limit_for_now_is_back_under_it(name):
-    assert name not in too_long(), f"{name} has {too_long()[name]} lines"
 
 
 def test_the_measure_counts_every_line_of_a_class(tmp_path):
