@@ -28,9 +28,9 @@ from barrierflow.api.windowed_stream import WindowedStream
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
 from barrierflow.common.typeinfo import TypeInformation, Types, checked_type
-from barrierflow.connectors.collect_sink import CollectSink
+from barrierflow.connectors.builtin.collect_sink import CollectSink
+from barrierflow.connectors.interfaces.stream_transformer import SupportsPreprocessing
 from barrierflow.connectors.sink import Sink
-from barrierflow.connectors.stream_transformer import SupportsPreprocessing
 from barrierflow.datastream.functions.one_input import (
     FilterFunction,
     FlatMapFunction,

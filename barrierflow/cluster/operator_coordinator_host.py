@@ -1,5 +1,6 @@
 """The JobMaster's host of operator coordinators (``control/operator_coordinator.py``): one per
-operator uid whose source or sink object is a ``CoordinatorProvider``.
+operator uid whose function needs one: a source (its split enumerator), a sink with a global
+committer, or a ``CoordinatorProvider`` (``coordinators/creation.py`` decides).
 
 It creates them when the job runs, routes their events both ways (``OperatorEventToTask`` to
 a subtask of the running attempt, ``OperatorEventToCoordinator`` from one: the JobMaster's
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster.control_channel import ControlChannel, TaskKey
+from barrierflow.cluster.coordinators.creation import create_coordinator
 from barrierflow.control import messages as msg
 from barrierflow.control.operator_coordinator import (
-    CoordinatorProvider,
     OperatorCoordinator,
     OperatorCoordinatorContext,
 )
@@ -90,11 +91,9 @@ class OperatorCoordinatorHost:
         self._thread = threading.get_ident()
         for vertex in self._graph.vertices:
             for node in vertex.chain:
-                if not isinstance(node.function, CoordinatorProvider):
-                    continue
                 hosted = _Hosted(node.uid, node.name, vertex.id, vertex.parallelism)
                 try:
-                    hosted.coordinator = node.function.create_coordinator(_Context(self, hosted))
+                    hosted.coordinator = create_coordinator(node.function, _Context(self, hosted))
                 except Exception as e:
                     self.close()
                     raise OperatorCoordinatorFailed(

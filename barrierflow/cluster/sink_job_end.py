@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import time
 
-from barrierflow.connectors.commit_retry import commit_with_retries
-from barrierflow.connectors.committables import Recovery
+from barrierflow.connectors.interfaces.commit_retry import commit_with_retries
+from barrierflow.connectors.interfaces.committables import Recovery
 from barrierflow.connectors.sink import CommitterContext, Sink
 from barrierflow.graph.job_graph import JobGraph
 

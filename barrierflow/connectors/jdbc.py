@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from barrierflow.common.typeinfo import TypeInformation
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.postgres.sink import PostgresSink
 from barrierflow.errors import ConfigurationError
 

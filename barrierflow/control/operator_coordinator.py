@@ -2,9 +2,11 @@
 
 A source's split enumerator (which subtask reads which split, and which splits exist) and a
 sink's global committer (one commit for the whole checkpoint) cannot run in a subtask: they
-see every subtask. A source or sink object (an operator spec's ``function``) that implements
-``CoordinatorProvider`` gets one ``OperatorCoordinator`` per operator uid, hosted by the
-JobMaster (``cluster/operator_coordinator_host.py``). It talks with the operator's subtasks
+see every subtask. An operator whose function (an operator spec's ``function``) needs one gets
+one ``OperatorCoordinator`` per operator uid, hosted by the JobMaster
+(``cluster/operator_coordinator_host.py``): the host decides what a source or a sink with a
+global committer gets (``cluster/coordinators/creation.py``); any other function that
+implements ``CoordinatorProvider`` makes its own. It talks with the operator's subtasks
 through opaque events (bytes both ways: the connector chooses their encoding), and its state is
 part of every checkpoint and savepoint (a section per operator uid of ``_metadata``).
 
@@ -140,7 +142,8 @@ class OperatorCoordinator(ABC):
 
 
 class CoordinatorProvider(ABC):
-    """Implemented by a source or sink object that needs a coordinator on the JobMaster."""
+    """Implemented by an operator's function that makes its own coordinator on the JobMaster
+    (rather than the one the host makes for a source or a sink)."""
 
     @abstractmethod
     def create_coordinator(self, context: OperatorCoordinatorContext) -> OperatorCoordinator | None:

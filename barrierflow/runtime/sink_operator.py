@@ -1,6 +1,7 @@
 """The operator that writes to a sink: the task side of the sink framework
-(``connectors/sink.py``). It keeps the committables of checkpoints not yet known to be
-committed in its operator state, commits them by the delivery guarantee (with retries), and on
+(``connectors/interfaces/sink.py``). It keeps the committables of checkpoints not yet known to
+be committed in its operator state (as the sink's ``committable_codec`` stores them), commits
+them by the delivery guarantee (with retries), and on
 open commits, or hands to the global committer, those of the restored checkpoint it answers for
 (``committables.owner_of``), before its committer cleans up what failed attempts left.
 
@@ -12,27 +13,29 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from barrierflow.connectors import sink_events
-from barrierflow.connectors.commit_retry import commit_with_retries
-from barrierflow.connectors.committables import (
+from barrierflow.connectors.interfaces import sink_events
+from barrierflow.connectors.interfaces.commit_retry import commit_with_retries
+from barrierflow.connectors.interfaces.committables import (
+    END_OF_INPUT,
     Committable,
     PendingCommittables,
     Recovery,
     from_state,
     owner_of,
+    stored_in,
     to_state,
 )
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.global_committer_coordinator import END_OF_INPUT
-from barrierflow.connectors.sink import (
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import (
     Committer,
     CommitterContext,
     Sink,
     SinkWriter,
     SinkWriterContext,
 )
+from barrierflow.connectors.interfaces.versioned_codec import encode_stored
 from barrierflow.control import messages as msg
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
@@ -47,6 +50,8 @@ from barrierflow.runtime.operators import (
 from barrierflow.state.operator_state import OperatorStateStore
 
 log = logging.getLogger("barrierflow.connectors")
+
+T = TypeVar("T")
 
 
 class SinkOperator(Operator):
@@ -64,6 +69,7 @@ class SinkOperator(Operator):
         self._checkpointing = ctx.checkpointing
         self._guarantee = sink.delivery_guarantee
         self._retry = sink.commit_retry
+        self._codec = sink.committable_codec()
         self._send_event = ctx.send_operator_event
         self._reaches_job_master = ctx.operator_events is not None
         self.state = OperatorStateStore()
@@ -98,20 +104,24 @@ class SinkOperator(Operator):
         answers for are committed (or handed to the global committer, which commits once every
         subtask handed over its share); (2) the committer cleans up what failed attempts left
         that no checkpoint names, for the same old subtasks."""
-        restored = from_state(self.state.get_union_list_state(self.PENDING).get())
-        mine = [c for c in restored if owner_of(c.subtask, parallelism) == self._subtask]
-        if self._global:
-            self._send(sink_events.Restored(to_state(mine)))  # (1)
-            return
+        entries = self.state.get_union_list_state(self.PENDING).get()
         committer = self.committer
-        if committer is None:
-            if mine:  # the snapshot's sink under this uid was another (DiscardingSink for tests)
+        if committer is None and not self._global:
+            subtasks = [s for _, s, _ in stored_in(entries)]  # not decoded: another sink's
+            owned = [s for s in subtasks if owner_of(s, parallelism) == self._subtask]
+            if owned:  # the snapshot's sink under this uid was another (DiscardingSink for tests)
                 log.warning(
                     "%s, subtask %d, has no committer: the %d committable(s) of the restored "
                     "snapshot it answers for are dropped (the snapshot was taken with another "
-                    "sink under this uid)", self._where, self._subtask, len(mine),
+                    "sink under this uid)", self._where, self._subtask, len(owned),
                 )  # fmt: skip
             return
+        restored = from_state(entries, self._codec)
+        mine = [c for c in restored if owner_of(c.subtask, parallelism) == self._subtask]
+        if self._global:
+            self._send(sink_events.Restored(to_state(mine, self._codec)))  # (1)
+            return
+        assert committer is not None
         self._commit(mine, "commit the restored checkpoint's committables")  # (1)
         recovery = Recovery(self._subtask, parallelism, previous, tuple(restored))
         commit_with_retries(  # (2), idempotent like a commit
@@ -154,7 +164,7 @@ class SinkOperator(Operator):
             return None
         prepared = self.writer.prepare_commit(END_OF_INPUT)
         if self._global:
-            self._send(sink_events.Finished(prepared))
+            self._send(sink_events.Finished(self._stored(prepared)))
         else:
             self._pending.add(END_OF_INPUT, self._subtask, prepared)
             committables, self._pending = self._pending.all(), PendingCommittables()
@@ -167,13 +177,14 @@ class SinkOperator(Operator):
         prepared = self.writer.prepare_commit(checkpoint_id)
         if self._global:
             if prepared:
-                self._send(sink_events.Prepared(checkpoint_id, prepared))
+                self._send(sink_events.Prepared(checkpoint_id, self._stored(prepared)))
             self._pending.add(checkpoint_id, self._subtask, prepared)
         elif self._guarantee is DeliveryGuarantee.EXACTLY_ONCE:
             self._pending.add(checkpoint_id, self._subtask, prepared)
         else:  # at least once: visible before the checkpoint is acknowledged
             self._commit_now(prepared, checkpoint_id)
-        self.state.get_union_list_state(self.PENDING).update(to_state(self._pending.all()))
+        pending = self._checked(lambda: to_state(self._pending.all(), self._codec))
+        self.state.get_union_list_state(self.PENDING).update(pending)
         self.state.get_list_state(self.WRITER_STATE).update(
             self.writer.snapshot_state(checkpoint_id)
         )
@@ -190,7 +201,7 @@ class SinkOperator(Operator):
 
     # --- committing ---------------------------------------------------------------------------
 
-    def _commit_now(self, prepared: list[dict[str, Any]], checkpoint_id: int) -> None:
+    def _commit_now(self, prepared: list[Any], checkpoint_id: int) -> None:
         if prepared:
             self._commit(
                 [Committable(checkpoint_id, self._subtask, c) for c in prepared],
@@ -214,15 +225,20 @@ class SinkOperator(Operator):
             time.sleep,
         )
 
-    def _send(self, event: sink_events.SinkEvent) -> None:
+    def _stored(self, committables: list[Any]) -> list[Any]:
+        return self._checked(lambda: [encode_stored(self._codec, c) for c in committables])
+
+    def _checked(self, encode: Callable[[], T]) -> T:
+        """``encode()``, which stores committables by the sink's codec; a committable the codec
+        refuses (of another type than the sink's) fails the task naming the sink."""
         try:
-            payload = sink_events.encode(event)
+            return encode()
         except TypeError as e:
-            raise UserFunctionError(
-                f"{self._where}: a committable must hold plain values (numbers, strings, bytes, "
-                f"lists, dicts): {e}"
-            ) from None
-        self._send_event(payload)
+            what = "a committable its writer prepared"
+            raise UserFunctionError(f"{self._where}: {what}: {e}") from None
+
+    def _send(self, event: sink_events.SinkEvent) -> None:
+        self._send_event(sink_events.encode(event))
 
     def close(self) -> None:
         try:

@@ -1,7 +1,7 @@
 """The operator that reads a source: the task side of the source framework
-(``connectors/source.py``). Its reader's split positions are its operator list state, dealt
-out anew on a rescale; split requests go to the enumerator, and its assignments come back, as
-operator events.
+(``connectors/interfaces/source.py``). Its reader's split positions are its operator list
+state (each split as the source's ``split_codec`` stores it), dealt out anew on a rescale;
+split requests go to the enumerator, and its assignments come back, as operator events.
 
 **Threading:** the task thread only.
 """
@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.connectors import source_events
-from barrierflow.connectors.source import Source, SourceReader, SourceReaderContext, tells_splits
-from barrierflow.connectors.source_reader import SplitRun
+from barrierflow.connectors.interfaces import source_events
+from barrierflow.connectors.interfaces.source import (
+    Source,
+    SourceReader,
+    SourceReaderContext,
+    tells_splits,
+)
+from barrierflow.connectors.interfaces.source_reader import SplitRun
+from barrierflow.connectors.interfaces.versioned_codec import decode_stored, encode_stored
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.runtime.operators import (
     Operator,
@@ -31,6 +37,7 @@ class SourceOperator(Operator):
         source: Source = self.spec.function
         self._where = f"source {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         self._send_event = ctx.send_operator_event
+        self._codec = source.split_codec()
         self.state = OperatorStateStore()
         if ctx.restore is not None:
             restore_operator_state(self.state, ctx)
@@ -41,7 +48,7 @@ class SourceOperator(Operator):
             )
         )
         try:
-            restored = self._splits.get()
+            restored = [decode_stored(self._codec, s) for s in self._splits.get()]
             if restored:
                 self.reader.add_splits(restored)
             self.reader.start()
@@ -57,7 +64,7 @@ class SourceOperator(Operator):
         """An assignment of the enumerator: more splits, or the news that none will come."""
         event = source_events.decode_to_reader(payload)
         if isinstance(event, source_events.AddSplits):
-            self.reader.add_splits(event.splits)
+            self.reader.add_splits([decode_stored(self._codec, s) for s in event.splits])
         else:
             self.reader.notify_no_more_splits()
 
@@ -77,7 +84,11 @@ class SourceOperator(Operator):
         return self.reader.finished_splits()
 
     def snapshot_state(self, checkpoint_id: int, options: CheckpointOptions) -> OperatorSnapshot:
-        self._splits.update(self.reader.snapshot_state(checkpoint_id))
+        splits = self.reader.snapshot_state(checkpoint_id)
+        try:
+            self._splits.update([encode_stored(self._codec, s) for s in splits])
+        except TypeError as e:
+            raise UserFunctionError(f"{self._where}: a split its reader holds: {e}") from None
         return OperatorSnapshot(self.state.snapshot(), None)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:

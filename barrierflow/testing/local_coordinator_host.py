@@ -18,15 +18,9 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any
 
-from barrierflow.connectors.source import Source
-from barrierflow.connectors.source_coordinator import SourceCoordinator
-from barrierflow.control.operator_coordinator import (
-    CoordinatorProvider,
-    OperatorCoordinator,
-    OperatorCoordinatorContext,
-)
+from barrierflow.cluster.coordinators.creation import create_coordinator
+from barrierflow.control.operator_coordinator import OperatorCoordinatorContext
 from barrierflow.runtime.operators import OperatorSpec
 
 
@@ -59,7 +53,8 @@ class _Checkpoint:
 
 
 class LocalCoordinatorHost(OperatorCoordinatorContext):
-    """``spec``'s coordinator, if its function is a ``CoordinatorProvider`` that makes one."""
+    """``spec``'s coordinator, if its function gets one (``cluster/coordinators/creation.py``):
+    a source's discoveries run at once, on the test's thread."""
 
     def __init__(
         self,
@@ -81,17 +76,10 @@ class LocalCoordinatorHost(OperatorCoordinatorContext):
         self._checkpoints: dict[int, _Checkpoint] = {}
         self._completed: set[int] = set()
         self._failure: BaseException | None = None
-        self.coordinator = self._create(spec.function)
+        self.coordinator = create_coordinator(spec.function, self, RunNow(), self._clock)
         if self.coordinator is not None:
             self.coordinator.restore_state(*(restore or (None, None)))
             self.coordinator.start()
-
-    def _create(self, function: Any) -> OperatorCoordinator | None:
-        if isinstance(function, Source):  # its discoveries run at once, on the test's thread
-            return SourceCoordinator(function, self, RunNow(), self._clock)
-        if isinstance(function, CoordinatorProvider):
-            return function.create_coordinator(self)
-        return None
 
     # --- OperatorCoordinatorContext -----------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import QueueCollector
-from barrierflow.connectors.collect_sink import CollectSink
+from barrierflow.connectors.builtin.collect_sink import CollectSink
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]

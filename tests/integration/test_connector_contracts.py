@@ -38,7 +38,7 @@ from barrierflow.connectors.kafka import (
 )
 from barrierflow.connectors.postgres import PostgresSink
 from barrierflow.connectors.spark_table import SparkTableSink
-from barrierflow.connectors.staged_files_source import StagedFilesSource
+from barrierflow.connectors.tables.staged_files_source import StagedFilesSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.jobs.directory_catalog import DirectoryCatalog

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors.commit_retry import CommitRetryPolicy, commit_with_retries
-from barrierflow.connectors.committables import Committable, Recovery, owner_of
+from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy, commit_with_retries
+from barrierflow.connectors.interfaces.committables import Committable, Recovery, owner_of
 from barrierflow.connectors.kafka import (
     DeliveryGuarantee,
     KafkaOffsetsInitializer,
@@ -20,6 +20,7 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.kafka.partition_assignment import owner
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
 from barrierflow.connectors.sink import CommitterContext, JobSettings, SinkWriterContext
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.errors import ConfigurationError
@@ -65,7 +66,7 @@ def _read_all(h, limit: int | None = None) -> list[str]:
 
 def _partitions(h: OperatorHarness) -> list[int]:
     """The partitions a source subtask's reader was given and reads."""
-    return sorted(s["partition"] for s in h.operator.reader.snapshot_state(0))
+    return sorted(s.partition for s in h.operator.reader.snapshot_state(0))
 
 
 def _sink(kafka, topic: str, prefix: str, guarantee=DeliveryGuarantee.EXACTLY_ONCE) -> KafkaSink:
@@ -170,7 +171,7 @@ def test_a_malformed_message_is_named_with_its_partition_and_offset(kafka):
     topic = _topic(kafka, 1)
     kafka.produce(topic, [b"fine", b"\xff\xfe not utf-8"])
     reader = _source(kafka, topic).create_reader(SourceReaderContext("j", "s", 0, 1))
-    reader.add_splits([{"topic": topic, "partition": 0, "offset": 0, "stop": 2}])
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 0, 2)])
     reader.notify_no_more_splits()
     with pytest.raises(ValueError, match=rf"topic {topic} partition 0 offset 1 .*not utf-8"):
         _read_all(reader)

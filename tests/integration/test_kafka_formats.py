@@ -17,6 +17,7 @@ from barrierflow.connectors.kafka import (
     KafkaSink,
     KafkaSource,
 )
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.datastream.formats.avro import (
@@ -64,7 +65,7 @@ def read(kafka, topic: str, schema, stop: int) -> list:
         .build()
     )
     reader = source.create_reader(SourceReaderContext("j", "s", 0, 1))
-    reader.add_splits([{"topic": topic, "partition": 0, "offset": 0, "stop": stop}])
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 0, stop)])
     reader.notify_no_more_splits()
     out: list = []
     try:

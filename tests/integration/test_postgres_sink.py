@@ -8,7 +8,7 @@ import pytest
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.connectors import DeliveryGuarantee, SequenceSource
-from barrierflow.connectors.committables import Committable, Recovery, owner_of
+from barrierflow.connectors.interfaces.committables import Committable, Recovery, owner_of
 from barrierflow.connectors.postgres import PostgresSink, PostgresSinkError
 from barrierflow.connectors.sink import CommitterContext, SinkWriterContext
 from barrierflow.errors import ConfigurationError
@@ -62,8 +62,8 @@ def test_prepared_records_stay_invisible_until_committed_and_a_second_commit_is_
     committables = writer.prepare_commit(7)
 
     assert _rows(db) == []
-    assert [c["gid"] for c in committables] == ["barrierflow:sums-job:sink:0:7:1"]
-    assert committables[0]["xid"].isdigit()
+    assert [c.gid for c in committables] == ["barrierflow:sums-job:sink:0:7:1"]
+    assert committables[0].xid.isdigit()
     assert _prepared(db) == ["barrierflow:sums-job:sink:0:7:1"]
     _commit(sink, committables, 7)
     _commit(sink, committables, 7)

@@ -32,6 +32,9 @@ class KillBeforeCommit(Sink):
     def create_committer(self, context: Any) -> Committer:
         return _Committer(self.sink.create_committer(context), self)
 
+    def committable_codec(self) -> Any:
+        return self.sink.committable_codec()
+
 
 class _Committer(Committer):
     def __init__(self, inner: Committer, plan: KillBeforeCommit) -> None:

@@ -1,8 +1,35 @@
 """Delta Lake: ``DeltaSink``, exactly once by one Delta transaction per checkpoint, and
 ``DeltaSource``, a version's files or the files new versions add. Needs delta-rs:
-``pip install 'barrierflow[delta]'``."""
+``pip install 'barrierflow[delta]'``. Each name loads when first asked for."""
 
-from barrierflow.connectors.delta.delta_sink import DeltaSink
-from barrierflow.connectors.delta.delta_source import DeltaSource
+from __future__ import annotations
 
-__all__ = ["DeltaSink", "DeltaSource"]
+from typing import TYPE_CHECKING, Any
+
+from barrierflow.connectors.base.lazy_names import LazyNames
+
+_NAMES = LazyNames(
+    __name__,
+    {
+        "DeltaSink": "barrierflow.connectors.delta.delta_sink",
+        "DeltaSource": "barrierflow.connectors.delta.delta_source",
+    },
+)
+
+__all__ = [
+    "DeltaSink",
+    "DeltaSource",
+]
+
+
+def __getattr__(name: str) -> Any:
+    return _NAMES.get(name, globals())
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing(globals())
+
+
+if TYPE_CHECKING:
+    from barrierflow.connectors.delta.delta_sink import DeltaSink
+    from barrierflow.connectors.delta.delta_source import DeltaSource

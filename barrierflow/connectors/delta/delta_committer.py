@@ -21,10 +21,11 @@ from typing import Any
 import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import current_settings
-from barrierflow.connectors.committables import Committable
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.delta.delta_committable import DeltaAddFile
 from barrierflow.connectors.delta.delta_paths import storage_options
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import GlobalCommitter
+from barrierflow.connectors.interfaces.committables import Committable
+from barrierflow.connectors.interfaces.sink import GlobalCommitter
 
 log = logging.getLogger("barrierflow.connectors.delta")
 
@@ -47,13 +48,13 @@ class DeltaCommitter(GlobalCommitter):
     def commit(self, checkpoint_id: int, committables: list[Committable]) -> None:
         """One transaction per app id (normally one: the restored committables of a job
         restored with ``-s`` carry the earlier job's)."""
-        by_app: dict[str, list[dict[str, Any]]] = {}
+        by_app: dict[str, list[DeltaAddFile]] = {}
         for c in committables:
-            by_app.setdefault(c.data["app_id"], []).extend(c.data["files"])
+            by_app.setdefault(c.data.app_id, []).extend(c.data.files)
         for app, files in sorted(by_app.items()):
             self._commit(app, checkpoint_id, files)
 
-    def _commit(self, app: str, checkpoint_id: int, files: list[dict[str, Any]]) -> None:
+    def _commit(self, app: str, checkpoint_id: int, files: list[DeltaAddFile]) -> None:
         deltalake = require("deltalake", "delta", "DeltaSink")
         from deltalake.transaction import (
             AddAction,
@@ -73,12 +74,12 @@ class DeltaCommitter(GlobalCommitter):
             return
         actions = [
             AddAction(
-                path=f["path"],
-                size=f["size"],
-                partition_values=f["partition_values"],
-                modification_time=f["modification_time"],
+                path=f.path,
+                size=f.size,
+                partition_values=f.partition_values,
+                modification_time=f.modification_time,
                 data_change=True,
-                stats=json.dumps(f["stats"]),
+                stats=json.dumps(f.stats),
             )
             for f in files
         ]

@@ -23,12 +23,14 @@ import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import current_settings
 from barrierflow.common.typeinfo import TypeInformation
-from barrierflow.connectors.arrow_records import arrow_schema, describe, same_columns
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.delta.delta_committable import DELTA_COMMITTABLES, DeltaCommittable
 from barrierflow.connectors.delta.delta_committer import DeltaCommitter, open_table
 from barrierflow.connectors.delta.delta_paths import storage_options, table_uri
 from barrierflow.connectors.delta.delta_writer import DeltaWriter
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import JobSettings, Sink, SinkWriter, SinkWriterContext
+from barrierflow.connectors.interfaces.sink import JobSettings, Sink, SinkWriter, SinkWriterContext
+from barrierflow.connectors.tables.arrow_records import arrow_schema, describe, same_columns
 from barrierflow.errors import ConfigurationError
 
 
@@ -106,6 +108,9 @@ class DeltaSink(Sink):
 
     def create_global_committer(self) -> DeltaCommitter:
         return DeltaCommitter(self.uri, self.schema, self.partition_by, self.storage_options)
+
+    def committable_codec(self) -> StructCodec[DeltaCommittable]:
+        return DELTA_COMMITTABLES
 
     def __repr__(self) -> str:
         return f"DeltaSink({self.uri!r})"

@@ -6,10 +6,10 @@ every interval looks for files that newer versions added and reads those; this f
 that is appended to (a rewrite such as OPTIMIZE or an overwrite would be read again, so it is
 for append-only tables, as Flink's Delta source in its continuous mode).
 
-Each data file is a split (``file_enumerator.py`` hands them out one at a time to the readers
+Each data file is a split (``files/file_enumerator.py`` hands them out one at a time to the readers
 that ask; every path it found is in its checkpointed state, so each file is read once across
 restores at any parallelism); a reader's position is the rows it emitted from the file
-(``parquet_split_reader.py``). Records are ``Row``s named by the table's columns. Tables with
+(``tables/parquet_split_reader.py``). Records are ``Row``s named by the table's columns. Tables with
 deletion vectors or column mapping are refused. Paths are local or ``s3://`` with the job's
 ``s3.*`` settings; ``storage_options`` (delta-rs's) override them.
 
@@ -24,12 +24,12 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import current_settings
+from barrierflow.connectors.base.optional_dependency import require
 from barrierflow.connectors.delta.delta_committer import open_table
 from barrierflow.connectors.delta.delta_paths import partition_value, storage_options, table_uri
-from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.split_enumerator import Split
-from barrierflow.connectors.table_snapshot_source import TableSnapshotSource
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.tables.table_file_split import TableFileSplit
+from barrierflow.connectors.tables.table_snapshot_source import TableSnapshotSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
@@ -80,18 +80,17 @@ class DeltaSource(TableSnapshotSource):
         """On the driver: the table exists and can be read; its schema is the records'."""
         self.schema = pa.schema(self._table().schema().to_arrow())
 
-    def _splits(self) -> list[Split]:
+    def _splits(self) -> list[TableFileSplit]:
         """Every data file of the table's version (the latest, unless one was given)."""
         table = self._table()
         version = table.version()
         adds = pa.table(table.get_add_actions(flatten=False)).to_pylist()
         return [
-            {
-                "path": f"{self.uri}/{unquote(a['path'])}",
-                "offset": 0,
-                "version": version,
-                "partition": {k: partition_value(v) for k, v in (a.get("partition") or {}).items()},
-            }
+            TableFileSplit(
+                f"{self.uri}/{unquote(a['path'])}",
+                partition={k: partition_value(v) for k, v in (a.get("partition") or {}).items()},
+                version=version,
+            )
             for a in adds
         ]
 

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import resolve
-from barrierflow.connectors.arrow_records import to_record_batch
+from barrierflow.connectors.delta.delta_committable import DeltaAddFile, DeltaCommittable
 from barrierflow.connectors.delta.delta_paths import partition_dir, partition_value
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
-from barrierflow.connectors.table_files import (
+from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.tables.arrow_records import to_record_batch
+from barrierflow.connectors.tables.table_files import (
     column_stats,
     file_name,
     split_by_partition,
@@ -52,9 +53,9 @@ class DeltaWriter(SinkWriter):
         if records:
             self._batches.append(to_record_batch(records, self._schema, self._where))
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[DeltaCommittable]:
         """Writes what came since the last barrier as whole files; returns one committable
-        listing them as Delta ``add`` actions (plain values)."""
+        listing them as Delta ``add`` actions."""
         if not self._batches:
             return []
         rows = pa.Table.from_batches(self._batches, self._schema)
@@ -66,16 +67,9 @@ class DeltaWriter(SinkWriter):
             name = file_name(self._context.subtask, checkpoint_id)
             relative = f"{directory}/{name}" if directory else name
             size = write_parquet(self._fs, f"{self._root}/{relative}", part.rows)
-            files.append(
-                {
-                    "path": relative,  # delta-rs escapes it in the log
-                    "size": size,
-                    "partition_values": values,
-                    "modification_time": int(time.time() * 1000),
-                    "stats": column_stats(part.rows),
-                }
-            )
-        return [{"app_id": self._app_id, "files": files}]
+            modified_ms = int(time.time() * 1000)
+            files.append(DeltaAddFile(relative, size, values, modified_ms, column_stats(part.rows)))
+        return [DeltaCommittable(self._app_id, files)]
 
     def close(self) -> None:
         self._batches = []  # not prepared: the sources replay it after a restore

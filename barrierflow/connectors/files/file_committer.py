@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from barrierflow.connectors.committables import Recovery
+from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.part_files import PART_PREFIX, PartDirectories
-from barrierflow.connectors.sink import Committable, Committer
+from barrierflow.connectors.interfaces.committables import Committable, Recovery
+from barrierflow.connectors.interfaces.sink import Committer
 
 # A hidden part file a FileSink wrote: ``.part-<subtask>-<uuid>.inprogress|pending``.
 _PART_NAME = re.compile(re.escape(PART_PREFIX) + r"(\d+)-[0-9a-f]{32}\.(?:inprogress|pending)")
@@ -26,13 +27,11 @@ class FileCommitter(Committer):
 
     def commit(self, committables: list[Committable]) -> None:
         for c in committables:
-            # a committable names its directory: a job restored with another output directory
-            # still commits, or finds committed, what was written where it was written
-            directory = c.data.get("dir", self._dir)
-            if not self._part_dirs.get(directory).publish(c.data["pending"], c.data["final"]):
+            f: FileCommittable = c.data
+            if not self._part_dirs.get(f.dir).publish(f.pending, f.final):
                 raise RuntimeError(
-                    f"FileSink cannot commit {c.data['final']}: neither it nor its pending file "
-                    f"{c.data['pending']} exists in {directory}; files were removed by hand?"
+                    f"FileSink cannot commit {f.final}: neither it nor its pending file "
+                    f"{f.pending} exists in {f.dir}; files were removed by hand?"
                 )
 
     def abort_lingering(self, recovery: Recovery) -> None:
@@ -42,9 +41,7 @@ class FileCommitter(Committer):
         looking through every directory under the base path would also find other sinks'
         files.)"""
         under = self._dir.rstrip("/") + "/"
-        buckets = {
-            c.data["dir"] for c in recovery.committables if c.data.get("dir", "").startswith(under)
-        }
+        buckets = {c.data.dir for c in recovery.committables if c.data.dir.startswith(under)}
         for directory in [self._dir, *sorted(buckets)]:
             parts = self._part_dirs.get(directory)
             for name in parts.leftovers():

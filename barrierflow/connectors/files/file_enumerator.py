@@ -11,15 +11,30 @@ found. Performs no I/O itself: ``discover`` lists, on the coordinator's discover
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+import msgspec
+
+from barrierflow.connectors.interfaces.split_enumerator import (
+    Split,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
+
+S = TypeVar("S")
+
+
+class FileEnumeratorState(msgspec.Struct, Generic[S], frozen=True):
+    """The files not handed out yet; monitoring, also every path found (None: bounded)."""
+
+    pending: list[S]
+    known: list[str] | None = None
 
 
 class FileSplitEnumerator(SplitEnumerator):
     """``discover``: lists the files of the source's paths, as splits at their start, each
-    with its ``path`` (None: bounded, ``pending`` is all there is); ``known``: the paths found
-    so far (pending or handed out)."""
+    named by its path (``split_id``; None: bounded, ``pending`` is all there is); ``known``:
+    the paths found so far (pending or handed out)."""
 
     def __init__(
         self,
@@ -31,7 +46,7 @@ class FileSplitEnumerator(SplitEnumerator):
     ) -> None:
         self._context = context
         self._pending = list(pending)
-        self._known = set(known or ()) | {s["path"] for s in pending}
+        self._known = set(known or ()) | {s.split_id for s in pending}
         self._discover = discover
         self._interval_s = interval_s
         self._waiting: list[int] = []  # readers that asked while nothing was pending
@@ -40,19 +55,19 @@ class FileSplitEnumerator(SplitEnumerator):
     def restore(
         cls,
         context: SplitEnumeratorContext,
-        state: dict[str, Any],
+        state: FileEnumeratorState[Any],
         discover: Callable[[], list[Split]] | None = None,
         interval_s: float = 0.0,
     ) -> FileSplitEnumerator:
-        return cls(context, state["pending"], state.get("known", []), discover, interval_s)
+        return cls(context, state.pending, state.known, discover, interval_s)
 
     def start(self) -> None:
         if self._discover is not None:
             self._context.call_periodically(self._discover, self._found, self._interval_s)
 
     def _found(self, splits: list[Split]) -> None:
-        new = [s for s in splits if s["path"] not in self._known]
-        self._known.update(s["path"] for s in new)
+        new = [s for s in splits if s.split_id not in self._known]
+        self._known.update(s.split_id for s in new)
         self._pending += new
         waiting, self._waiting = self._waiting, []
         for subtask in waiting:
@@ -74,8 +89,6 @@ class FileSplitEnumerator(SplitEnumerator):
     def add_reader(self, subtask: int) -> None:
         pass  # the reader asks for its files
 
-    def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
-        state: dict[str, Any] = {"pending": [dict(s) for s in self._pending]}
-        if self._discover is not None:
-            state["known"] = sorted(self._known)
-        return state
+    def snapshot_state(self, checkpoint_id: int) -> FileEnumeratorState[Any]:
+        known = sorted(self._known) if self._discover is not None else None
+        return FileEnumeratorState(list(self._pending), known)

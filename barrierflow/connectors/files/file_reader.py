@@ -20,9 +20,9 @@ from typing import Any, Protocol
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
-from barrierflow.connectors.sequential_split_reader import SequentialSplitReader
-from barrierflow.connectors.source_reader import SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split
+from barrierflow.connectors.base.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.files.file_split import FileSplit
+from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
 
 _CHUNK = 1 << 20
 
@@ -141,28 +141,27 @@ class TextLines:
         self._file.close()
 
 
-class FileReader(SequentialSplitReader):
+class FileReader(SequentialSplitReader[FileSplit]):
     """``uri``: any path of the source, naming the file system all its files are on."""
 
     def __init__(self, uri: str, record_format: RecordFormat, context: SourceReaderContext):
-        super().__init__(context)
+        super().__init__(context.send_split_request)
         self._fs, _ = resolve_filesystem(uri)
         self._format = record_format
         self._file: SplitRecords | None = None
 
-    def _open_split(self, split: Split) -> None:
-        self._file = self._format.open_split(self._fs, split["path"], split["offset"])
+    def _open_split(self, split: FileSplit) -> None:
+        self._file = self._format.open_split(self._fs, split.path, split.offset)
 
-    def _read_split(self, split: Split, max_records: int) -> tuple[list[Any], bool]:
+    def _read_split(self, split: FileSplit, max_records: int) -> tuple[list[Any], FileSplit, bool]:
         try:
             out = self._file.read(max_records)
         except ValueError as e:
             raise ValueError(
-                f"FileSource cannot read {split['path']} after position {split['offset']} "
+                f"FileSource cannot read {split.path} after position {split.offset} "
                 f"with {self._format!r}: {e}"
             ) from e
-        split["offset"] = self._file.position
-        return out, len(out) < max_records
+        return out, FileSplit(split.path, self._file.position), len(out) < max_records
 
     def _close_split(self) -> None:
         self._file.close()

@@ -26,12 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from barrierflow.connectors.files.bucket_assigner import BucketAssigner
+from barrierflow.connectors.files.file_committable import FileCommittableCodec
 from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_format import FileFormat, JsonLines
 from barrierflow.connectors.files.file_sink_options import OutputFileConfig, RollingPolicy
 from barrierflow.connectors.files.file_sink_writer import FileSinkWriter
 from barrierflow.connectors.files.part_files import FileSystemPartDirectory
-from barrierflow.connectors.sink import CommitterContext, Sink, SinkWriterContext
+from barrierflow.connectors.interfaces.sink import CommitterContext, Sink, SinkWriterContext
 
 
 class FileSink(Sink):
@@ -105,6 +106,9 @@ class FileSink(Sink):
 
     def create_committer(self, context: CommitterContext) -> FileCommitter:
         return FileCommitter(self.directory)
+
+    def committable_codec(self) -> FileCommittableCodec:
+        return FileCommittableCodec(self.directory)
 
     def __repr__(self) -> str:
         return f"FileSink({self.directory!r}, {self.file_format!r})"

@@ -12,10 +12,11 @@ import uuid
 from typing import Any
 
 from barrierflow.connectors.files.bucket_assigner import BucketAssigner
+from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.file_format import FileFormat, PartWriter
 from barrierflow.connectors.files.file_sink_options import OutputFileConfig, RollingPolicy
 from barrierflow.connectors.files.part_files import PART_PREFIX, PartDirectories, PartDirectory
-from barrierflow.connectors.sink import SinkWriter
+from barrierflow.connectors.interfaces.sink import SinkWriter
 
 
 class _OpenPart:
@@ -80,18 +81,16 @@ class FileSinkWriter(SinkWriter):
         p.part.finish()
         self._sealed.append((p.directory, p.parts.seal(p.name, p.file), p.name[-12:]))
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[FileCommittable]:
         for bucket in list(self._open):
             self._seal(bucket)
         sealed, self._sealed = self._sealed, []
         prefix, suffix = self._names.part_prefix, self._names.part_suffix
         checkpoint = f"{max(checkpoint_id, 0):06d}"
         return [
-            {
-                "dir": directory,
-                "pending": pending,
-                "final": f"{prefix}-{self._subtask}-{checkpoint}-{file_id}{suffix}",
-            }
+            FileCommittable(
+                directory, pending, f"{prefix}-{self._subtask}-{checkpoint}-{file_id}{suffix}"
+            )
             for directory, pending, file_id in sealed
         ]
 

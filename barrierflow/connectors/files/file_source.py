@@ -26,16 +26,22 @@ from urllib.parse import urlsplit
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
-from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.files.file_enumerator import FileEnumeratorState, FileSplitEnumerator
 from barrierflow.connectors.files.file_reader import FileReader, SplitRecords, TextLines
 from barrierflow.connectors.files.file_source_providers import (
     FileEnumeratorProvider,
     FileSplitAssignerProvider,
     FileSplitting,
 )
-from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
+from barrierflow.connectors.files.file_split import (
+    FILE_ENUMERATOR_STATES,
+    FILE_SPLITS,
+    FileSplit,
+)
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.interfaces.source import Boundedness, Source, SourceReaderContext
+from barrierflow.connectors.interfaces.split_enumerator import SplitEnumeratorContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
@@ -124,20 +130,26 @@ class FileSource(Source):
         """Every file of the paths, once (a file and its directory may both be named)."""
         return list(dict.fromkeys(f for p in self.paths for f in _files(p)))
 
-    def _splits(self) -> list[Split]:
-        return [{"path": f, "offset": 0} for f in self._files()]
+    def _splits(self) -> list[FileSplit]:
+        return [FileSplit(f) for f in self._files()]
 
     def create_enumerator(self, context: SplitEnumeratorContext) -> FileSplitEnumerator:
         """Lists the files now, on the JobMaster, as Flink's bounded FileSource does."""
         return FileSplitEnumerator(context, self._splits())
 
     def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
+        self, context: SplitEnumeratorContext, state: FileEnumeratorState[FileSplit]
     ) -> FileSplitEnumerator:
         return FileSplitEnumerator.restore(context, state)
 
     def create_reader(self, context: SourceReaderContext) -> FileReader:
         return FileReader(self.path, self.record_format, context)
+
+    def split_codec(self) -> StructCodec[FileSplit]:
+        return FILE_SPLITS
+
+    def enumerator_state_codec(self) -> StructCodec[FileEnumeratorState[FileSplit]]:
+        return FILE_ENUMERATOR_STATES
 
     def __repr__(self) -> str:
         return f"FileSource({', '.join(map(repr, self.paths))})"
@@ -160,7 +172,7 @@ class ContinuousFileSource(FileSource):
         return FileSplitEnumerator(context, [], [], self._splits, self.interval_ms / 1000)
 
     def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
+        self, context: SplitEnumeratorContext, state: FileEnumeratorState[FileSplit]
     ) -> FileSplitEnumerator:
         return FileSplitEnumerator.restore(context, state, self._splits, self.interval_ms / 1000)
 

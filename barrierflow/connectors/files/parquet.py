@@ -15,8 +15,8 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow.connectors.arrow_records import to_record_batch
 from barrierflow.connectors.files.file_format import PartWriter
+from barrierflow.connectors.tables.arrow_records import to_record_batch
 from barrierflow.errors import ConfigurationError
 
 

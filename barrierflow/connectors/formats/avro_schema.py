@@ -16,8 +16,8 @@ from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.common.types import Row
+from barrierflow.connectors.base.optional_dependency import require
 from barrierflow.connectors.formats.row_fields import make_row
-from barrierflow.connectors.optional_dependency import require
 from barrierflow.errors import ConfigurationError
 
 

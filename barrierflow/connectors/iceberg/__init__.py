@@ -1,8 +1,35 @@
 """Apache Iceberg: ``IcebergSink``, exactly once by one append snapshot per checkpoint, and
 ``IcebergSource``, a snapshot's files or the files new snapshots add. Needs pyiceberg:
-``pip install 'barrierflow[iceberg]'``."""
+``pip install 'barrierflow[iceberg]'``. Each name loads when first asked for."""
 
-from barrierflow.connectors.iceberg.iceberg_sink import IcebergSink
-from barrierflow.connectors.iceberg.iceberg_source import IcebergSource
+from __future__ import annotations
 
-__all__ = ["IcebergSink", "IcebergSource"]
+from typing import TYPE_CHECKING, Any
+
+from barrierflow.connectors.base.lazy_names import LazyNames
+
+_NAMES = LazyNames(
+    __name__,
+    {
+        "IcebergSink": "barrierflow.connectors.iceberg.iceberg_sink",
+        "IcebergSource": "barrierflow.connectors.iceberg.iceberg_source",
+    },
+)
+
+__all__ = [
+    "IcebergSink",
+    "IcebergSource",
+]
+
+
+def __getattr__(name: str) -> Any:
+    return _NAMES.get(name, globals())
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing(globals())
+
+
+if TYPE_CHECKING:
+    from barrierflow.connectors.iceberg.iceberg_sink import IcebergSink
+    from barrierflow.connectors.iceberg.iceberg_source import IcebergSource

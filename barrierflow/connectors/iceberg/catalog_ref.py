@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.base.optional_dependency import require
 from barrierflow.errors import ConfigurationError
 
 

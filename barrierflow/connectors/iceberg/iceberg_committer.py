@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from barrierflow.connectors.committables import Committable
 from barrierflow.connectors.iceberg.catalog_ref import CatalogRef
-from barrierflow.connectors.sink import GlobalCommitter
+from barrierflow.connectors.interfaces.committables import Committable
+from barrierflow.connectors.interfaces.sink import GlobalCommitter
 
 log = logging.getLogger("barrierflow.connectors.iceberg")
 
@@ -52,8 +52,8 @@ class IcebergCommitter(GlobalCommitter):
         with ``-s`` carry the earlier job's id)."""
         by_writer: dict[tuple[str, str], list[str]] = {}
         for c in committables:
-            key = (c.data["job_id"], c.data["sink_uid"])
-            by_writer.setdefault(key, []).extend(c.data["files"])
+            key = (c.data.job_id, c.data.sink_uid)
+            by_writer.setdefault(key, []).extend(c.data.files)
         for (job_id, sink_uid), files in sorted(by_writer.items()):
             self._commit(job_id, sink_uid, checkpoint_id, files)
 

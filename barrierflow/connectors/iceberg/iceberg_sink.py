@@ -19,10 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.connectors.base.struct_codec import StructCodec
 from barrierflow.connectors.iceberg.catalog_ref import CatalogRef
+from barrierflow.connectors.iceberg.iceberg_committable import (
+    ICEBERG_COMMITTABLES,
+    IcebergCommittable,
+)
 from barrierflow.connectors.iceberg.iceberg_committer import IcebergCommitter
 from barrierflow.connectors.iceberg.iceberg_writer import IcebergWriter
-from barrierflow.connectors.sink import JobSettings, Sink, SinkWriter, SinkWriterContext
+from barrierflow.connectors.interfaces.sink import JobSettings, Sink, SinkWriter, SinkWriterContext
 from barrierflow.errors import ConfigurationError
 
 
@@ -53,6 +58,9 @@ class IcebergSink(Sink):
 
     def create_global_committer(self) -> IcebergCommitter:
         return IcebergCommitter(self.catalog, self.table)
+
+    def committable_codec(self) -> StructCodec[IcebergCommittable]:
+        return ICEBERG_COMMITTABLES
 
     def __repr__(self) -> str:
         return f"IcebergSink({self.catalog.name!r}, {self.table!r})"

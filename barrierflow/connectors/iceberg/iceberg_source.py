@@ -6,9 +6,9 @@ interval the data files that newer snapshots added (for tables that are appended
 would be read again, as with Flink's Iceberg source reading appends only).
 
 Each data file is a split, handed out one at a time to the readers that ask
-(``file_enumerator.py``; every path found is in its checkpointed state, so each file is read
+(``files/file_enumerator.py``; every path found is in its checkpointed state, so each file is read
 once across restores at any parallelism); a reader's position is the rows it emitted from the
-file (``parquet_split_reader.py``), read through the job's file systems. Records are ``Row``s
+file (``tables/parquet_split_reader.py``), read through the job's file systems. Records are ``Row``s
 named by the table's columns. Snapshots with delete files (row-level deletes) are refused.
 
 **I/O:** loads the table from its catalog on the driver (``check``) and in the enumerator.
@@ -21,9 +21,9 @@ from typing import Any
 import pyarrow as pa
 
 from barrierflow.connectors.iceberg.catalog_ref import CatalogRef
-from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.split_enumerator import Split
-from barrierflow.connectors.table_snapshot_source import TableSnapshotSource
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.tables.table_file_split import TableFileSplit
+from barrierflow.connectors.tables.table_snapshot_source import TableSnapshotSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 
@@ -61,7 +61,7 @@ class IcebergSource(TableSnapshotSource):
         table = self.catalog.load_table(self.table, repr(self))
         self.schema = table.schema().as_arrow()
 
-    def _splits(self) -> list[Split]:
+    def _splits(self) -> list[TableFileSplit]:
         """Every data file of the snapshot (the current one, unless one was given)."""
         table = self.catalog.load_table(self.table, repr(self))
         snapshot = None if self.snapshot_id is None else table.snapshot_by_id(self.snapshot_id)
@@ -77,9 +77,7 @@ class IcebergSource(TableSnapshotSource):
                     f"{self!r}: snapshot {snapshot.snapshot_id} has row-level deletes, which "
                     "this source cannot apply; read the table with Spark (env.from_spark)"
                 )
-            splits.append(
-                {"path": task.file.file_path, "offset": 0, "snapshot": snapshot.snapshot_id}
-            )
+            splits.append(TableFileSplit(task.file.file_path, snapshot=snapshot.snapshot_id))
         return splits
 
     def __repr__(self) -> str:

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow.connectors.arrow_records import to_record_batch
 from barrierflow.connectors.iceberg.catalog_ref import CatalogRef
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
-from barrierflow.connectors.table_files import file_name, split_by_partition
+from barrierflow.connectors.iceberg.iceberg_committable import IcebergCommittable
+from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.tables.arrow_records import to_record_batch
+from barrierflow.connectors.tables.table_files import file_name, split_by_partition
 
 
 def identity_columns(table: Any) -> list[str]:
@@ -41,7 +42,7 @@ class IcebergWriter(SinkWriter):
         if records:
             self._batches.append(to_record_batch(records, self._schema, self._where))
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[IcebergCommittable]:
         """Writes what came since the last barrier as whole files, one per partition (the
         committer's ``add_files`` reads each file's partition from its column statistics);
         returns a committable naming them, the job and the sink uid."""
@@ -55,13 +56,7 @@ class IcebergWriter(SinkWriter):
             with self._io.new_output(path).create(overwrite=False) as out:
                 pq.write_table(part.rows, out, compression="snappy")
             paths.append(path)
-        return [
-            {
-                "job_id": self._context.job_id,
-                "sink_uid": self._context.operator_uid,
-                "files": paths,
-            }
-        ]
+        return [IcebergCommittable(self._context.job_id, self._context.operator_uid, paths)]
 
     def close(self) -> None:
         self._batches = []  # not prepared: the sources replay it after a restore

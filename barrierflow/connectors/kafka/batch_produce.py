@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from barrierflow.connectors.batch_map import BatchItemError, map_batch
+from barrierflow.connectors.base.batch_map import BatchItemError, map_batch
 from barrierflow.connectors.kafka.transactions import produce
 
 KeyValue = tuple[bytes | None, bytes]

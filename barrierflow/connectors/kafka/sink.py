@@ -15,19 +15,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.kafka.record_serialization import KafkaRecordSerializationSchema
-from barrierflow.connectors.kafka.sink_committer import KafkaCommitter
-from barrierflow.connectors.kafka.sink_writer import KafkaWriter, TransactionalKafkaWriter
-from barrierflow.connectors.kafka.transactions import TRANSACTION_SLOTS
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import (
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import (
     CommitterContext,
     JobSettings,
     Sink,
     SinkWriter,
     SinkWriterContext,
 )
+from barrierflow.connectors.kafka.record_serialization import KafkaRecordSerializationSchema
+from barrierflow.connectors.kafka.sink_committable import KAFKA_COMMITTABLES, KafkaCommittable
+from barrierflow.connectors.kafka.sink_committer import KafkaCommitter
+from barrierflow.connectors.kafka.sink_writer import KafkaWriter, TransactionalKafkaWriter
+from barrierflow.connectors.kafka.transactions import TRANSACTION_SLOTS
 from barrierflow.errors import ConfigurationError
 
 _DEFAULT_TRANSACTION_TIMEOUT_MS = 900_000  # the brokers' default maximum (15 min)
@@ -141,6 +143,9 @@ class KafkaSink(Sink):
         """Whatever the guarantee: a snapshot taken with EXACTLY_ONCE may be restored into a
         job that writes with another, and its transactions must still settle."""
         return KafkaCommitter(self, context)
+
+    def committable_codec(self) -> StructCodec[KafkaCommittable]:
+        return KAFKA_COMMITTABLES
 
     def __repr__(self) -> str:
         topic = self.serializer.topic or self.serializer.topic_selector

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from barrierflow.connectors.committables import Recovery
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.committables import Recovery
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import Committable, Committer, CommitterContext
 from barrierflow.connectors.kafka.sink_writer import TransactionalKafkaWriter
 from barrierflow.connectors.kafka.transactions import TRANSACTION_SLOTS, ensure_committed, fence
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import Committable, Committer, CommitterContext
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.sink import KafkaSink

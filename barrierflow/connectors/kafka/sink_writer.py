@@ -14,8 +14,11 @@ import time
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
 from barrierflow.connectors.kafka.batch_produce import produce_all, serialized_all
+from barrierflow.connectors.kafka.sink_committable import KafkaCommittable
 from barrierflow.connectors.kafka.transactions import (
     FLUSH_TIMEOUT_S,
     TRANSACTION_SLOTS,
@@ -25,8 +28,6 @@ from barrierflow.connectors.kafka.transactions import (
     last_committed,
     send_sequence,
 )
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.sink import KafkaSink
@@ -62,7 +63,7 @@ class KafkaWriter(SinkWriter):
         )
         self._producer.poll(0)
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[KafkaCommittable]:
         if self._sink.delivery_guarantee is DeliveryGuarantee.AT_LEAST_ONCE:
             flush(self._producer)
             if self._errors:
@@ -171,7 +172,7 @@ class TransactionalKafkaWriter(SinkWriter):
         slot.producer.begin_transaction()
         return txn
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[KafkaCommittable]:
         txn = self._current
         if txn is None:
             return []
@@ -189,15 +190,7 @@ class TransactionalKafkaWriter(SinkWriter):
         )
         self._current = None
         self._pending[txn.slot] = txn
-        return [
-            {
-                "transactional_id": tid,
-                "slot": txn.slot,
-                "sequence": txn.sequence,
-                "topic": self._topic,
-                "records": txn.records,
-            }
-        ]
+        return [KafkaCommittable(tid, txn.slot, txn.sequence, self._topic, txn.records)]
 
     def _flush(self, txn: _Transaction, producer: Any) -> None:
         """``transactions.flush``, in slices, so that an outage reported while it waits stops
@@ -232,14 +225,14 @@ class TransactionalKafkaWriter(SinkWriter):
 
     # --- committing (the committer's, on this writer's producers) -----------------------------
 
-    def commit_pending(self, c: dict[str, Any], checkpoint_id: int) -> bool:
+    def commit_pending(self, c: KafkaCommittable, checkpoint_id: int) -> bool:
         """Commits the transaction of committable ``c`` if this writer has it open, pre-
         committed; False if not (a restored one, one a failed commit dropped, or one pre-
         committed across an outage of the brokers)."""
-        txn = self._pending.get(c["slot"])
-        if txn is None or txn.sequence != c["sequence"]:
+        txn = self._pending.get(c.slot)
+        if txn is None or txn.sequence != c.sequence:
             return False
-        if c["transactional_id"] != self._transactional_id(self._subtask, txn.slot):
+        if c.transactional_id != self._transactional_id(self._subtask, txn.slot):
             return False
         del self._pending[txn.slot]
         slot = self._slots[txn.slot]
@@ -257,12 +250,12 @@ class TransactionalKafkaWriter(SinkWriter):
             # settles the committable on a new one (``transactions.ensure_committed``).
             self._close_slot(txn.slot)
             raise RuntimeError(
-                f"KafkaSink could not commit {c['transactional_id']} of checkpoint "
+                f"KafkaSink could not commit {c.transactional_id} of checkpoint "
                 f"{checkpoint_id}: {e.args[0].str() if e.args else e}"
             ) from e
         try:
             check_committed(
-                self._kafka, slot.consumer, self._topic, c["transactional_id"], txn.sequence,
+                self._kafka, slot.consumer, self._topic, c.transactional_id, txn.sequence,
                 checkpoint_id,
             )  # fmt: skip
         except RuntimeError:

@@ -15,13 +15,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.interfaces.source import Boundedness, Source, SourceReaderContext
+from barrierflow.connectors.interfaces.split_enumerator import SplitEnumeratorContext
 from barrierflow.connectors.kafka.offsets import KafkaOffsetsInitializer
+from barrierflow.connectors.kafka.partition_split import (
+    KAFKA_ENUMERATOR_STATES,
+    KAFKA_PARTITION_SPLITS,
+    KafkaEnumeratorState,
+    KafkaPartitionSplit,
+)
 from barrierflow.connectors.kafka.source_enumerator import KafkaSourceEnumerator
 from barrierflow.connectors.kafka.source_reader import KafkaSourceReader
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import SplitEnumeratorContext
 from barrierflow.errors import ConfigurationError
 
 _METADATA_TIMEOUT_S = 10.0
@@ -119,12 +126,18 @@ class KafkaSource(Source):
         return KafkaSourceEnumerator(self, context)
 
     def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
+        self, context: SplitEnumeratorContext, state: KafkaEnumeratorState
     ) -> KafkaSourceEnumerator:
         return KafkaSourceEnumerator.restore(self, context, state)
 
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
         return KafkaSourceReader(self, context)
+
+    def split_codec(self) -> StructCodec[KafkaPartitionSplit]:
+        return KAFKA_PARTITION_SPLITS
+
+    def enumerator_state_codec(self) -> StructCodec[KafkaEnumeratorState]:
+        return KAFKA_ENUMERATOR_STATES
 
     @property
     def boundedness(self) -> Boundedness:

@@ -16,9 +16,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from barrierflow.connectors.interfaces.split_enumerator import (
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
 from barrierflow.connectors.kafka.offsets import KafkaOffsetsInitializer, resolve
 from barrierflow.connectors.kafka.partition_assignment import owner
-from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+from barrierflow.connectors.kafka.partition_split import KafkaEnumeratorState, KafkaPartitionSplit
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.source import KafkaSource
@@ -34,7 +38,7 @@ class KafkaSourceEnumerator(SplitEnumerator):
         source: KafkaSource,
         context: SplitEnumeratorContext,
         assigned: list[TopicPartition] | None = None,
-        pending: list[Split] | None = None,
+        pending: list[KafkaPartitionSplit] | None = None,
         discovered: bool = False,
     ) -> None:
         self._source = source
@@ -42,15 +46,14 @@ class KafkaSourceEnumerator(SplitEnumerator):
         self._assigned = set(assigned or ())
         self._pending = list(pending or [])
         self._discovered = discovered  # the first discovery is done: where reading starts
-        self._known = frozenset(self._assigned | {_tp(s) for s in self._pending})
+        self._known = frozenset(self._assigned | {s.topic_partition for s in self._pending})
         self._consumer: Any = None  # for metadata, on the discovery thread only
 
     @classmethod
     def restore(
-        cls, source: KafkaSource, context: SplitEnumeratorContext, state: dict[str, Any]
+        cls, source: KafkaSource, context: SplitEnumeratorContext, state: KafkaEnumeratorState
     ) -> KafkaSourceEnumerator:
-        assigned = [(t, p) for t, p in state["assigned"]]
-        return cls(source, context, assigned, state["pending"], state["discovered"])
+        return cls(source, context, state.assigned, state.pending, state.discovered)
 
     def start(self) -> None:
         interval_ms = self._source.discovery_interval_ms
@@ -59,7 +62,7 @@ class KafkaSourceEnumerator(SplitEnumerator):
             return  # a restored enumerator that will find nothing new
         self._context.call_periodically(self._discover, self._found, interval_s)
 
-    def _discover(self) -> list[Split]:
+    def _discover(self) -> list[KafkaPartitionSplit]:
         """The partitions not known yet, with the offsets to read them from (and to)."""
         if self._consumer is None:
             self._consumer = self._source.metadata_consumer()
@@ -70,20 +73,17 @@ class KafkaSourceEnumerator(SplitEnumerator):
         start = resolve(starting, self._consumer, new)
         bounded = self._source.bounded and first
         stop = resolve(self._source.stopping_offsets, self._consumer, new) if bounded else {}
-        return [
-            {"topic": t, "partition": p, "offset": start[(t, p)], "stop": stop.get((t, p))}
-            for t, p in new
-        ]
+        return [KafkaPartitionSplit(t, p, start[(t, p)], stop.get((t, p))) for t, p in new]
 
-    def _found(self, splits: list[Split]) -> None:
-        new = [s for s in splits if _tp(s) not in self._known]
+    def _found(self, splits: list[KafkaPartitionSplit]) -> None:
+        new = [s for s in splits if s.topic_partition not in self._known]
         if new and self._discovered:
             log.info(
                 "KafkaSource %s discovered %s", self._context.operator_uid,
-                ", ".join(f"{s['topic']}-{s['partition']}" for s in new),
+                ", ".join(s.split_id for s in new),
             )  # fmt: skip
         self._pending += new
-        self._known = self._known | {_tp(s) for s in new}
+        self._known = self._known | {s.topic_partition for s in new}
         self._discovered = True
         for subtask in sorted(self._context.registered_readers()):
             self.add_reader(subtask)
@@ -92,10 +92,10 @@ class KafkaSourceEnumerator(SplitEnumerator):
         """Hands ``subtask`` the partitions it owns; a bounded source, once it discovered
         them, has no more."""
         p = self._context.parallelism
-        mine = [s for s in self._pending if owner(s["topic"], s["partition"], p) == subtask]
+        mine = [s for s in self._pending if owner(s.topic, s.partition, p) == subtask]
         if mine:
             self._pending = [s for s in self._pending if s not in mine]
-            self._assigned.update(_tp(s) for s in mine)
+            self._assigned.update(s.topic_partition for s in mine)
             self._context.assign_splits({subtask: mine})
         if self._source.bounded and self._discovered:
             self._context.signal_no_more_splits(subtask)
@@ -103,21 +103,14 @@ class KafkaSourceEnumerator(SplitEnumerator):
     def handle_split_request(self, subtask: int) -> None:
         pass  # partitions go to their owners as they are found
 
-    def add_splits_back(self, splits: list[Split], subtask: int) -> None:
-        self._assigned.difference_update(_tp(s) for s in splits)
+    def add_splits_back(self, splits: list[KafkaPartitionSplit], subtask: int) -> None:
+        self._assigned.difference_update(s.topic_partition for s in splits)
         self._pending += splits
 
-    def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
-        return {
-            "assigned": sorted([t, p] for t, p in self._assigned),
-            "pending": [dict(s) for s in self._pending],
-            "discovered": self._discovered,
-        }
+    def snapshot_state(self, checkpoint_id: int) -> KafkaEnumeratorState:
+        return KafkaEnumeratorState(sorted(self._assigned), list(self._pending), self._discovered)
 
     def close(self) -> None:
         if self._consumer is not None:
             self._consumer.close()  # a discovery still running gets an error, logged
 
-
-def _tp(split: Split) -> TopicPartition:
-    return split["topic"], split["partition"]

@@ -1,5 +1,8 @@
 """KafkaSource's reader: one consumer, assigned the partitions the enumerator hands this
-subtask; a partition's split is its next offset (and, bounded, the offset it stops at).
+subtask; a partition's split is its next offset (and, bounded, the offset it stops at). The
+splits, positions, runs and what a checkpoint keeps are the split reader's
+(``base/split_reader.py``); this reader reads every partition at once, its batches
+interleaving them.
 
 **Threading:** the task thread (librdkafka's own threads stay inside the consumer).
 **I/O:** one confluent-kafka consumer per subtask.
@@ -13,10 +16,13 @@ from itertools import groupby, repeat
 from operator import is_, is_not, methodcaller
 from typing import TYPE_CHECKING, Any
 
-from barrierflow.connectors.batch_map import BatchItemError, map_batch
-from barrierflow.connectors.optional_dependency import require
-from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext, SplitRun
-from barrierflow.connectors.split_enumerator import Split
+import msgspec
+
+from barrierflow.connectors.base.batch_map import BatchItemError, map_batch
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.base.split_reader import Fetched, SplitReader
+from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.source import KafkaSource
@@ -30,8 +36,9 @@ _error, _topic, _partition = methodcaller("error"), methodcaller("topic"), metho
 _offset, _value = methodcaller("offset"), methodcaller("value")
 
 
-class KafkaSourceReader(SourceReader):
+class KafkaSourceReader(SplitReader[KafkaPartitionSplit]):
     def __init__(self, source: KafkaSource, context: SourceReaderContext) -> None:
+        super().__init__()
         kafka = require("confluent_kafka", "kafka", "KafkaSource")
         self._kafka = kafka
         self._source = source
@@ -39,41 +46,26 @@ class KafkaSourceReader(SourceReader):
         self._deserialize = source.deserializer.deserialize
         group = source.group_id or f"barrierflow-{context.job_name}-{context.operator_uid}"
         self._consumer = kafka.Consumer(source.consumer_config(group))
-        self._splits: dict[TopicPartition, Split] = {}
-        self._done: set[TopicPartition] = set()  # read up to their stopping offsets
-        self._no_more = False
-        self._last: list[SplitRun] = []
-        self._finished: list[str] = []
-        self._taken: dict[int, list[Split]] = {}  # checkpoint id -> positions, until complete
+        self._ended: dict[str, KafkaPartitionSplit] = {}  # read up to their stopping offsets
+        self._taken: dict[int, list[KafkaPartitionSplit]] = {}  # checkpoint -> positions
 
-    def add_splits(self, splits: list[Split]) -> None:
-        for s in splits:
-            self._splits[(s["topic"], s["partition"])] = dict(s)
-            if s["stop"] is not None and s["offset"] >= s["stop"]:
-                self._end((s["topic"], s["partition"]))
+    def _splits_added(self, splits: list[KafkaPartitionSplit]) -> None:
         self._consumer.incremental_assign(
-            [self._kafka.TopicPartition(s["topic"], s["partition"], s["offset"]) for s in splits]
+            [self._kafka.TopicPartition(s.topic, s.partition, s.offset) for s in splits]
         )
         log.info(
             "KafkaSource %s subtask %d reads %s", self._context.operator_uid,
-            self._context.subtask,
-            ", ".join(f"{s['topic']}-{s['partition']}@{s['offset']}" for s in splits),
+            self._context.subtask, ", ".join(f"{s.split_id}@{s.offset}" for s in splits),
         )  # fmt: skip
+        self._finish([s.split_id for s in splits if s.stop is not None and s.offset >= s.stop])
 
-    def notify_no_more_splits(self) -> None:
-        self._no_more = True
+    def _splits_finished(self, splits: list[KafkaPartitionSplit]) -> None:
+        self._ended.update((s.split_id, s) for s in splits)
 
-    def _end(self, tp: TopicPartition) -> None:
-        if tp not in self._done:
-            self._done.add(tp)
-            self._finished.append(f"{tp[0]}-{tp[1]}")
-
-    def poll(self, max_records: int) -> list[Any] | None:
+    def _fetch(self, max_records: int) -> Fetched[KafkaPartitionSplit]:
         """A batch of messages as the records of its runs of one partition each. The work per
         message is C calls mapped over the batch (and the schema's ``deserialize``): a
         Python loop per message cost as much as the client and the JSON decoding together."""
-        if self._no_more and len(self._done) == len(self._splits):
-            return None
         messages = self._consumer.consume(max_records, timeout=0)
         errors = list(map(_error, messages))
         # by identity: confluent-kafka's KafkaError compared with None leaves an exception set
@@ -82,54 +74,49 @@ class KafkaSourceReader(SourceReader):
             data = [m for m, e in zip(messages, errors, strict=True) if e is None]
         else:
             data = messages
-        out: list[Any] = []
-        self._last = []
+        fetched: Fetched[KafkaPartitionSplit] = Fetched()
         start = 0
         for tp, run in groupby(zip(map(_topic, data), map(_partition, data), strict=True)):
             end = start + sum(1 for _ in run)
-            self._read_run(tp, data[start:end], out)
+            self._read_run(tp, data[start:end], fetched)
             start = end
         if events:  # after the data: an end of partition follows the messages before it
             for m, e in zip(messages, errors, strict=True):
                 if e is not None:
-                    self._partition_event(m, e)
-        return out
+                    self._partition_event(m, e, fetched)
+        return fetched
 
-    def _read_run(self, tp: TopicPartition, messages: list[Any], out: list[Any]) -> None:
-        """Consecutive messages of partition ``tp``, in offset order: their records to ``out``,
-        the split's position past them."""
-        split = self._splits.get(tp)
-        if split is None or tp in self._done:
-            return
-        stop = split["stop"]
+    def _read_run(self, tp: TopicPartition, messages: list[Any], fetched: Fetched) -> None:
+        """Consecutive messages of partition ``tp``, in offset order: a run of their records,
+        with the split's position past them."""
+        split_id = f"{tp[0]}-{tp[1]}"
+        split = self._unfinished().get(split_id)
+        if split is None or split_id in fetched.finished:
+            return  # not this reader's, or cut at its stopping offset earlier in the batch
+        stop = split.stop
         last = messages[-1].offset()
         if stop is not None and last >= stop:  # cut at the stopping offset
             offsets = list(map(_offset, messages))
             messages = messages[: bisect_left(offsets, stop)]
-            self._end(tp)
+            fetched.finished.append(split_id)
             if not messages:
                 return
             last = offsets[len(messages) - 1]
         elif stop is not None and last + 1 >= stop:
-            self._end(tp)
+            fetched.finished.append(split_id)
         records = self._deserialized(tp, messages)
-        split["offset"] = last + 1
         if any(map(is_, records, repeat(None))):  # a schema skipped one, as Flink's may
             records = [r for r in records if r is not None]
-        if records:
-            out += records
-            self._last.append((f"{tp[0]}-{tp[1]}", len(records)))
+        fetched.runs.append((msgspec.structs.replace(split, offset=last + 1), records))
 
-    def _partition_event(self, message: Any, error: Any) -> None:
+    def _partition_event(self, message: Any, error: Any, fetched: Fetched) -> None:
         """The end of a partition ends its split if it has a stopping offset there; any
         other error fails the task."""
         if error.code() != self._kafka.KafkaError._PARTITION_EOF:
             raise self._kafka.KafkaException(error)
-        tp = (message.topic(), message.partition())
-        split = self._splits.get(tp)
-        stop = split["stop"] if split is not None else None
-        if stop is not None and message.offset() >= stop:
-            self._end(tp)
+        split = self._unfinished().get(f"{message.topic()}-{message.partition()}")
+        if split is not None and split.stop is not None and message.offset() >= split.stop:
+            fetched.finished.append(split.split_id)
 
     def _deserialized(self, tp: TopicPartition, messages: list[Any]) -> list[Any]:
         try:
@@ -147,17 +134,10 @@ class KafkaSourceReader(SourceReader):
             f"value {first.value()!r:.100}"
         ) from failed
 
-    def split_runs(self) -> list[SplitRun]:
-        return self._last
-
-    def finished_splits(self) -> list[str]:
-        done, self._finished = self._finished, []
-        return done
-
-    def snapshot_state(self, checkpoint_id: int) -> list[Split]:
-        positions = [dict(s) for s in self._splits.values()]
-        self._taken[checkpoint_id] = positions
-        return [s for s in positions if (s["topic"], s["partition"]) not in self._done]
+    def snapshot_state(self, checkpoint_id: int) -> list[KafkaPartitionSplit]:
+        unfinished = super().snapshot_state(checkpoint_id)
+        self._taken[checkpoint_id] = [*unfinished, *self._ended.values()]
+        return unfinished
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Commits the checkpoint's offsets to the consumer group: for monitoring, as Flink;
@@ -168,9 +148,7 @@ class KafkaSourceReader(SourceReader):
             del self._taken[cid]
         if self._source.group_id is None or not positions:
             return
-        offsets = [
-            self._kafka.TopicPartition(s["topic"], s["partition"], s["offset"]) for s in positions
-        ]
+        offsets = [self._kafka.TopicPartition(s.topic, s.partition, s.offset) for s in positions]
         try:
             self._consumer.commit(offsets=offsets, asynchronous=True)
         except self._kafka.KafkaException as e:

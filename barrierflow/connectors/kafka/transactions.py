@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.sink import KafkaSink
+    from barrierflow.connectors.kafka.sink_committable import KafkaCommittable
 
 log = logging.getLogger("barrierflow.connectors.kafka")
 
@@ -86,7 +87,7 @@ def check_committed(
         )
 
 
-def ensure_committed(kafka: Any, sink: KafkaSink, c: dict[str, Any], checkpoint_id: int) -> None:
+def ensure_committed(kafka: Any, sink: KafkaSink, c: KafkaCommittable, checkpoint_id: int) -> None:
     """Idempotent: the records of committable ``c`` end up committed exactly once in the topic.
 
     The id's commit group tells whether it committed: a transaction commits its sequence number
@@ -95,15 +96,15 @@ def ensure_committed(kafka: Any, sink: KafkaSink, c: dict[str, Any], checkpoint_
     committed. Otherwise, after ``init_transactions`` of its id (which aborts it if it is still
     open, and fences the producer that opened it), its records are sent again, with the same
     number, in a new transaction."""
-    tid = c["transactional_id"]
+    tid = c.transactional_id
     consumer = commit_group(kafka, sink, tid)
     try:
-        if last_committed(kafka, consumer, c["topic"]) >= c["sequence"]:
+        if last_committed(kafka, consumer, c.topic) >= c.sequence:
             return  # committed: a live writer's producer of the id is left unfenced
         producer = kafka.Producer(sink.producer_config(tid))
         try:
             producer.init_transactions(FLUSH_TIMEOUT_S)
-            if last_committed(kafka, consumer, c["topic"]) >= c["sequence"]:
+            if last_committed(kafka, consumer, c.topic) >= c.sequence:
                 return
             _send_again(kafka, producer, consumer, c, checkpoint_id)
         finally:
@@ -113,25 +114,25 @@ def ensure_committed(kafka: Any, sink: KafkaSink, c: dict[str, Any], checkpoint_
 
 
 def _send_again(
-    kafka: Any, producer: Any, consumer: Any, c: dict[str, Any], checkpoint_id: int
+    kafka: Any, producer: Any, consumer: Any, c: KafkaCommittable, checkpoint_id: int
 ) -> None:
     log.info(
         "KafkaSink sends the %d records of %s (checkpoint %s) again: checkpointed, never "
-        "committed", len(c["records"]), c["transactional_id"], checkpoint_id,
+        "committed", len(c.records), c.transactional_id, checkpoint_id,
     )  # fmt: skip
     producer.begin_transaction()
     try:
-        for key, value in c["records"]:
-            produce(producer, c["topic"], key, value)
+        for key, value in c.records:
+            produce(producer, c.topic, key, value)
         flush(producer)
-        send_sequence(kafka, producer, consumer, c["topic"], c["sequence"], checkpoint_id)
+        send_sequence(kafka, producer, consumer, c.topic, c.sequence, checkpoint_id)
         producer.commit_transaction(FLUSH_TIMEOUT_S)
     except BaseException:
         with contextlib.suppress(kafka.KafkaException):
             producer.abort_transaction(5)  # hold back no read_committed consumer
         raise
     check_committed(
-        kafka, consumer, c["topic"], c["transactional_id"], c["sequence"], checkpoint_id
+        kafka, consumer, c.topic, c.transactional_id, c.sequence, checkpoint_id
     )
 
 

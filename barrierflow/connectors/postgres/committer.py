@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from barrierflow.connectors.committables import JobEndFate, Recovery, fate_at_job_end
-from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.committables import JobEndFate, Recovery, fate_at_job_end
+from barrierflow.connectors.interfaces.sink import Committable, Committer, CommitterContext
 from barrierflow.connectors.postgres.client import (
     PostgresSinkError,
     connect,
@@ -30,7 +31,6 @@ from barrierflow.connectors.postgres.client import (
     transaction_owner,
     where,
 )
-from barrierflow.connectors.sink import Committable, Committer, CommitterContext
 
 if TYPE_CHECKING:
     from barrierflow.connectors.postgres.sink import PostgresSink
@@ -47,12 +47,12 @@ class PostgresCommitter(Committer):
 
     def commit(self, committables: list[Committable]) -> None:
         for c in committables:
-            self._finish("COMMIT PREPARED", c.data["gid"], c.data.get("xid", ""))
+            self._finish("COMMIT PREPARED", c.data.gid, c.data.xid)
 
     def abort_lingering(self, recovery: Recovery) -> None:
         """Rolls back the prepared transactions of the old subtasks this one answers for that
         the restored checkpoint does not name (it commits those)."""
-        named = {c.data["gid"] for c in recovery.committables}
+        named = {c.data.gid for c in recovery.committables}
         for gid in self._prepared(recovery):
             if gid not in named:
                 log.info("PostgresSink rolls back %s, prepared by a failed attempt", gid)
@@ -94,8 +94,8 @@ class PostgresCommitter(Committer):
         ]
 
     def _finish(self, verb: str, gid: str, xid: str = "") -> None:
-        """``xid``: the server's id of the transaction (committables of older versions have
-        none), asked after when ``gid`` is no longer prepared."""
+        """``xid``: the server's id of the transaction ("" when not known), asked after when
+        ``gid`` is no longer prepared."""
         psycopg = self._psycopg
         statement = psycopg.sql.SQL(verb + " {}").format(psycopg.sql.Literal(gid))
 

@@ -20,17 +20,26 @@ subtask: one for the open transaction, one for commits.
 
 from __future__ import annotations
 
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import (
+    CommitterContext,
+    JobSettings,
+    Sink,
+    SinkWriterContext,
+)
 from barrierflow.connectors.postgres.client import (
     check_prepared_transactions,
     connect,
     first_line,
     where,
 )
+from barrierflow.connectors.postgres.committable import (
+    POSTGRES_COMMITTABLES,
+    PostgresCommittableCodec,
+)
 from barrierflow.connectors.postgres.committer import PostgresCommitter
 from barrierflow.connectors.postgres.writer import PostgresSinkWriter
-from barrierflow.connectors.sink import CommitterContext, JobSettings, Sink, SinkWriterContext
 from barrierflow.errors import ConfigurationError
 
 
@@ -111,6 +120,9 @@ class PostgresSink(Sink):
         """Whatever the guarantee: a snapshot taken with EXACTLY_ONCE may be restored into a
         job that writes AT_LEAST_ONCE, and its prepared transactions must still settle."""
         return PostgresCommitter(self, context)
+
+    def committable_codec(self) -> PostgresCommittableCodec:
+        return POSTGRES_COMMITTABLES
 
     def __repr__(self) -> str:
         return (

@@ -14,8 +14,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.common.types import Row
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.optional_dependency import require
+from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
 from barrierflow.connectors.postgres.client import (
     PostgresSinkError,
     check_prepared_transactions,
@@ -25,7 +26,7 @@ from barrierflow.connectors.postgres.client import (
     transaction_id_prefix,
     where,
 )
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.postgres.committable import PostgresCommittable
 from barrierflow.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class PostgresSinkWriter(SinkWriter):
             if self._in_transaction:
                 self._commit()
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[PostgresCommittable]:
         self._flush()
         if not self._in_transaction:
             return []
@@ -97,7 +98,7 @@ class PostgresSinkWriter(SinkWriter):
         self._preparing = None
         self._prepared[gid] = checkpoint_id
         self._end_transaction()
-        return [{"gid": gid, "xid": self._xid}]
+        return [PostgresCommittable(gid, self._xid)]
 
     def _commit(self) -> None:
         self._retrying("COMMIT", lambda: self._conn.execute("COMMIT"), replay=True)

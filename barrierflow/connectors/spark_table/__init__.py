@@ -1,9 +1,38 @@
 """A table of the Spark session's catalog: ``SparkTableSink``, exactly once into a Parquet
 table by staged files committed per checkpoint, with no Spark job while the job runs. The
 session's catalog is reached through ``TableCatalog`` (``cluster/spark/session_catalog.py``
-is Spark's), so that this package imports no Spark."""
+is Spark's), so that this package imports no Spark. Each name loads when first asked for."""
 
-from barrierflow.connectors.spark_table.catalog_table import CatalogTable, TableCatalog
-from barrierflow.connectors.spark_table.spark_table_sink import SparkTableSink
+from __future__ import annotations
 
-__all__ = ["CatalogTable", "SparkTableSink", "TableCatalog"]
+from typing import TYPE_CHECKING, Any
+
+from barrierflow.connectors.base.lazy_names import LazyNames
+
+_NAMES = LazyNames(
+    __name__,
+    {
+        "CatalogTable": "barrierflow.connectors.spark_table.catalog_table",
+        "SparkTableSink": "barrierflow.connectors.spark_table.spark_table_sink",
+        "TableCatalog": "barrierflow.connectors.spark_table.catalog_table",
+    },
+)
+
+__all__ = [
+    "CatalogTable",
+    "SparkTableSink",
+    "TableCatalog",
+]
+
+
+def __getattr__(name: str) -> Any:
+    return _NAMES.get(name, globals())
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing(globals())
+
+
+if TYPE_CHECKING:
+    from barrierflow.connectors.spark_table.catalog_table import CatalogTable, TableCatalog
+    from barrierflow.connectors.spark_table.spark_table_sink import SparkTableSink

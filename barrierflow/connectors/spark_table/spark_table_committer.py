@@ -21,8 +21,8 @@ from itertools import groupby
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.file_systems import is_object_store, resolve
-from barrierflow.connectors.committables import Committable
-from barrierflow.connectors.sink import GlobalCommitter
+from barrierflow.connectors.interfaces.committables import Committable
+from barrierflow.connectors.interfaces.sink import GlobalCommitter
 from barrierflow.connectors.spark_table.catalog_table import TableCatalog
 from barrierflow.connectors.spark_table.table_commit import (
     CommitDecision,
@@ -48,8 +48,8 @@ class SparkTableCommitter(GlobalCommitter):
     def commit(self, checkpoint_id: int, committables: list[Committable]) -> None:
         """One marker per app (normally one: the restored committables of a job restored with
         ``-s`` carry the earlier job's)."""
-        ordered = sorted(committables, key=lambda c: (c.data["app"], c.subtask, c.data["staged"]))
-        for app, group in groupby(ordered, key=lambda c: c.data["app"]):
+        ordered = sorted(committables, key=lambda c: (c.data.app, c.subtask, c.data.staged))
+        for app, group in groupby(ordered, key=lambda c: c.data.app):
             self._commit(app, checkpoint_id, list(group))
         if self._catalog is not None:
             self._catalog.refresh(self._table_name)
@@ -67,7 +67,7 @@ class SparkTableCommitter(GlobalCommitter):
         _, table = resolve(self._location)
         for index, c in enumerate(committables):
             target = f"{table}/{committed_name(app, checkpoint_id, c.subtask, index)}"
-            self._move(fs, f"{staging}/{c.data['staged']}", target)
+            self._move(fs, f"{staging}/{c.data.staged}", target)
         if not is_object_store(fs):  # an object store's directories are prefixes
             fs.create_dir(marker.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(f"{marker}.tmp") as out:

@@ -25,12 +25,17 @@ from typing import Any
 import pyarrow as pa
 
 from barrierflow.common.typeinfo import TypeInformation
-from barrierflow.connectors.arrow_records import arrow_schema, describe, same_columns
-from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.sink import Sink, SinkWriter, SinkWriterContext
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.interfaces.sink import Sink, SinkWriter, SinkWriterContext
 from barrierflow.connectors.spark_table.catalog_table import CatalogTable, TableCatalog
+from barrierflow.connectors.spark_table.spark_table_committable import (
+    SPARK_TABLE_COMMITTABLES,
+    SparkTableCommittable,
+)
 from barrierflow.connectors.spark_table.spark_table_committer import SparkTableCommitter
 from barrierflow.connectors.spark_table.spark_table_writer import SparkTableWriter
+from barrierflow.connectors.tables.arrow_records import arrow_schema, describe, same_columns
 from barrierflow.errors import ConfigurationError
 
 
@@ -101,6 +106,9 @@ class SparkTableSink(Sink):
         table = self._checked()
         catalog = self.catalog or self._session_catalog
         return SparkTableCommitter(self.table_name, table.location, catalog)
+
+    def committable_codec(self) -> StructCodec[SparkTableCommittable]:
+        return SPARK_TABLE_COMMITTABLES
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_session_catalog": None}  # the session stays on the driver

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 
 from barrierflow.checkpoint.file_systems import resolve
-from barrierflow.connectors.arrow_records import to_record_batch
-from barrierflow.connectors.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.spark_table.spark_table_committable import SparkTableCommittable
 from barrierflow.connectors.spark_table.table_commit import app_id, staging_dir
-from barrierflow.connectors.table_files import file_name, write_parquet
+from barrierflow.connectors.tables.arrow_records import to_record_batch
+from barrierflow.connectors.tables.table_files import file_name, write_parquet
 
 
 class SparkTableWriter(SinkWriter):
@@ -35,7 +36,7 @@ class SparkTableWriter(SinkWriter):
         if records:
             self._batches.append(to_record_batch(records, self._schema, self._where))
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[SparkTableCommittable]:
         """Writes what came since the last barrier as one staged file; returns one committable
         naming it (a unique name: a replayed checkpoint stages a new file, and a staged file
         that no commit moves is never read)."""
@@ -45,7 +46,7 @@ class SparkTableWriter(SinkWriter):
         self._batches = []
         name = file_name(self._subtask, checkpoint_id)
         write_parquet(self._fs, f"{self._staging}/{name}", rows)
-        return [{"app": self._app, "staged": name}]
+        return [SparkTableCommittable(self._app, name)]
 
     def close(self) -> None:
         self._batches = []  # not prepared: the sources replay it after a restore

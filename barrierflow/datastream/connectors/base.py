@@ -4,9 +4,12 @@
 framework.md): PyFlink's wrap a Java object, so a Python source or sink subclasses these here.
 """
 
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.stream_transformer import (
+    StreamTransformer,
+    SupportsPreprocessing,
+)
 from barrierflow.connectors.sink import Sink
 from barrierflow.connectors.source import Source
-from barrierflow.connectors.stream_transformer import StreamTransformer, SupportsPreprocessing
 
 __all__ = ["DeliveryGuarantee", "Sink", "Source", "StreamTransformer", "SupportsPreprocessing"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.jdbc import JdbcConnection, JdbcExecution, jdbc_postgres_sink
 from barrierflow.datastream.functions.one_input import SinkFunction
 

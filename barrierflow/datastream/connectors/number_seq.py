@@ -1,5 +1,5 @@
 """PyFlink's ``pyflink.datastream.connectors.number_seq``."""
 
-from barrierflow.connectors.number_sequence_source import NumberSequenceSource
+from barrierflow.connectors.builtin.number_sequence_source import NumberSequenceSource
 
 __all__ = ["NumberSequenceSource"]

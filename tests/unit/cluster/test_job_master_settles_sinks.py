@@ -13,7 +13,7 @@ from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
 from barrierflow.connectors import SequenceSource
-from barrierflow.connectors.committables import Recovery
+from barrierflow.connectors.interfaces.committables import Recovery
 from barrierflow.connectors.sink import Committable, Committer, CommitterContext, Sink
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.graph.execution_graph import build_execution_graph

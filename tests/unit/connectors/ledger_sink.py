@@ -13,8 +13,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from barrierflow.connectors.committables import Committable, Recovery
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.committables import Committable, Recovery
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.sink import (
     Committer,
     CommitterContext,

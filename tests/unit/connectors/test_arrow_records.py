@@ -10,8 +10,8 @@ import pytest
 
 from barrierflow.common import Types
 from barrierflow.common.types import Row
-from barrierflow.connectors.arrow_records import arrow_schema, to_record_batch
 from barrierflow.connectors.files.file_format import RecordEncodingError
+from barrierflow.connectors.tables.arrow_records import arrow_schema, to_record_batch
 from barrierflow.errors import ConfigurationError
 
 SCHEMA = pa.schema([("k", pa.string()), ("n", pa.int64())])

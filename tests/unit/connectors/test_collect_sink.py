@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pickle
 
-from barrierflow.connectors.collect_sink import BATCH, CollectSink
-from barrierflow.connectors.committables import Committable
+from barrierflow.connectors.builtin.collect_sink import BATCH, CollectSink
+from barrierflow.connectors.interfaces.committables import Committable
 from barrierflow.connectors.sink import CommitterContext, SinkWriterContext
 
 
@@ -42,7 +42,7 @@ def test_big_batches_are_split_and_without_checkpointing_records_go_at_once():
     sent = []
     writer = CollectSink("c").create_writer(writer_context(sent))
     committables = (writer.write(list(range(BATCH + 5))), writer.prepare_commit(1))[1]
-    assert [len(pickle.loads(c["records"])) for c in committables] == [BATCH, 5]
+    assert [len(pickle.loads(c.records)) for c in committables] == [BATCH, 5]
     immediate = []
     writer = CollectSink("c").create_writer(writer_context(immediate, checkpointing=False))
     writer.write(["a"])

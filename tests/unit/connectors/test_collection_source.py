@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow.connectors.collection_source import CollectionSource
+from barrierflow.connectors.builtin.collection_source import CollectionSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow.connectors.committables import (
+from barrierflow.connectors.interfaces.committables import (
     Committable,
     JobEndFate,
     PendingCommittables,
@@ -15,6 +15,8 @@ from barrierflow.connectors.committables import (
     owner_of,
     to_state,
 )
+from barrierflow.connectors.interfaces.versioned_codec import PLAIN_VALUES
+from barrierflow.connectors.postgres.committable import POSTGRES_COMMITTABLES, PostgresCommittable
 
 
 @pytest.mark.parametrize(("old", "new"), [(1, 1), (4, 2), (2, 4), (3, 5), (7, 3)])
@@ -32,12 +34,20 @@ def test_a_fresh_start_answers_for_the_subtasks_of_its_own_parallelism():
 
 def test_committables_go_to_state_per_checkpoint_and_subtask_and_back():
     committables = [Committable(3, 0, {"a": 1}), Committable(3, 0, {"a": 2}), Committable(4, 1, {})]
-    state = to_state(committables)
+    state = to_state(committables, PLAIN_VALUES)
     assert [(e["checkpoint_id"], e["subtask"], len(e["committables"])) for e in state] == [
         (3, 0, 2),
         (4, 1, 1),
     ]
-    assert from_state(state) == committables
+    assert from_state(state, PLAIN_VALUES) == committables
+
+
+def test_each_committable_goes_to_state_as_its_codec_s_version_and_bytes():
+    committable = PostgresCommittable("gid", "42")
+    (entry,) = to_state([Committable(5, 1, committable)], POSTGRES_COMMITTABLES)
+    (stored,) = entry["committables"]
+    assert stored == [2, POSTGRES_COMMITTABLES.serialize(committable)]
+    assert from_state([entry], POSTGRES_COMMITTABLES) == [Committable(5, 1, committable)]
 
 
 def test_pending_committables_are_taken_up_to_a_completed_checkpoint():
@@ -52,7 +62,17 @@ def test_pending_committables_are_taken_up_to_a_completed_checkpoint():
 
 def test_committables_of_earlier_versions_take_their_subtask_from_the_committable():
     entries = [{"checkpoint_id": 2, "committables": [{"gid": "g", "subtask": 3}, {"dir": "d"}]}]
-    assert [(c.checkpoint_id, c.subtask) for c in from_state(entries)] == [(2, 3), (2, 0)]
+    assert [(c.checkpoint_id, c.subtask) for c in from_state(entries, PLAIN_VALUES)] == [
+        (2, 3),
+        (2, 0),
+    ]
+
+
+def test_committables_kept_as_dicts_before_codecs_are_read_by_their_sink_s_codec():
+    entries = [{"checkpoint_id": 2, "subtask": 1, "committables": [{"gid": "g"}]}]
+    assert from_state(entries, POSTGRES_COMMITTABLES) == [
+        Committable(2, 1, PostgresCommittable("g", ""))  # no server id was kept then
+    ]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from barrierflow.connectors import DeliveryGuarantee
+from barrierflow.connectors.base.optional_dependency import require
 from barrierflow.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
@@ -16,7 +17,6 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
 )
 from barrierflow.connectors.kafka.partition_assignment import owner
-from barrierflow.connectors.optional_dependency import require
 from barrierflow.connectors.serialization import JsonRowDeserializationSchema
 from barrierflow.errors import ConfigurationError
 

@@ -9,7 +9,7 @@ from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 
 
 def numbers(splits):
-    return [list(range(s["next"], s["end"] + 1)) for s in splits]
+    return [list(range(s.next, s.end + 1)) for s in splits]
 
 
 def test_number_sequence_is_a_pyflink_source():

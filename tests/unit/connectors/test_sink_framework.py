@@ -4,12 +4,16 @@ which subtask commits which after a rescale, commit retries, and the global comm
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from barrierflow.connectors import DiscardingSink
-from barrierflow.connectors.commit_retry import CommitRetryPolicy, SinkCommitError
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors import DiscardingSink, FileSink
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy, SinkCommitError
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.sink import Sink
 from barrierflow.graph.transformation import TransformationKind
+from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.unit.connectors.ledger_sink import GlobalLedgerSink, LedgerSink, new_ledger
 
@@ -239,3 +243,63 @@ def test_a_sink_without_a_committer_restored_from_another_sinks_snapshot_drops_i
     assert "1 committable(s) of the restored snapshot it answers for are dropped" in caplog.text
     replaced.close()
     assert ledger.visible == []
+
+
+def test_a_sink_without_a_committer_drops_another_sinks_typed_committables_unread(caplog, tmp_path):
+    h = OperatorHarness(sink_spec(FileSink(str(tmp_path))))
+    h.process([1])
+    state = h.snapshot(1)  # FileCommittables, which a DiscardingSink's codec cannot read
+    replaced = OperatorHarness(sink_spec(DiscardingSink())).restored(state)
+    assert "1 committable(s) of the restored snapshot it answers for are dropped" in caplog.text
+    replaced.close()
+
+
+# --- connectors written before typed committables ---------------------------------------------
+
+
+class Txn(msgspec.Struct, frozen=True):
+    txn: str
+
+
+class TypedLedgerSink(LedgerSink):
+    """A sink whose committables are typed (``Txn``), and whose writer still returns dicts."""
+
+    def committable_codec(self) -> StructCodec[Txn]:
+        return StructCodec(Txn)
+
+
+def test_a_sink_written_before_codecs_keeps_its_dict_committables_through_a_failover():
+    name, ledger = new_ledger()
+    h = OperatorHarness(sink_spec(LedgerSink(name)))  # no codec: plain values
+    h.process([1])
+    state = h.snapshot(1)
+    h.close()
+    h.restored(state).close()
+    assert ledger.visible == [1]
+
+
+def test_a_writer_returning_a_dict_where_its_sink_has_typed_committables_is_told_what_to_return():
+    name, _ = new_ledger()
+    h = OperatorHarness(sink_spec(TypedLedgerSink(name)))
+    h.process([1])
+    with pytest.raises(UserFunctionError, match=r"sink 'sink' .*expected a Txn, got dict .*Txn\("):
+        h.snapshot(1)
+
+
+def test_a_sink_wrapping_a_typed_one_without_its_codec_is_told_to_return_the_wrapped_one_s(
+    tmp_path,
+):
+    class Wrapper(Sink):  # as wrappers were written before codecs
+        def __init__(self, inner: FileSink) -> None:
+            self.inner = inner
+
+        def create_writer(self, context):
+            return self.inner.create_writer(context)
+
+        def create_committer(self, context):
+            return self.inner.create_committer(context)
+
+    h = OperatorHarness(sink_spec(Wrapper(FileSink(str(tmp_path)))))
+    h.process([1])
+    with pytest.raises(UserFunctionError, match=r"is a FileCommittable, .*wraps another"):
+        h.snapshot(1)

@@ -11,11 +11,16 @@ from typing import Any
 import pytest
 
 from barrierflow.connectors import SequenceSource
-from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
+from barrierflow.connectors.base.static_split_enumerator import (
+    StaticSplitEnumerator,
+    StaticSplitsState,
+)
+from barrierflow.connectors.builtin.range_reader import RangeSplit
+from barrierflow.connectors.files.file_enumerator import FileEnumeratorState, FileSplitEnumerator
+from barrierflow.connectors.files.file_split import FileSplit
 from barrierflow.connectors.source import Source, SourceReaderContext, Split
 from barrierflow.connectors.source_reader import SourceReader
 from barrierflow.connectors.split_enumerator import SplitEnumerator, SplitEnumeratorContext
-from barrierflow.connectors.static_split_enumerator import StaticSplitEnumerator
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 
@@ -57,8 +62,8 @@ class Context(SplitEnumeratorContext):
             handle(discover())
 
 
-def paths(splits: list[Split]) -> list[str]:
-    return [s["path"] for s in splits]
+def paths(splits: list[FileSplit]) -> list[str]:
+    return [s.path for s in splits]
 
 
 # --- enumerators ------------------------------------------------------------------------------
@@ -68,23 +73,23 @@ def test_a_static_enumerator_gives_each_reader_its_share_then_no_more():
     context = Context(2, {1})
     enumerator = StaticSplitEnumerator(context, SequenceSource(1, 10).splits(2))
     enumerator.add_reader(1)
-    assert context.assigned == {1: [{"next": 6, "end": 10}]} and context.ended == [1]
-    assert enumerator.snapshot_state(1) == {"splits": [{"next": 1, "end": 5}]}
+    assert context.assigned == {1: [RangeSplit(6, 10)]} and context.ended == [1]
+    assert enumerator.snapshot_state(1) == StaticSplitsState([RangeSplit(1, 5)])
 
 
 def test_a_static_enumerator_restored_at_another_parallelism_deals_out_what_no_reader_had():
-    state = {"splits": [{"next": 1, "end": 2}, {"next": 3, "end": 4}, {"next": 5, "end": 6}]}
+    state = StaticSplitsState([RangeSplit(1, 2), RangeSplit(3, 4), RangeSplit(5, 6)])
     context = Context(2, {0, 1})
     enumerator = StaticSplitEnumerator.restore(context, state)
     enumerator.add_reader(0)
     enumerator.add_reader(1)
-    assert context.assigned == {0: state["splits"][0::2], 1: state["splits"][1:2]}
-    assert enumerator.snapshot_state(2) == {"splits": []}
+    assert context.assigned == {0: state.splits[0::2], 1: state.splits[1:2]}
+    assert enumerator.snapshot_state(2) == StaticSplitsState([])
 
 
 def test_a_file_enumerator_hands_out_one_file_per_request_then_ends_each_reader():
     context = Context(2, {0, 1})
-    enumerator = FileSplitEnumerator(context, [{"path": p, "offset": 0} for p in "abc"])
+    enumerator = FileSplitEnumerator(context, splits("abc"))
     enumerator.handle_split_request(1)
     enumerator.handle_split_request(0)
     enumerator.handle_split_request(1)
@@ -93,8 +98,8 @@ def test_a_file_enumerator_hands_out_one_file_per_request_then_ends_each_reader(
     assert context.ended == [0]
 
 
-def splits(names) -> list[dict]:
-    return [{"path": p, "offset": 0} for p in names]
+def splits(names) -> list[FileSplit]:
+    return [FileSplit(p) for p in names]
 
 
 def test_a_monitoring_file_enumerator_hands_each_new_file_once_to_a_reader_that_waits():
@@ -110,12 +115,12 @@ def test_a_monitoring_file_enumerator_hands_each_new_file_once_to_a_reader_that_
     context.discover()
     context.discover()  # found again: not handed out again
     assert paths(context.assigned[0]) == ["a", "b"] and context.ended == []
-    assert enumerator.snapshot_state(3) == {"pending": [], "known": ["a", "b"]}
+    assert enumerator.snapshot_state(3) == FileEnumeratorState([], ["a", "b"])
 
 
 def test_a_restored_monitoring_file_enumerator_neither_forgets_nor_repeats_a_file():
     context = Context(3, {0, 1, 2})
-    state = {"pending": [{"path": "b", "offset": 0}], "known": ["a", "b"]}
+    state = FileEnumeratorState([FileSplit("b")], ["a", "b"])
     enumerator = FileSplitEnumerator.restore(context, state, lambda: splits("abc"), 1.0)
     enumerator.start()
     context.discover()
@@ -126,10 +131,10 @@ def test_a_restored_monitoring_file_enumerator_neither_forgets_nor_repeats_a_fil
 
 def test_splits_given_back_are_handed_out_again():
     context = Context(1, {0})
-    enumerator = FileSplitEnumerator(context, [{"path": "b", "offset": 0}])
-    enumerator.add_splits_back([{"path": "a", "offset": 7}], 0)
+    enumerator = FileSplitEnumerator(context, [FileSplit("b")])
+    enumerator.add_splits_back([FileSplit("a", 7)], 0)
     enumerator.handle_split_request(0)
-    assert context.assigned[0] == [{"path": "a", "offset": 7}]
+    assert context.assigned[0] == [FileSplit("a", 7)]
 
 
 # --- the coordinator, through the harness ------------------------------------------------------
@@ -171,8 +176,34 @@ class OneSplitReader(SourceReader):
         return list(self._splits)
 
 
+class DictEnumerator(SplitEnumerator):
+    """An enumerator as connectors wrote them before codecs: dict splits, one to each reader
+    that asks, and a dict as its state."""
+
+    def __init__(self, context: SplitEnumeratorContext, pending: list[Split]) -> None:
+        self._context = context
+        self._pending = list(pending)
+
+    def handle_split_request(self, subtask: int) -> None:
+        if self._pending:
+            self._context.assign_splits({subtask: [self._pending.pop(0)]})
+        else:
+            self._context.signal_no_more_splits(subtask)
+
+    def add_splits_back(self, splits: list[Split], subtask: int) -> None:
+        self._pending = splits + self._pending
+
+    def add_reader(self, subtask: int) -> None:
+        pass
+
+    def snapshot_state(self, checkpoint_id: int) -> dict:
+        return {"pending": self._pending}
+
+
 class Requests(Source):
-    """Hands a split to each reader that asks, from a list, or from what ``enumerator`` makes."""
+    """A source as connectors wrote them before codecs (dict splits, a dict as its enumerator's
+    state: no codec of its own): hands a split to each reader that asks, from a list, or from
+    what ``enumerator`` makes."""
 
     def __init__(self, splits: list[Split], enumerator: Any = None) -> None:
         self.splits = splits
@@ -181,17 +212,17 @@ class Requests(Source):
     def create_enumerator(self, context: SplitEnumeratorContext) -> SplitEnumerator:
         if self.enumerator is not None:
             return self.enumerator(context)
-        return FileSplitEnumerator(context, self.splits)
+        return DictEnumerator(context, self.splits)
 
     def restore_enumerator(self, context: SplitEnumeratorContext, state: dict) -> SplitEnumerator:
-        return FileSplitEnumerator.restore(context, state)
+        return DictEnumerator(context, state["pending"])
 
     def create_reader(self, context: SourceReaderContext) -> SourceReader:
         return OneSplitReader(context)
 
 
 def numbered(*groups: list[int]) -> list[Split]:
-    return [{"path": str(i), "offset": 0, "numbers": g} for i, g in enumerate(groups)]
+    return [{"numbers": g} for g in groups]
 
 
 def test_a_request_sent_while_the_reader_opens_is_answered_once_its_subtask_runs():
@@ -202,7 +233,7 @@ def test_a_request_sent_while_the_reader_opens_is_answered_once_its_subtask_runs
 
 
 def test_an_enumerator_that_assigns_to_a_reader_not_running_is_named():
-    class Wrong(StaticSplitEnumerator):
+    class Wrong(DictEnumerator):
         def add_reader(self, subtask: int) -> None:
             self._context.assign_splits({subtask + 1: [{"numbers": []}]})
 
@@ -212,13 +243,13 @@ def test_an_enumerator_that_assigns_to_a_reader_not_running_is_named():
 
 
 def test_an_enumerator_state_that_is_not_plain_values_is_named():
-    class Opaque(StaticSplitEnumerator):
+    class Opaque(DictEnumerator):
         def snapshot_state(self, checkpoint_id: int) -> dict:
             return {"lock": object()}
 
     source = Requests([], lambda context: Opaque(context, []))
     h = OperatorHarness(operator(TransformationKind.SOURCE, source, uid="source"))
-    with pytest.raises(TypeError, match=r"source 'source' .* enumerator's state must be plain"):
+    with pytest.raises(TypeError, match=r"source 'source' .* enumerator's state: .*not plain"):
         h.snapshot(1)
 
 
@@ -256,3 +287,13 @@ def drain(h: OperatorHarness) -> list[int]:
     while (batch := h.poll()) is not None:
         out += batch
     return out
+
+
+def test_a_typed_source_whose_splits_are_dicts_is_told_what_to_return():
+    class DictSequence(SequenceSource):
+        def splits(self, parallelism: int) -> list[dict]:
+            return [{"next": 1, "end": 3}]  # as splits were before codecs
+
+    spec = operator(TransformationKind.SOURCE, DictSequence(1, 3), uid="source")
+    with pytest.raises(TypeError, match=r"source 'source' .*expected a RangeSplit, got dict .*Ra"):
+        OperatorHarness(spec)

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from barrierflow.cluster.coordinators.source_coordinator import SourceCoordinator
 from barrierflow.common import SimpleStringSchema
-from barrierflow.connectors import SequenceSource, source_events
+from barrierflow.connectors import SequenceSource
+from barrierflow.connectors.builtin.range_reader import RangeSplit
+from barrierflow.connectors.interfaces import source_events
+from barrierflow.connectors.interfaces.versioned_codec import decode_stored
 from barrierflow.connectors.kafka import KafkaSource
 from barrierflow.control.operator_coordinator import OperatorCoordinatorContext
 from barrierflow.errors import ConfigurationError
@@ -45,7 +49,7 @@ class Context(OperatorCoordinatorContext):
 
 def test_a_sequence_restored_from_an_earlier_version_assigns_nothing_more():
     context = Context()
-    coordinator = SequenceSource(1, 100).create_coordinator(context)
+    coordinator = SourceCoordinator(SequenceSource(1, 100), context)
     coordinator.restore_from_earlier_version(7)
     coordinator.start()
     coordinator.subtask_ready(0)
@@ -57,12 +61,15 @@ def test_a_sequence_restored_from_an_earlier_version_assigns_nothing_more():
 
 def test_a_fresh_sequence_deals_out_its_whole_range():
     context = Context()
-    coordinator = SequenceSource(1, 100).create_coordinator(context)
+    source = SequenceSource(1, 100)
+    coordinator = SourceCoordinator(source, context)
     coordinator.restore_state(None, None)
     coordinator.start()
     coordinator.subtask_ready(0)
     added = [e.splits for _, e in context.sent if isinstance(e, source_events.AddSplits)]
-    assert added == [[{"next": 1, "end": 50}]]
+    assert [[decode_stored(source.split_codec(), s) for s in a] for a in added] == [
+        [RangeSplit(1, 50)]
+    ]
 
 
 def test_kafka_restored_from_an_earlier_version_refuses_naming_the_source():
@@ -74,6 +81,6 @@ def test_kafka_restored_from_an_earlier_version_refuses_naming_the_source():
         .set_value_only_deserializer(SimpleStringSchema())
         .build()
     )
-    coordinator = source.create_coordinator(Context())
+    coordinator = SourceCoordinator(source, Context())
     with pytest.raises(ConfigurationError, match=r"'numbers'.*earlier barrierflow.*-n"):
         coordinator.restore_from_earlier_version(7)

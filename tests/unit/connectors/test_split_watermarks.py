@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from barrierflow.common import Duration, WatermarkStrategy
 from barrierflow.connectors import SequenceSource
-from barrierflow.connectors.collection_source import CollectionSource
+from barrierflow.connectors.builtin.collection_source import CollectionSource
 from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.connectors.source_reader import SourceReader
 from barrierflow.graph.transformation import TransformationKind
@@ -114,12 +114,13 @@ def test_readers_say_which_splits_ended():
 
 def test_a_file_reader_says_a_file_ended_once_it_read_all_of_it(tmp_path):
     from barrierflow.connectors.files import FileSource
+    from barrierflow.connectors.files.file_split import FileSplit
 
     for name, lines in (("a.txt", "1\n2\n3\n"), ("b.txt", "4\n")):
         (tmp_path / name).write_text(lines)
     reader = reader_of(
         FileSource(str(tmp_path)),
-        [{"path": str(tmp_path / name), "offset": 0} for name in ("a.txt", "b.txt")],
+        [FileSplit(str(tmp_path / name)) for name in ("a.txt", "b.txt")],
     )
     read = []
     while (batch := reader.poll(2)) is not None:

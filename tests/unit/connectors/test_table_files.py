@@ -6,7 +6,7 @@ import math
 
 import pyarrow as pa
 
-from barrierflow.connectors.table_files import column_stats, split_by_partition
+from barrierflow.connectors.tables.table_files import column_stats, split_by_partition
 
 ROWS = pa.table(
     {

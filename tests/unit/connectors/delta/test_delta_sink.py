@@ -13,9 +13,10 @@ import pytest
 from deltalake import DeltaTable
 
 from barrierflow.common import Types
-from barrierflow.connectors.committables import Committable
 from barrierflow.connectors.delta import DeltaSink
+from barrierflow.connectors.delta.delta_committable import DeltaAddFile, DeltaCommittable
 from barrierflow.connectors.files.file_format import RecordEncodingError
+from barrierflow.connectors.interfaces.committables import Committable
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -64,10 +65,9 @@ def test_a_commit_replayed_for_a_checkpoint_the_table_holds_is_skipped(tmp_path)
     # the same checkpoint, and an older one, again (after a kill between completion and
     # commit, or a failover): skipped, though the files they name do not even exist
     committer = sink.create_global_committer()
-    files = [{"path": "never-written.parquet", "size": 1, "partition_values": {},
-              "modification_time": 0, "stats": {"numRecords": 1}}]  # fmt: skip
+    files = [DeltaAddFile("never-written.parquet", 1, {}, 0, {"numRecords": 1})]
     for checkpoint_id in (3, 2):
-        data = {"app_id": _app_id(path), "files": files}
+        data = DeltaCommittable(_app_id(path), files)
         committer.commit(checkpoint_id, [Committable(checkpoint_id, 0, data)])
     assert DeltaTable(path).version() == version
     assert rows(path) == [("a", 1)]

@@ -9,11 +9,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_format import RecordEncodingError
 from barrierflow.connectors.files.file_sink import FileSink
 from barrierflow.connectors.files.parquet import ParquetWriterFactory
+from barrierflow.connectors.interfaces.committables import Committable, Recovery
+from barrierflow.connectors.interfaces.versioned_codec import decode_stored
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
@@ -39,11 +41,11 @@ def writer(directory, subtask: int = 0):
     )
 
 
-def committed(committables: list[dict], checkpoint_id: int = 1, subtask: int = 0):
+def committed(committables: list[FileCommittable], checkpoint_id: int = 1, subtask: int = 0):
     return [Committable(checkpoint_id, subtask, c) for c in committables]
 
 
-def commit(directory, committables: list[dict]) -> None:
+def commit(directory, committables: list[FileCommittable]) -> None:
     """What the framework does when their checkpoint completes."""
     FileCommitter(str(directory)).commit(committed(committables))
 
@@ -54,13 +56,13 @@ def test_prepare_commit_makes_a_hidden_pending_file_and_nothing_visible(tmp_path
     w.write([None])
     assert visible(tmp_path) == []
     (committable,) = w.prepare_commit(7)
-    assert hidden(tmp_path) == [committable["pending"]]
-    assert committable["pending"].startswith(".part-3-")
-    assert committable["pending"].endswith(".pending")
-    assert committable["final"].startswith("part-3-000007-")
-    assert committable["final"].endswith(".jsonl")
+    assert hidden(tmp_path) == [committable.pending]
+    assert committable.pending.startswith(".part-3-")
+    assert committable.pending.endswith(".pending")
+    assert committable.final.startswith("part-3-000007-")
+    assert committable.final.endswith(".jsonl")
     assert visible(tmp_path) == []
-    assert read_lines(tmp_path / committable["pending"]) == [1, "two", {"three": [3]}, None]
+    assert read_lines(tmp_path / committable.pending) == [1, "two", {"three": [3]}, None]
 
 
 def test_prepare_commit_without_records_has_nothing_to_commit(tmp_path):
@@ -77,8 +79,8 @@ def test_each_checkpoint_gets_its_own_part_file(tmp_path):
     w.write(["b"])
     second = w.prepare_commit(2)
     commit(tmp_path, first + second)
-    assert visible(tmp_path) == sorted([first[0]["final"], second[0]["final"]])
-    assert read_lines(tmp_path / second[0]["final"]) == ["b"]
+    assert visible(tmp_path) == sorted([first[0].final, second[0].final])
+    assert read_lines(tmp_path / second[0].final) == ["b"]
 
 
 def test_commit_makes_the_part_file_visible(tmp_path):
@@ -86,9 +88,9 @@ def test_commit_makes_the_part_file_visible(tmp_path):
     w.write([{"k": 1}, {"k": 2}])
     committables = w.prepare_commit(4)
     commit(tmp_path, committables)
-    assert visible(tmp_path) == [committables[0]["final"]]
+    assert visible(tmp_path) == [committables[0].final]
     assert hidden(tmp_path) == []
-    assert read_lines(tmp_path / committables[0]["final"]) == [{"k": 1}, {"k": 2}]
+    assert read_lines(tmp_path / committables[0].final) == [{"k": 1}, {"k": 2}]
 
 
 def test_commit_is_idempotent(tmp_path):
@@ -98,16 +100,16 @@ def test_commit_is_idempotent(tmp_path):
     commit(tmp_path, committables)
     commit(tmp_path, committables)
     commit(tmp_path, committables)  # e.g. again after a failover
-    assert visible(tmp_path) == [committables[0]["final"]]
-    assert read_lines(tmp_path / committables[0]["final"]) == ["x"]
+    assert visible(tmp_path) == [committables[0].final]
+    assert read_lines(tmp_path / committables[0].final) == ["x"]
 
 
 def test_commit_of_a_vanished_pending_file_names_it(tmp_path):
     w = writer(tmp_path)
     w.write(["x"])
     committables = w.prepare_commit(4)
-    os.remove(tmp_path / committables[0]["pending"])
-    with pytest.raises(RuntimeError, match=committables[0]["pending"]):
+    os.remove(tmp_path / committables[0].pending)
+    with pytest.raises(RuntimeError, match=committables[0].pending):
         commit(tmp_path, committables)
 
 
@@ -131,7 +133,7 @@ def test_recovery_commits_the_restored_committables_and_deletes_only_its_subtask
     old.close()  # the task died here: an .inprogress file is left
     other = writer(tmp_path, subtask=2)
     other.write(["other subtask"])
-    others_pending = other.prepare_commit(6)[0]["pending"]
+    others_pending = other.prepare_commit(6)[0].pending
     other.write(["other in progress"])
     other.close()
     others_files = [n for n in hidden(tmp_path) if n.startswith(".part-2-")]
@@ -139,8 +141,8 @@ def test_recovery_commits_the_restored_committables_and_deletes_only_its_subtask
 
     recover(tmp_path, 1, 3, committed(restored, 5, subtask=1))
 
-    assert visible(tmp_path) == [restored[0]["final"]]
-    assert read_lines(tmp_path / restored[0]["final"]) == ["in checkpoint"]
+    assert visible(tmp_path) == [restored[0].final]
+    assert read_lines(tmp_path / restored[0].final) == ["in checkpoint"]
     assert hidden(tmp_path) == others_files
     assert others_pending in others_files
 
@@ -151,7 +153,7 @@ def test_recovery_after_a_commit_already_happened_is_a_no_op_for_those_files(tmp
     committables = w.prepare_commit(2)
     commit(tmp_path, committables)
     recover(tmp_path, 0, 1, committed(committables, 2))
-    assert visible(tmp_path) == [committables[0]["final"]]
+    assert visible(tmp_path) == [committables[0].final]
 
 
 def test_recovery_after_scaling_in_commits_every_committable_of_the_checkpoint(tmp_path):
@@ -177,7 +179,7 @@ def test_a_record_that_cannot_be_json_encoded_raises_record_encoding_error_namin
         w.write(["fine", {"bad": object()}, "also fine"])
     # the batch with the bad record wrote nothing
     (committable,) = w.prepare_commit(1)
-    assert read_lines(tmp_path / committable["pending"]) == ["before"]
+    assert read_lines(tmp_path / committable.pending) == ["before"]
 
 
 def _cyclic() -> list:
@@ -207,17 +209,20 @@ def test_a_committable_is_committed_where_it_was_written_whatever_the_writers_di
     w.write(["x"])
     committables = w.prepare_commit(3)
     commit(tmp_path / "second", committables)  # a job restored with another directory
-    assert visible(tmp_path / "first") == [committables[0]["final"]]
+    assert visible(tmp_path / "first") == [committables[0].final]
     assert not (tmp_path / "second").exists()
 
 
-def test_a_committable_without_a_directory_is_committed_in_the_writers(tmp_path):
+def test_a_committable_of_the_dict_layout_without_a_directory_is_committed_in_the_sinks(tmp_path):
     w = writer(tmp_path)
     w.write(["x"])
-    (committable,) = w.prepare_commit(3)
-    del committable["dir"]  # as written before committables named their directory
+    (written,) = w.prepare_commit(3)
+    # as checkpoints kept it before committables had codecs and named their directory
+    stored = {"pending": written.pending, "final": written.final}
+    committable = decode_stored(FileSink(str(tmp_path)).committable_codec(), stored)
+    assert committable == written
     commit(tmp_path, [committable])
-    assert visible(tmp_path) == [committable["final"]]
+    assert visible(tmp_path) == [committable.final]
 
 
 # --- the bulk format: Parquet ------------------------------------------------------------------
@@ -268,7 +273,7 @@ def test_a_record_that_does_not_fit_the_parquet_schema_is_named(tmp_path):
         w.write([{"key": "ok", "count": 1}, ("e", 2)])  # a tuple among dicts
     (committable,) = w.prepare_commit(1)
     commit(tmp_path, [committable])
-    assert pq.read_table(tmp_path / committable["final"]).to_pylist() == [{"key": "a", "count": 1}]
+    assert pq.read_table(tmp_path / committable.final).to_pylist() == [{"key": "a", "count": 1}]
 
 
 def test_parquet_writer_factory_refuses_what_is_not_a_schema():

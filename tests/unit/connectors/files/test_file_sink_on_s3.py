@@ -13,10 +13,11 @@ import pytest
 
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
-from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_sink import FileSink
 from barrierflow.connectors.files.parquet import ParquetWriterFactory
+from barrierflow.connectors.interfaces.committables import Committable, Recovery
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.errors import StorageConfigError
 
@@ -48,7 +49,7 @@ def lines(s3, bucket, name) -> list:
     return [json.loads(line) for line in s3.get(bucket, f"out/{name}").splitlines()]
 
 
-def commit(uri: str, committables: list[dict]) -> None:
+def commit(uri: str, committables: list[FileCommittable]) -> None:
     FileCommitter(uri).commit([Committable(1, 0, c) for c in committables])
 
 
@@ -59,12 +60,12 @@ def test_records_are_invisible_until_commit_and_pending_whole_at_the_barrier(out
     w.write([{"three": 3}])
     assert names(s3, bucket) == []  # an upload in progress is no object at all
     (c,) = w.prepare_commit(4)
-    assert names(s3, bucket) == [c["pending"]]
-    assert c["pending"].startswith(".part-2-") and c["final"].startswith("part-2-000004-")
-    assert lines(s3, bucket, c["pending"]) == [1, "two", {"three": 3}]
+    assert names(s3, bucket) == [c.pending]
+    assert c.pending.startswith(".part-2-") and c.final.startswith("part-2-000004-")
+    assert lines(s3, bucket, c.pending) == [1, "two", {"three": 3}]
     commit(uri, [c])
-    assert names(s3, bucket) == [c["final"]]
-    assert lines(s3, bucket, c["final"]) == [1, "two", {"three": 3}]
+    assert names(s3, bucket) == [c.final]
+    assert lines(s3, bucket, c.final) == [1, "two", {"three": 3}]
 
 
 def test_commit_is_idempotent_wherever_a_failover_interrupted_it(out):
@@ -74,20 +75,20 @@ def test_commit_is_idempotent_wherever_a_failover_interrupted_it(out):
     (first,) = w.prepare_commit(1)
     commit(uri, [first])
     commit(uri, [first])  # repeated after a failover: a no-op
-    assert names(s3, bucket) == [first["final"]]
+    assert names(s3, bucket) == [first.final]
 
     w.write(["b"])
     (second,) = w.prepare_commit(2)
     # killed between the copy and the delete: the final object and the pending one exist
-    s3.put(bucket, f"out/{second['final']}", s3.get(bucket, f"out/{second['pending']}"))
+    s3.put(bucket, f"out/{second.final}", s3.get(bucket, f"out/{second.pending}"))
     commit(uri, [first, second])
-    assert names(s3, bucket) == sorted([first["final"], second["final"]])
-    assert lines(s3, bucket, second["final"]) == ["b"]
+    assert names(s3, bucket) == sorted([first.final, second.final])
+    assert lines(s3, bucket, second.final) == ["b"]
 
 
 def test_commit_of_a_part_that_is_neither_pending_nor_final_fails_naming_it(out):
     _, _, uri = out
-    missing = {"dir": uri, "pending": ".part-0-x.pending", "final": "part-0-000001-x.jsonl"}
+    missing = FileCommittable(uri, ".part-0-x.pending", "part-0-000001-x.jsonl")
     with pytest.raises(RuntimeError, match=r"part-0-000001-x\.jsonl"):
         commit(uri, [missing])
 
@@ -105,8 +106,8 @@ def test_recovery_commits_the_restored_parts_and_deletes_this_subtasks_leftovers
     committer = FileCommitter(uri)
     committer.commit([Committable(1, 0, restored)])
     committer.abort_lingering(Recovery(0, 2, 2, (Committable(1, 0, restored),)))
-    assert visible(s3, bucket) == [restored["final"]]
-    assert names(s3, bucket) == sorted([restored["final"], other["pending"]])
+    assert visible(s3, bucket) == [restored.final]
+    assert names(s3, bucket) == sorted([restored.final, other.pending])
 
 
 def test_a_writer_closed_before_its_barrier_leaves_nothing(out):

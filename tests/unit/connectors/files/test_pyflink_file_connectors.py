@@ -12,9 +12,10 @@ import pytest
 
 from barrierflow.common import Duration
 from barrierflow.common.serialization import Encoder
-from barrierflow.connectors.committables import Committable, Recovery
+from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_format import RecordEncodingError
+from barrierflow.connectors.interfaces.committables import Committable, Recovery
 from barrierflow.connectors.sink import SinkWriterContext
 from barrierflow.datastream.connectors.file_system import (
     BucketAssigner,
@@ -168,11 +169,11 @@ def sink_writer(sink, subtask=0):
     return sink.create_writer(SinkWriterContext("job", "job", "sink", subtask, 1, attempt=0))
 
 
-def commit(sink, committables: list[dict]) -> None:
+def commit(sink, committables: list[FileCommittable]) -> None:
     FileCommitter(sink.directory).commit([Committable(1, 0, c) for c in committables])
 
 
-def recover(sink, restored: list[dict]) -> None:
+def recover(sink, restored: list[FileCommittable]) -> None:
     """As the framework recovers the only subtask of a sink: commits, then cleans up."""
     committer = FileCommitter(sink.directory)
     committables = [Committable(2, 0, c) for c in restored]

@@ -10,9 +10,10 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.transforms import BucketTransform
 
-from barrierflow.connectors.committables import Committable
 from barrierflow.connectors.iceberg import IcebergSink
+from barrierflow.connectors.iceberg.iceberg_committable import IcebergCommittable
 from barrierflow.connectors.iceberg.iceberg_committer import max_committed_checkpoint
+from barrierflow.connectors.interfaces.committables import Committable
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -72,7 +73,7 @@ def test_a_commit_replayed_for_a_checkpoint_the_table_holds_is_skipped(catalog, 
     assert max_committed_checkpoint(table, "another job", "sink") is None
 
     committer = sink.create_global_committer()
-    data = {"job_id": job_id, "sink_uid": "sink", "files": [f"{tmp_path}/never-written.parquet"]}
+    data = IcebergCommittable(job_id, "sink", [f"{tmp_path}/never-written.parquet"])
     for checkpoint_id in (4, 3):  # after a kill between completion and commit, or a failover
         committer.commit(checkpoint_id, [Committable(checkpoint_id, 0, data)])
     assert len(catalog.load_table("db.events").metadata.snapshots) == 1

@@ -16,6 +16,7 @@ from barrierflow.connectors.kafka import (
     SimpleStringSchema,
     source_reader,
 )
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
 from barrierflow.connectors.source_reader import SourceReaderContext
 
 PARTITION_EOF = -191
@@ -109,15 +110,13 @@ def reader(
         .build()
     )
     r = source.create_reader(SourceReaderContext("job", "source", 0, 1))
-    r.add_splits(
-        [{"topic": "in", "partition": p, "offset": 0, "stop": s} for p, s in enumerate(stops)]
-    )
+    r.add_splits([KafkaPartitionSplit("in", p, 0, s) for p, s in enumerate(stops)])
     r.notify_no_more_splits()
     return r
 
 
 def offsets(r: source_reader.KafkaSourceReader) -> dict[int, int]:
-    return {s["partition"]: s["offset"] for s in r.snapshot_state(1)}
+    return {s.partition: s.offset for s in r.snapshot_state(1)}
 
 
 def test_reader_gives_the_records_of_interleaved_partitions_in_order_with_their_runs():

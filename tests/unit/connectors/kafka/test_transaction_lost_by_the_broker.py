@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from barrierflow.connectors.commit_retry import CommitRetryPolicy
-from barrierflow.connectors.delivery_guarantee import DeliveryGuarantee
+from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy
+from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.kafka import (
     KafkaRecordSerializationSchema,
     KafkaSink,

@@ -16,8 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from barrierflow.common import Types
-from barrierflow.connectors.committables import Committable
+from barrierflow.connectors.interfaces.committables import Committable
 from barrierflow.connectors.spark_table import CatalogTable, SparkTableSink
+from barrierflow.connectors.spark_table.spark_table_committable import SparkTableCommittable
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -94,7 +95,7 @@ def test_a_commit_replayed_for_a_checkpoint_the_marker_holds_is_skipped(tmp_path
     # commit, or a failover): skipped, though the files they name were never staged
     committer = sink.create_global_committer()
     for checkpoint_id in (3, 2):
-        data = {"app": app, "staged": "never-written.parquet"}
+        data = SparkTableCommittable(app, "never-written.parquet")
         committer.commit(checkpoint_id, [Committable(checkpoint_id, 0, data)])
     assert table_rows(path) == [("a", 1)]
     assert _marker(path) == 3
@@ -109,7 +110,8 @@ def test_a_commit_replayed_after_a_crash_halfway_moves_only_what_is_left(tmp_pat
     staged = sorted(glob.glob(os.path.join(path, "_barrierflow", "staging", "*", "*")))
     app = os.path.basename(os.path.dirname(staged[0]))
     committables = [
-        Committable(1, s, {"app": app, "staged": os.path.basename(f)}) for s, f in enumerate(staged)
+        Committable(1, s, SparkTableCommittable(app, os.path.basename(f)))
+        for s, f in enumerate(staged)
     ]
     committer = sink.create_global_committer()
     committer.commit(1, committables)
@@ -127,7 +129,7 @@ def test_a_commit_replayed_after_a_crash_halfway_moves_only_what_is_left(tmp_pat
 def test_a_staged_file_lost_before_its_commit_fails_it_by_name(tmp_path):
     sink, _, _ = _sink(tmp_path)
     committer = sink.create_global_committer()
-    data = {"app": "app", "staged": "gone.parquet"}
+    data = SparkTableCommittable("app", "gone.parquet")
     with pytest.raises(FileNotFoundError, match=r"the staged file .*gone\.parquet"):
         committer.commit(1, [Committable(1, 0, data)])
 

@@ -9,9 +9,10 @@ import msgspec
 
 
 class AddSplits(msgspec.Struct, frozen=True, tag="add-splits"):
-    """Enumerator -> reader: read these splits too."""
+    """Enumerator -> reader: read these splits too, each as its source's ``split_codec`` stores
+    it (``[version, bytes]``)."""
 
-    splits: list[dict[str, Any]]
+    splits: list[Any]
 
 
 class NoMoreSplits(msgspec.Struct, frozen=True, tag="no-more-splits"):
@@ -27,12 +28,9 @@ ToReader = AddSplits | NoMoreSplits
 _encoder = msgspec.msgpack.Encoder()
 _to_reader = msgspec.msgpack.Decoder(ToReader)
 _to_enumerator = msgspec.msgpack.Decoder(SplitRequest)
-_state = msgspec.msgpack.Decoder(dict[str, Any])
 
 
-def encode(event: AddSplits | NoMoreSplits | SplitRequest | dict[str, Any]) -> bytes:
-    """An event, or an enumerator's state. Raises ``TypeError`` for a value MessagePack cannot
-    hold (the caller names the source)."""
+def encode(event: AddSplits | NoMoreSplits | SplitRequest) -> bytes:
     return _encoder.encode(event)
 
 
@@ -42,7 +40,3 @@ def decode_to_reader(payload: bytes) -> ToReader:
 
 def decode_to_enumerator(payload: bytes) -> SplitRequest:
     return _to_enumerator.decode(payload)
-
-
-def decode_state(data: bytes) -> dict[str, Any]:
-    return _state.decode(data)

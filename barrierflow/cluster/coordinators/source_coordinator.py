@@ -3,7 +3,8 @@
 It makes the enumerator afresh or restores it from the checkpoint the attempt restores, tells
 it of each reader as its subtask runs (``subtask_ready``), hands it the readers' split
 requests, sends its assignments as operator events, and puts its state into every checkpoint
-(``split_enumerator.py`` says why nothing is lost or read twice).
+(``connectors/interfaces/split_enumerator.py`` says why nothing is lost or read twice). Splits
+and the enumerator's state cross as the source's versioned codecs store them.
 
 **Threading:** the JobMaster's thread, except the enumerator's ``discover`` functions, which
 run on a thread of the coordinator's own (``call_periodically``), so that listing a directory
@@ -18,14 +19,24 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from barrierflow.connectors import source_events
-from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+from barrierflow.connectors.interfaces import source_events
+from barrierflow.connectors.interfaces.source import Source
+from barrierflow.connectors.interfaces.split_enumerator import (
+    Split,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
+from barrierflow.connectors.interfaces.versioned_codec import (
+    BEFORE_ENUMERATORS,
+    UnknownVersion,
+    decode_state,
+    encode_state,
+    encode_stored,
+)
 from barrierflow.control.operator_coordinator import OperatorCoordinator, OperatorCoordinatorContext
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.source import Source
+from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.connectors")
 
@@ -74,20 +85,19 @@ class _EnumeratorContext(SplitEnumeratorContext):
                     f"{sorted(self.readers)}); assign only to registered_readers()"
                 )
             if splits:
-                self._send(subtask, source_events.AddSplits(list(splits)))
+                codec = self._coordinator.split_codec
+                try:
+                    stored = [encode_stored(codec, s) for s in splits]
+                except TypeError as e:
+                    where = self._coordinator.where
+                    raise TypeError(f"{where}: a split its enumerator assigned: {e}") from None
+                self._send(subtask, source_events.AddSplits(stored))
 
     def signal_no_more_splits(self, subtask: int) -> None:
         self._send(subtask, source_events.NoMoreSplits())
 
     def _send(self, subtask: int, event: source_events.AddSplits | source_events.NoMoreSplits):
-        try:
-            payload = source_events.encode(event)
-        except TypeError as e:
-            raise TypeError(
-                f"{self._coordinator.where}: a split must hold plain values (numbers, strings, "
-                f"bytes, lists, dicts): {e}"
-            ) from None
-        self._context.send_event(subtask, payload)
+        self._context.send_event(subtask, source_events.encode(event))
 
     def call_periodically(
         self, discover: Callable[[], T], handle: Callable[[T], None], interval_s: float
@@ -129,6 +139,8 @@ class SourceCoordinator(OperatorCoordinator):
         self.source = source
         self.context = context
         self.where = f"source {context.operator_uid!r} ({context.operator_name})"
+        self.split_codec = source.split_codec()
+        self._state_codec = source.enumerator_state_codec()
         self._executor = discovery_executor
         self._own_executor: ThreadPoolExecutor | None = None  # made at the first discovery
         self._clock = clock or time.monotonic
@@ -150,20 +162,29 @@ class SourceCoordinator(OperatorCoordinator):
     def restore_state(self, checkpoint_id: int | None, state: bytes | None) -> None:
         """A new enumerator: restored from ``state``, or afresh without one (a fresh start, or
         a source the restored snapshot does not know)."""
-        self._reset(source_events.decode_state(state) if state is not None else None)
+        self._reset(None if state is None else decode_state(self._state_codec, state))
 
     def restore_from_earlier_version(self, checkpoint_id: int) -> None:
         """A checkpoint taken before sources had enumerators: its readers' state is all there
-        is, and only the source knows whether it can go on from that alone."""
-        self._reset(None, earlier_version=True)
+        is, and only the source's state codec knows whether it can go on from that alone."""
+        try:
+            state = self._state_codec.deserialize(BEFORE_ENUMERATORS, b"")
+        except UnknownVersion:
+            raise ConfigurationError(
+                f"{self.where} ({type(self.source).__name__}): the checkpoint being restored was "
+                "taken by an earlier barrierflow, before sources had split enumerators, and "
+                "this source's positions cannot be carried over from it (its input would be "
+                "read again). Restore with this source under a new uid and "
+                "--allow-non-restored-state (-n), or start the job afresh."
+            ) from None
+        self._reset(state)
 
-    def _reset(self, state: dict[str, Any] | None, earlier_version: bool = False) -> None:
+    def _reset(self, state: Any) -> None:
+        """A new enumerator, restored from ``state`` (None: afresh)."""
         self._close_enumerator()
         self._early_requests = set()
         context = self._enumerator_context = _EnumeratorContext(self)
-        if earlier_version:
-            self._enumerator = self.source.enumerator_after_earlier_version(context)
-        elif state is None:
+        if state is None:
             self._enumerator = self.source.create_enumerator(context)
         else:
             self._enumerator = self.source.restore_enumerator(context, state)
@@ -206,12 +227,9 @@ class SourceCoordinator(OperatorCoordinator):
         enumerator, _ = self._current()
         state = enumerator.snapshot_state(checkpoint_id)
         try:
-            return source_events.encode(state)
+            return encode_state(self._state_codec, state)
         except TypeError as e:
-            raise TypeError(
-                f"{self.where}: its enumerator's state must be plain values (numbers, strings, "
-                f"bytes, lists, dicts), for the checkpoint: {e}"
-            ) from None
+            raise TypeError(f"{self.where}: its enumerator's state: {e}") from None
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         enumerator, _ = self._current()

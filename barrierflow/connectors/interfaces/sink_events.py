@@ -1,5 +1,6 @@
 """The operator events from a sink's subtasks to its global committer, and the committer's
-state, as MessagePack. Performs no I/O."""
+state, as MessagePack; committables in them as their sink's ``committable_codec`` stores them
+(``[version, bytes]``). Performs no I/O."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ class Prepared(msgspec.Struct, frozen=True, tag="prepared"):
     """At the barrier of ``checkpoint_id``: what the subtask's writer prepared."""
 
     checkpoint_id: int
-    committables: list[dict[str, Any]]
+    committables: list[Any]
 
 
 class Restored(msgspec.Struct, frozen=True, tag="restored"):
@@ -25,7 +26,7 @@ class Restored(msgspec.Struct, frozen=True, tag="restored"):
 class Finished(msgspec.Struct, frozen=True, tag="finished"):
     """The input ended without checkpointing: commit this with everything else."""
 
-    committables: list[dict[str, Any]]
+    committables: list[Any]
 
 
 SinkEvent = Prepared | Restored | Finished
@@ -36,6 +37,7 @@ _state = msgspec.msgpack.Decoder(list[dict[str, Any]])
 
 
 def encode(value: SinkEvent | list[dict[str, Any]]) -> bytes:
+    """An event, or the global committer's state (``committables.to_state`` entries)."""
     return _encoder.encode(value)
 
 

@@ -16,36 +16,42 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors import sink_events
-from barrierflow.connectors.commit_retry import CommitRetryPolicy, commit_with_retries
-from barrierflow.connectors.committables import Committable, from_state, to_state
+from barrierflow.connectors.interfaces import sink_events
+from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy, commit_with_retries
+from barrierflow.connectors.interfaces.committables import (
+    END_OF_INPUT,
+    Committable,
+    from_state,
+    to_state,
+)
+from barrierflow.connectors.interfaces.sink import GlobalCommitter
+from barrierflow.connectors.interfaces.versioned_codec import VersionedCodec, decode_stored
 from barrierflow.control.operator_coordinator import OperatorCoordinator, OperatorCoordinatorContext
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.sink import GlobalCommitter
-
-END_OF_INPUT = 0  # the checkpoint id of what a job without checkpointing commits at its end
 
 
 class GlobalCommitterCoordinator(OperatorCoordinator):
+    """``codec``: the sink's committables' (``Sink.committable_codec``)."""
+
     def __init__(
         self,
         committer: GlobalCommitter,
+        codec: VersionedCodec[Any],
         context: OperatorCoordinatorContext,
         retry: CommitRetryPolicy,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.committer = committer
+        self._codec = codec
         self._context = context
         self._retry = retry
         self._sleep = sleep
         self.where = f"sink {context.operator_uid!r} ({context.operator_name})"
-        self._pending: dict[tuple[int, int], list[dict[str, Any]]] = {}  # (checkpoint, subtask)
+        self._pending: dict[tuple[int, int], list[Any]] = {}  # (checkpoint, subtask) -> its
         self._restored: int | None = None  # the restored checkpoint, until all reported
         self._reported: set[int] = set()  # subtasks that sent what they restored
-        self._finished: dict[int, list[dict[str, Any]]] = {}
+        self._finished: dict[int, list[Any]] = {}
 
     def start(self) -> None:
         pass  # nothing to discover or open: the committer connects at its first commit
@@ -55,7 +61,8 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
 
     def restore_state(self, checkpoint_id: int | None, state: bytes | None) -> None:
         self._pending = {}
-        self._add(from_state(sink_events.decode_state(state)) if state is not None else [])
+        entries = sink_events.decode_state(state) if state is not None else []
+        self._add(from_state(entries, self._codec))
         self._restored = checkpoint_id
         self._reported = set()
         self._finished = {}
@@ -63,7 +70,7 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
     def _add(self, committables: list[Committable]) -> None:
         """Keyed by checkpoint and producing subtask: one sent by a subtask and also held in
         this coordinator's state is kept once."""
-        fresh: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        fresh: dict[tuple[int, int], list[Any]] = {}
         for c in committables:
             fresh.setdefault((c.checkpoint_id, c.subtask), []).append(c.data)
         self._pending.update(fresh)
@@ -71,23 +78,26 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
     def handle_event(self, subtask: int, payload: bytes) -> None:
         event = sink_events.decode_event(payload)
         if isinstance(event, sink_events.Prepared):
-            self._pending[(event.checkpoint_id, subtask)] = event.committables
+            self._pending[(event.checkpoint_id, subtask)] = self._decoded(event.committables)
         elif isinstance(event, sink_events.Restored):
-            self._add(from_state(event.entries))
+            self._add(from_state(event.entries, self._codec))
             self._reported.add(subtask)
             if self._restored is not None and len(self._reported) == self._context.parallelism:
                 restored, self._restored = self._restored, None
                 self._commit_up_to(restored)
         else:
-            self._finished[subtask] = event.committables
+            self._finished[subtask] = self._decoded(event.committables)
             if len(self._finished) == self._context.parallelism:
                 for s, committables in self._finished.items():
                     self._pending[(END_OF_INPUT, s)] = committables
                 self._finished = {}
                 self._commit_up_to(max(cid for cid, _ in self._pending))
 
+    def _decoded(self, stored: list[Any]) -> list[Any]:
+        return [decode_stored(self._codec, s) for s in stored]
+
     def snapshot_state(self, checkpoint_id: int) -> bytes:
-        return sink_events.encode(to_state(self._committables()))
+        return sink_events.encode(to_state(self._committables(), self._codec))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self._commit_up_to(checkpoint_id)

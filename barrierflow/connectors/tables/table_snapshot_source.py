@@ -1,7 +1,7 @@
 """What the table sources (``DeltaSource``, ``IcebergSource``) share: a table's data files are
 the splits, read as Parquet rows (``parquet_split_reader.py``). Bounded, the files of one
 version of the table; with a discovery interval, those of the version current at the start,
-then every interval those that newer versions added (``file_enumerator.py`` keeps every path
+then every interval those that newer versions added (``files/file_enumerator.py`` keeps every path
 it found in its state, so each file is read once across restores at any parallelism).
 
 A subclass lists a version's data files (``_splits``) and learns the table's schema
@@ -10,15 +10,19 @@ A subclass lists a version's data files (``_splits``) and learns the table's sch
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
-from barrierflow.connectors.files.file_enumerator import FileSplitEnumerator
-from barrierflow.connectors.job_settings import JobSettings
-from barrierflow.connectors.parquet_split_reader import ParquetSplitReader
-from barrierflow.connectors.source import Boundedness, Source, SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split, SplitEnumeratorContext
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.files.file_enumerator import FileEnumeratorState, FileSplitEnumerator
+from barrierflow.connectors.interfaces.job_settings import JobSettings
+from barrierflow.connectors.interfaces.source import Boundedness, Source, SourceReaderContext
+from barrierflow.connectors.interfaces.split_enumerator import SplitEnumeratorContext
+from barrierflow.connectors.tables.parquet_split_reader import ParquetSplitReader
+from barrierflow.connectors.tables.table_file_split import (
+    TABLE_FILE_ENUMERATOR_STATES,
+    TABLE_FILE_SPLITS,
+    TableFileSplit,
+)
 
 
 class TableSnapshotSource(Source):
@@ -28,7 +32,7 @@ class TableSnapshotSource(Source):
     def check(self, job: JobSettings | None = None) -> None:
         raise NotImplementedError
 
-    def _splits(self) -> list[Split]:
+    def _splits(self) -> list[TableFileSplit]:
         """A split per data file of the version to read (at the start: the one asked for, or
         the latest; later, with discovery: the latest)."""
         raise NotImplementedError
@@ -45,7 +49,7 @@ class TableSnapshotSource(Source):
         return FileSplitEnumerator(context, [], [], self._splits, self.interval_ms / 1000)
 
     def restore_enumerator(
-        self, context: SplitEnumeratorContext, state: dict[str, Any]
+        self, context: SplitEnumeratorContext, state: FileEnumeratorState[TableFileSplit]
     ) -> FileSplitEnumerator:
         if self.interval_ms is None:
             return FileSplitEnumerator.restore(context, state)
@@ -56,3 +60,9 @@ class TableSnapshotSource(Source):
             self.check()
         assert self.schema is not None
         return ParquetSplitReader(self.schema, context)
+
+    def split_codec(self) -> StructCodec[TableFileSplit]:
+        return TABLE_FILE_SPLITS
+
+    def enumerator_state_codec(self) -> StructCodec[FileEnumeratorState[TableFileSplit]]:
+        return TABLE_FILE_ENUMERATOR_STATES

@@ -12,30 +12,33 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from barrierflow.checkpoint.file_systems import resolve
 from barrierflow.common.types import Row
-from barrierflow.connectors.sequential_split_reader import SequentialSplitReader
-from barrierflow.connectors.source_reader import SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split
+from barrierflow.connectors.base.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
+from barrierflow.connectors.tables.table_file_split import TableFileSplit
 
 _BATCH_ROWS = 8192
 
 
-class ParquetSplitReader(SequentialSplitReader):
+class ParquetSplitReader(SequentialSplitReader[TableFileSplit]):
     def __init__(self, schema: pa.Schema, context: SourceReaderContext) -> None:
-        super().__init__(context)
+        super().__init__(context.send_split_request)
         self._schema = schema
         self._names = list(schema.names)
         self._rows: Iterator[tuple] | None = None
         self._file: Any = None  # of the split being read
 
-    def _open_split(self, split: Split) -> None:
+    def _open_split(self, split: TableFileSplit) -> None:
         self._rows = self._open(split)
 
-    def _read_split(self, split: Split, max_records: int) -> tuple[list[Any], bool]:
+    def _read_split(
+        self, split: TableFileSplit, max_records: int
+    ) -> tuple[list[Any], TableFileSplit, bool]:
         out: list[Any] = []
         at_end = True
         for values in self._rows:
@@ -45,15 +48,14 @@ class ParquetSplitReader(SequentialSplitReader):
             if len(out) >= max_records:
                 at_end = False
                 break
-        split["offset"] += len(out)
-        return out, at_end
+        return out, msgspec.structs.replace(split, offset=split.offset + len(out)), at_end
 
-    def _open(self, split: Split) -> Iterator[tuple]:
+    def _open(self, split: TableFileSplit) -> Iterator[tuple]:
         """The rows of the split's file from its offset on, as tuples in the schema's order."""
-        fs, path = resolve(split["path"])
+        fs, path = resolve(split.path)
         self._file = fs.open_input_file(path)
         file = pq.ParquetFile(self._file)
-        partition = split.get("partition") or {}
+        partition = split.partition
         in_file = [n for n in self._names if n not in partition]
         constants = {
             name: pa.scalar(value).cast(self._schema.field(name).type).as_py()
@@ -61,7 +63,7 @@ class ParquetSplitReader(SequentialSplitReader):
             else None
             for name, value in partition.items()
         }
-        skip = split["offset"]
+        skip = split.offset
         for batch in file.iter_batches(batch_size=_BATCH_ROWS, columns=in_file):
             if skip >= batch.num_rows:
                 skip -= batch.num_rows

@@ -3,8 +3,9 @@ the subtask that produced them, in the checkpoint until committed; and the one r
 subtask answers for which old subtask's committables and leftovers after a rescale.
 Performs no I/O.
 
-A committable is a connector's dict of plain values (a transaction id, a pending file name)
-that says how to make what a writer prepared at a barrier visible.
+A committable is a connector's value (a transaction id, a pending file name) that says how to
+make what a writer prepared at a barrier visible; its sink's ``committable_codec`` gives its
+bytes (``versioned_codec.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from typing import Any
+
+from barrierflow.connectors.interfaces.versioned_codec import (
+    Stored,
+    VersionedCodec,
+    decode_stored,
+    encode_stored,
+)
+
+END_OF_INPUT = 0  # the checkpoint id of what a job without checkpointing commits at its end
 
 
 def owner_of(old_subtask: int, parallelism: int) -> int:
@@ -27,7 +37,7 @@ class Committable:
 
     checkpoint_id: int
     subtask: int
-    data: dict[str, Any]
+    data: Any
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ class PendingCommittables:
     def __init__(self, restored: list[Committable] | None = None) -> None:
         self._pending: list[Committable] = list(restored or [])
 
-    def add(self, checkpoint_id: int, subtask: int, committables: list[dict[str, Any]]) -> None:
+    def add(self, checkpoint_id: int, subtask: int, committables: list[Any]) -> None:
         self._pending += [Committable(checkpoint_id, subtask, c) for c in committables]
 
     def up_to(self, checkpoint_id: int) -> list[Committable]:
@@ -99,21 +109,39 @@ class PendingCommittables:
         return bool(self._pending)
 
 
-def to_state(committables: list[Committable]) -> list[dict[str, Any]]:
-    """Entries of operator state: one per checkpoint and subtask."""
-    entries: dict[tuple[int, int], list[dict[str, Any]]] = {}
+def to_state(committables: list[Committable], codec: VersionedCodec[Any]) -> list[dict[str, Any]]:
+    """Entries of operator state: one per checkpoint and subtask, each committable as its
+    codec stores it (``[version, bytes]``)."""
+    entries: dict[tuple[int, int], list[Stored]] = {}
     for c in committables:
-        entries.setdefault((c.checkpoint_id, c.subtask), []).append(c.data)
+        entries.setdefault((c.checkpoint_id, c.subtask), []).append(encode_stored(codec, c.data))
     return [
-        {"checkpoint_id": cid, "subtask": subtask, "committables": data}
-        for (cid, subtask), data in entries.items()
+        {"checkpoint_id": cid, "subtask": subtask, "committables": stored}
+        for (cid, subtask), stored in entries.items()
     ]
 
 
-def from_state(entries: list[dict[str, Any]]) -> list[Committable]:
+def from_state(entries: list[dict[str, Any]], codec: VersionedCodec[Any]) -> list[Committable]:
+    """The committables of ``to_state``'s entries."""
     return [
-        # entries of earlier versions name no subtask: the committable's, where it names one
-        Committable(e["checkpoint_id"], e.get("subtask", c.get("subtask", 0)), c)
+        Committable(checkpoint_id, subtask, decode_stored(codec, stored))
+        for checkpoint_id, subtask, stored in stored_in(entries)
+    ]
+
+
+def stored_in(entries: list[dict[str, Any]]) -> list[tuple[int, int, Stored]]:
+    """(checkpoint id, subtask, the committable as stored) of each committable of
+    ``to_state``'s entries, not decoded (a sink that cannot read them need not). An entry an
+    earlier barrierflow wrote names no subtask: each of its committables (plain dicts then)
+    names its own, or it is 0."""
+    return [
+        (e["checkpoint_id"], _subtask(e, stored), stored)
         for e in entries
-        for c in e["committables"]
+        for stored in e["committables"]
     ]
+
+
+def _subtask(entry: dict[str, Any], stored: Stored) -> int:
+    if "subtask" in entry:
+        return entry["subtask"]
+    return stored.get("subtask", 0) if isinstance(stored, dict) else 0

@@ -19,7 +19,10 @@ import pickle
 import uuid
 from typing import Any
 
-from barrierflow.connectors.sink import (
+import msgspec
+
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.sink import (
     Committable,
     Committer,
     CommitterContext,
@@ -30,6 +33,17 @@ from barrierflow.connectors.sink import (
 )
 
 BATCH = 10_000
+
+
+class CollectCommittable(msgspec.Struct, frozen=True):
+    """A batch of records to send: ``delivery``, the id the driver takes once; ``records``,
+    pickled."""
+
+    delivery: str
+    records: bytes
+
+
+COMMITTABLES = StructCodec(CollectCommittable)
 
 
 class CollectSink(Sink):
@@ -47,6 +61,9 @@ class CollectSink(Sink):
         if context.to_driver is None:
             raise RuntimeError("this sink sends records to the driver, which this task cannot")
         return CollectCommitter(self.collector, context.to_driver)
+
+    def committable_codec(self) -> StructCodec[CollectCommittable]:
+        return COMMITTABLES
 
     def __repr__(self) -> str:
         return f"CollectSink({self.collector})"
@@ -70,12 +87,12 @@ class CollectWriter(SinkWriter):
         else:
             self._buffered.extend(records)
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[CollectCommittable]:
         records, self._buffered = self._buffered, []
         subtask = self._context.subtask
         name = f"{subtask}/{checkpoint_id}" if checkpoint_id else f"{self._run}/end"
         return [
-            {"delivery": f"{name}/{part}", "records": _pickled(records[part : part + BATCH])}
+            CollectCommittable(f"{name}/{part}", _pickled(records[part : part + BATCH]))
             for part in range(0, len(records), BATCH)
         ]
 
@@ -93,7 +110,7 @@ class CollectCommitter(Committer):
 
     def commit(self, committables: list[Committable]) -> None:
         for c in committables:
-            self._send(self._collector, c.data["delivery"], c.data["records"])
+            self._send(self._collector, c.data.delivery, c.data.records)
 
 
 def _pickled(records: list[Any]) -> bytes:

@@ -4,8 +4,8 @@ one sub-sequence per subtask, each produced in order. Performs no I/O."""
 
 from __future__ import annotations
 
-from barrierflow.connectors.sequence_source import SequenceSource
-from barrierflow.connectors.source import Split
+from barrierflow.connectors.builtin.range_reader import RangeSplit
+from barrierflow.connectors.builtin.sequence_source import SequenceSource
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
@@ -28,18 +28,18 @@ class NumberSequenceSource(SequenceSource):
             )
         super().__init__(start, end)
 
-    def splits(self, parallelism: int) -> list[Split]:
+    def splits(self, parallelism: int) -> list[RangeSplit]:
         """As Java's ``NumberSequenceIterator.split``: ``size // parallelism`` numbers per
         sub-sequence, the first ``size % parallelism`` one more; empty ones are left out (a
         reader given none reads nothing, as Java's reads an empty split)."""
         size = self.end - self.start + 1
         per_split, extra = divmod(size, parallelism)
-        splits: list[Split] = []
+        splits: list[RangeSplit] = []
         first = self.start
         for s in range(parallelism):
             count = per_split + (1 if s < extra else 0)
             if count:
-                splits.append({"next": first, "end": first + count - 1})
+                splits.append(RangeSplit(first, first + count - 1))
             first += count
         return splits
 

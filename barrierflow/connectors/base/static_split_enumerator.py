@@ -5,9 +5,37 @@ Performs no I/O."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from barrierflow.connectors.split_enumerator import Split, SplitEnumerator, SplitEnumeratorContext
+import msgspec
+
+from barrierflow.connectors.base.struct_codec import StructCodec
+from barrierflow.connectors.interfaces.split_enumerator import (
+    Split,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
+from barrierflow.connectors.interfaces.versioned_codec import BEFORE_ENUMERATORS
+
+S = TypeVar("S")
+
+
+class StaticSplitsState(msgspec.Struct, Generic[S], frozen=True):
+    """The splits no reader was given yet."""
+
+    splits: list[S]
+
+
+class StaticSplitsStateCodec(StructCodec[StaticSplitsState[Any]]):
+    """``StaticSplitsState[split type]``, and what a checkpoint taken before sources had
+    enumerators leaves to assign (``BEFORE_ENUMERATORS``): nothing, for such a source gave
+    every split to a reader at the start, in the same format, so the readers' restored splits
+    are the whole input left."""
+
+    def deserialize(self, version: int, data: bytes) -> StaticSplitsState[Any]:
+        if version == BEFORE_ENUMERATORS:
+            return StaticSplitsState([])
+        return super().deserialize(version, data)
 
 
 class StaticSplitEnumerator(SplitEnumerator):
@@ -21,9 +49,9 @@ class StaticSplitEnumerator(SplitEnumerator):
 
     @classmethod
     def restore(
-        cls, context: SplitEnumeratorContext, state: dict[str, Any]
+        cls, context: SplitEnumeratorContext, state: StaticSplitsState[Any]
     ) -> StaticSplitEnumerator:
-        return cls(context, list(state["splits"]))
+        return cls(context, list(state.splits))
 
     def add_reader(self, subtask: int) -> None:
         mine = [split for owner, split in self._pending if owner == subtask]
@@ -37,5 +65,5 @@ class StaticSplitEnumerator(SplitEnumerator):
     def add_splits_back(self, splits: list[Split], subtask: int) -> None:
         self._pending += [(subtask, split) for split in splits]
 
-    def snapshot_state(self, checkpoint_id: int) -> dict[str, Any]:
-        return {"splits": [split for _, split in self._pending]}
+    def snapshot_state(self, checkpoint_id: int) -> StaticSplitsState[Any]:
+        return StaticSplitsState([split for _, split in self._pending])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.connectors.sink import Sink, SinkWriter, SinkWriterContext
+from barrierflow.connectors.interfaces.sink import Sink, SinkWriter, SinkWriterContext
 
 
 class DiscardingSink(Sink):
@@ -17,5 +17,5 @@ class _DiscardingWriter(SinkWriter):
     def write(self, records: list[Any]) -> None:
         pass
 
-    def prepare_commit(self, checkpoint_id: int) -> list[dict[str, Any]]:
+    def prepare_commit(self, checkpoint_id: int) -> list[Any]:
         return []
