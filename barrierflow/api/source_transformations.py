@@ -13,7 +13,7 @@ import tempfile
 from typing import Any
 
 from barrierflow.common.typeinfo import checked_type
-from barrierflow.connectors.collection_source import CollectionSource
+from barrierflow.connectors.builtin.collection_source import CollectionSource
 from barrierflow.connectors.source import Source
 from barrierflow.datastream.functions.one_input import SourceFunction
 from barrierflow.errors import ConfigurationError
@@ -84,7 +84,7 @@ def dataframe_source(df: Any, staging_dir: str | None) -> Source:
     from pyspark.sql import DataFrame
 
     from barrierflow.cluster.spark.dataframe_staging import stage_dataframe
-    from barrierflow.connectors.staged_files_source import StagedFilesSource
+    from barrierflow.connectors.tables.staged_files_source import StagedFilesSource
 
     if not isinstance(df, DataFrame):
         raise ConfigurationError(f"from_spark() takes a Spark DataFrame, not {type(df).__name__}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from barrierflow.client.pipeline import Pipeline
 from barrierflow.cluster.job_plan import JobPlan
-from barrierflow.connectors.job_settings import JobSettings
+from barrierflow.connectors.interfaces.job_settings import JobSettings
 from barrierflow.coordination.state_mapping import StateMapping, map_state
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind

@@ -135,7 +135,6 @@ PURE = (
     "barrierflow.connectors.source_reader",
     "barrierflow.connectors.split_enumerator",
     "barrierflow.connectors.job_settings",
-    "barrierflow.connectors.collection_source",
     "barrierflow.connectors.base.split_reader",
     "barrierflow.connectors.base.sequential_split_reader",
     "barrierflow.connectors.base.static_split_enumerator",
