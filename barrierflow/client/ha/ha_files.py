@@ -16,6 +16,7 @@ election there would need an exclusive create this module does not have.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import uuid
@@ -42,6 +43,9 @@ class HaFiles(Protocol):
 
     def list(self, directory: str) -> list[str]:
         """The names of the files in ``directory`` (relative to the cluster's), unsorted."""
+
+    def delete(self, name: str) -> None:
+        """Removes ``name``, if it is there."""
 
 
 def ha_files(ha_dir: str, cluster_id: str) -> HaFiles:
@@ -106,6 +110,10 @@ class LocalHaFiles:
             return [n for n in os.listdir(self._path(directory)) if not n.endswith(".inprogress")]
         except FileNotFoundError:
             return []
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._path(name))
 
 
 class S3HaFiles:
@@ -183,3 +191,6 @@ class S3HaFiles:
         for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
             names += [o["Key"][len(prefix) :] for o in page.get("Contents", [])]
         return [n for n in names if "/" not in n]
+
+    def delete(self, name: str) -> None:
+        self._client.delete_object(Bucket=self._bucket, Key=self._key(name))

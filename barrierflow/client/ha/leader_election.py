@@ -56,6 +56,8 @@ class LeaderElection:
         self._holder_alive = holder_alive or process_alive
         self._term: LeaderTerm | None = None
         self._renewals = 0
+        self._reserved_ids = 0  # checkpoint ids below it are reserved (written in the lease)
+        self._writing = threading.Lock()  # renewals and reservations write the lease in turn
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._on_lost: Callable[[LeadershipLostError], None] = lambda e: None
@@ -122,9 +124,10 @@ class LeaderElection:
         """Raises ``LeadershipLostError`` unless this process may still do ``action``."""
         term = self._term
         if term is None or not term.valid(self._clock()):
-            raise self._lost(action)
+            raise self.lost(action)
 
-    def _lost(self, action: str) -> LeadershipLostError:
+    def lost(self, action: str) -> LeadershipLostError:
+        """The error that says why this process no longer leads (and so cannot ``action``)."""
         term = self._term
         epoch = 0 if term is None else term.epoch
         if term is not None and term.lost_to is not None:
@@ -155,7 +158,7 @@ class LeaderElection:
                 self.renew_once()
             if not term.valid(self._clock()):
                 if not self._stop.is_set():
-                    self._on_lost(self._lost("it stops acting for the job"))
+                    self._on_lost(self.lost("it stops acting for the job"))
                 return
 
     def renew_once(self) -> bool:
@@ -169,9 +172,7 @@ class LeaderElection:
             term.newer_epoch_seen(newest)
             if not term.valid(started):
                 return False
-            self._renewals += 1
-            lease = Lease(term.epoch, self.holder, round(self._duration_s * 1000), self._renewals)
-            self._files.replace(epoch_file(term.epoch), self._encode(lease))
+            self._write_lease()
         except OSError as e:
             log.warning(
                 "Could not renew the lease of epoch %d in %s: %s (valid for %.1f s more)",
@@ -184,6 +185,30 @@ class LeaderElection:
         term.renewed(started)
         return True
 
+    def reserve_checkpoint_ids(self, up_to: int) -> None:
+        """Writes in the lease that ids below ``up_to`` may be used by this epoch, before any
+        is: the next leader starts past them. Raises ``LeadershipLostError`` if no longer the
+        leader, ``OSError`` if the storage fails."""
+        self.check(f"use checkpoint ids up to {up_to - 1}")
+        with self._writing:
+            self._reserved_ids = max(self._reserved_ids, up_to)
+        self._write_lease()
+
+    def _write_lease(self, released: bool = False) -> None:
+        term = self._term
+        assert term is not None
+        with self._writing:
+            self._renewals += 1
+            lease = Lease(
+                term.epoch,
+                self.holder,
+                round(self._duration_s * 1000),
+                self._renewals,
+                released,
+                self._reserved_ids,
+            )
+            self._files.replace(epoch_file(term.epoch), self._encode(lease))
+
     def release(self) -> None:
         """Ends the term: stops renewing and, if still leader, marks the lease released, so
         that the next program of the cluster id takes over at once."""
@@ -193,11 +218,8 @@ class LeaderElection:
         term = self._term
         if term is None or not term.valid(self._clock()):
             return
-        lease = Lease(
-            term.epoch, self.holder, round(self._duration_s * 1000), self._renewals + 1, True
-        )
         try:
-            self._files.replace(epoch_file(term.epoch), self._encode(lease))
+            self._write_lease(released=True)
         except OSError as e:
             log.warning("Could not release the lease of epoch %d: %s", term.epoch, e)
         self._term = None

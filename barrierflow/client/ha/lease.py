@@ -48,6 +48,7 @@ class Lease:
     duration_ms: int
     renewals: int = 0  # a new value at each renewal: a standby sees the leader alive by it
     released: bool = False  # the leader ended its term (its job ended, or it stepped down)
+    reserved_checkpoint_ids: int = 0  # checkpoint ids below it may have been used in this epoch
 
 
 class Verdict(enum.Enum):

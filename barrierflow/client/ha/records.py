@@ -42,6 +42,7 @@ class LeaseRecord(_Versioned, frozen=True, kw_only=True):
     duration_ms: int
     renewals: int = 0
     released: bool = False
+    reserved_checkpoint_ids: int = 0  # ids below it may have been used by this epoch
     written_at_ms: int = 0  # this host's wall clock: for people, never for the lease's rules
 
     @classmethod
@@ -56,12 +57,20 @@ class LeaseRecord(_Versioned, frozen=True, kw_only=True):
             duration_ms=lease.duration_ms,
             renewals=lease.renewals,
             released=lease.released,
+            reserved_checkpoint_ids=lease.reserved_checkpoint_ids,
             written_at_ms=written_at_ms,
         )
 
     def lease(self) -> Lease:
         holder = Holder(self.host, self.pid, self.process_start, self.token)
-        return Lease(self.epoch, holder, self.duration_ms, self.renewals, self.released)
+        return Lease(
+            self.epoch,
+            holder,
+            self.duration_ms,
+            self.renewals,
+            self.released,
+            self.reserved_checkpoint_ids,
+        )
 
 
 class JobState(enum.Enum):
@@ -82,7 +91,7 @@ class JobRecord(_Versioned, frozen=True, kw_only=True):
     job_id: str
     job_name: str
     operator_uids: list[str]
-    job_root_uri: str | None  # <checkpoint-dir>/<job-id>, where its checkpoints are
+    checkpoint_storage: str | None = None  # as the program set it (None: the default one)
     started_from: str | None = None  # the savepoint or checkpoint given to -s
     state: JobState = JobState.RUNNING
     epoch: int = 0  # of the leader that wrote this record last
