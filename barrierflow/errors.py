@@ -21,3 +21,15 @@ class CorruptCheckpointError(Exception):
         super().__init__(f"checkpoint file {path} is unusable: {reason}")
         self.path = path
         self.reason = reason
+
+
+class LeadershipLostError(Exception):
+    """This process led a job under high availability and may no longer act for it: a newer
+    epoch took over, or its lease ran out while it was paused or cut off from the HA storage.
+    Whatever it was about to do (complete a checkpoint, tell sinks to commit) is not done."""
+
+    def __init__(self, epoch: int, lost_to: int | None, reason: str) -> None:
+        to = f" to epoch {lost_to}" if lost_to is not None else ""
+        super().__init__(f"lost leadership{to} (this JobMaster led epoch {epoch}): {reason}")
+        self.epoch = epoch
+        self.lost_to = lost_to

@@ -179,6 +179,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("rest.port", _parse_int, 8081, "port of the REST API and web UI (unset: the first "
            "free one of 8081-8181); 0: any free port; -1: no REST server",
            check=lambda v: -1 <= v <= 65535, check_text="must be between -1 and 65535"),
+    Option("high-availability.type", _choice("none", "filesystem"), "none",
+           "driver high availability: filesystem (leader election by a lease in "
+           "high-availability.storageDir) or none; Flink's zookeeper and kubernetes are not "
+           "offered", deprecated_keys=("high-availability",)),
+    Option("high-availability.storageDir", _parse_str, None,
+           "where the leases, the job and the checkpoint id counter are kept (file:// or a "
+           "path every driver host shares, or s3://)",
+           deprecated_keys=("high-availability.storage-path",)),
+    Option("high-availability.cluster-id", _parse_str, None,
+           "the job's identity across driver restarts; unset: the job's name"),
+    Option("high-availability.filesystem.lease-duration", parse_duration_ms, 10_000,
+           "how long a leader's lease lasts without a renewal; a standby takes over after it",
+           check=lambda v: 500 <= v <= 600_000,
+           check_text="must be between 500 ms and 10 min"),
     Option("execution.buffer-timeout", parse_duration_ms, 100,
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,

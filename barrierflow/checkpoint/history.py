@@ -41,6 +41,7 @@ class CheckpointRecord(msgspec.Struct, frozen=True):
     unaligned: bool = False  # some subtask took it unaligned
     persisted_data: int = 0  # bytes of data in flight stored, over every subtask
     processed_data: int = 0  # bytes processed during alignment, over every subtask
+    leader_epoch: int = 0  # of the JobMaster that triggered it (high availability; 0: none)
 
 
 class CheckpointHistory(msgspec.Struct):

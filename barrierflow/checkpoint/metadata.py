@@ -194,6 +194,9 @@ class CheckpointMetadata(msgspec.Struct, frozen=True):
     # What it is (absent before savepoints existed: a checkpoint in its backend's format).
     kind: CheckpointKind = CheckpointKind.CHECKPOINT
     snapshot_format: SnapshotFormat = SnapshotFormat.NATIVE
+    # The epoch of the JobMaster that wrote it, under high availability (0: none, or written
+    # before epochs existed); a leader never builds on a checkpoint of a later epoch.
+    leader_epoch: int = 0
 
     @property
     def is_savepoint(self) -> bool:

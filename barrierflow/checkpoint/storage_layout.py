@@ -100,3 +100,29 @@ RESTORED_FROM_FILE = "_restored_from"
 SHARED_DIR = "shared"
 TASK_OWNED_DIR = "taskowned"
 SAVEPOINT_PREFIX = "savepoint-"
+
+
+# --- the high-availability storage of one cluster id (``high-availability.storageDir``) ----
+#
+#     <ha-dir>/<cluster-id>/leader/epoch-<N>.json    the lease of epoch N (client/ha/lease.py)
+#     <ha-dir>/<cluster-id>/job.json                 the job: id, name, operator uids, state
+#     <ha-dir>/<cluster-id>/checkpoint-ids.json      the next checkpoint id, and whose it was
+
+LEADER_DIR = "leader"
+JOB_RECORD_FILE = "job.json"
+CHECKPOINT_ID_COUNTER_FILE = "checkpoint-ids.json"
+_EPOCH_FILE = re.compile(r"^epoch-(\d{20})\.json$")
+
+
+def cluster_dir(ha_dir: str, cluster_id: str) -> str:
+    return f"{ha_dir.rstrip('/')}/{cluster_id}"
+
+
+def epoch_file(epoch: int) -> str:
+    """Zero-padded, so that names sort as epochs do."""
+    return f"{LEADER_DIR}/epoch-{epoch:020d}.json"
+
+
+def parse_epoch_file(name: str) -> int | None:
+    m = _EPOCH_FILE.match(name)
+    return int(m.group(1)) if m else None

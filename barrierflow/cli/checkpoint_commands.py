@@ -79,6 +79,7 @@ def _rows(job_root: str) -> list[dict]:
                     "unaligned": r.unaligned,
                     "persisted_data": r.persisted_data,
                     "processed_data": r.processed_data,
+                    "leader_epoch": r.leader_epoch,
                 }
             )
         return rows
@@ -120,6 +121,7 @@ def _metadata_row(meta: CheckpointMetadata) -> dict:
         "unaligned": any(st.unaligned for st in meta.stats),
         "persisted_data": sum(st.persisted_data for st in meta.stats),
         "processed_data": sum(st.processed_data for st in meta.stats),
+        "leader_epoch": meta.leader_epoch,
     }
 
 
@@ -152,8 +154,10 @@ def list_checkpoints(
     console.print(f"Checkpoints under {uri}", markup=False, highlight=False, soft_wrap=True)
     table = Table()
     paths = any(r.get("path") for r in rows)  # savepoints: where each is
+    epochs = any(r.get("leader_epoch") for r in rows)  # under high availability
     columns = (
         "job",
+        *(("epoch",) if epochs else ()),
         "id",
         "status",
         "time",
@@ -165,7 +169,7 @@ def list_checkpoints(
         *(("path",) if paths else ()),
     )
     for column in columns:
-        numeric = column in ("id", "duration", "size", "tasks")
+        numeric = column in ("epoch", "id", "duration", "size", "tasks")
         table.add_column(column, justify="right" if numeric else "left")
     for r in rows:
         status = r["status"] if r["status"] == "COMPLETED" else f"[red]{r['status']}[/red]"
@@ -176,6 +180,7 @@ def list_checkpoints(
             status += f" [dim]({r['failure'][:60]})[/dim]"
         table.add_row(
             f"{r['job_name']} {r['job'][:8]}",
+            *((str(r.get("leader_epoch") or ""),) if epochs else ()),
             "" if r["id"] is None else str(r["id"]),
             status,
             r.get("time", ""),

@@ -17,6 +17,7 @@ from rich.logging import RichHandler
 
 from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
+from barrierflow.cli.job_outcome_report import outcome_of
 from barrierflow.cli.status_line import StatusLine
 from barrierflow.client.dry_run import DryRunFinished
 from barrierflow.client.submission_context import SubmissionContext, installed
@@ -158,10 +159,14 @@ def run(
     except DryRunFinished as e:
         console.print(e.report, highlight=False, soft_wrap=True)
         raise typer.Exit(0 if e.ok else 1) from None
-    except JobExecutionError as e:
-        raise fail(_failure_report(e)) from e
     except Exception as e:
-        raise fail(f"Job failed: {e}") from e
+        if isinstance(e, JobExecutionError) and e.remote_traceback:
+            logging.getLogger("barrierflow").debug("Task traceback:\n%s", e.remote_traceback)
+        outcome = outcome_of(e, job, verbose)
+        if outcome.exit_status == 0:
+            console.print(outcome.message, highlight=False, soft_wrap=True, markup=False)
+            raise typer.Exit(0) from e
+        raise fail(outcome.message, outcome.exit_status) from e
     finally:
         if early_jvm:
             jvm_launch.stop_unused()
@@ -203,19 +208,3 @@ def _log_to_console(verbose: bool) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
     for noisy in ("py4j", "kafka", "urllib3", "botocore", "boto3", "s3transfer"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-_CHAINED = "\nThe above exception was the direct cause of the following exception:\n"
-
-
-def _failure_report(error: JobExecutionError) -> str:
-    """The job's error once, then where it came from: the first exception of the task's
-    traceback chain, which for a failing user function is the user's own code; barrierflow's
-    frames around it are logged (``--verbose`` shows them)."""
-    text = str(error)
-    headline = text.removesuffix(f"\n\nTask traceback:\n{error.remote_traceback}")
-    if not error.remote_traceback:
-        return f"Job failed: {headline}"
-    logging.getLogger("barrierflow").debug("Task traceback:\n%s", error.remote_traceback)
-    cause = error.remote_traceback.split(_CHAINED)[0].rstrip()
-    return f"Job failed: {headline}\n\nIn the task:\n{cause}"

@@ -2,19 +2,22 @@
 restores fits it, and that its connectors' settings work (a server reachable, a setting on
 it). A bad setting fails now, not in a restart loop.
 
-**I/O:** the connectors' checks reach their systems; the dry run opens the keyed functions to
-compare the states they declare.
+**I/O:** the connectors' checks reach their systems; a job taken over reads its latest
+checkpoint's metadata; the dry run opens the keyed functions to compare the states they
+declare.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage_layout import metadata_path
 from barrierflow.client.pipeline import Pipeline
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.connectors.interfaces.job_settings import JobSettings
 from barrierflow.coordination.state_mapping import StateMapping, map_state
-from barrierflow.errors import ConfigurationError
+from barrierflow.errors import ConfigurationError, CorruptCheckpointError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state.declared_states import declared_states_of
 
@@ -31,6 +34,29 @@ def check_restore(plan: JobPlan, restore_path: str | None, dry_run: bool) -> Sta
     if problems and not dry_run:
         raise ConfigurationError(f"cannot restore from {restore_path}: " + "; ".join(problems))
     return mapping
+
+
+def check_resumed_state(plan: JobPlan) -> None:
+    """A job taken over (``run --resume``, or a new driver under high availability) restores
+    its latest retained checkpoint: a ConfigurationError, as ``run -s`` gives, when this
+    program's operators do not fit it (another program under the same job id or cluster id)."""
+    uri = plan.task_config.storage_uri
+    if uri is None:
+        return
+    storage = CheckpointStorage(uri)
+    for checkpoint_id in reversed(storage.list_completed()):
+        try:
+            latest = storage.read_metadata(checkpoint_id)
+        except CorruptCheckpointError:
+            continue  # the JobMaster passes it over too, and says so
+        problems = map_state(latest, plan.graph.job_graph).problems(plan.allow_non_restored_state)
+        if problems:
+            path = storage.absolute(metadata_path(checkpoint_id))
+            raise ConfigurationError(
+                f"cannot restore from {path}, the latest checkpoint of job {plan.job_id}: "
+                + "; ".join(problems)
+            )
+        return
 
 
 def check_connectors(pipeline: Pipeline) -> None:

@@ -102,6 +102,11 @@ class Pipeline:
     allow_non_restored_state: bool = False
     claim_restored: bool = False  # execution.state-recovery.claim-mode CLAIM
     resume_job_id: str | None = None  # run as this job again: `run --resume`
+    # high availability: the job's id across its drivers, and whether an earlier driver ran it
+    # (then its checkpoints are taken over, or it starts afresh if it has none)
+    job_id: str | None = None
+    take_over: bool = False
+    leader_epoch: int = 0  # the epoch this driver leads the job by (0: no high availability)
     spark: Any = None  # the SparkSession given to set_spark_session, if one was
 
     def reach(self) -> list[Transformation]:

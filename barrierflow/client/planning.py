@@ -51,7 +51,8 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
     # 1. graphs
     batch = pipeline.is_batch()
     graph = build_execution_graph(build_job_graph(pipeline.stream_graph()))
-    job_id = pipeline.resume_job_id or uuid.uuid4().hex
+    job_id = pipeline.resume_job_id or pipeline.job_id or uuid.uuid4().hex
+    resume = pipeline.resume_job_id is not None or pipeline.take_over
     # 2. checkpointing
     cc = pipeline.checkpointing
     checkpointing = cc.enabled and not batch
@@ -72,13 +73,13 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
     # 4. the job's directory; also without checkpointing: the command line finds the job there
     storage_uri = job_root_uri(storage, job_id) if storage else None
     if storage_uri is not None:
-        _check_job_directory(storage_uri, None if pipeline.resume_job_id else pipeline.restore_path)
+        _check_job_directory(storage_uri, None if resume else pipeline.restore_path)
     if checkpointing:
         cc.check_unaligned()
     # 5. the snapshot to restore
     restore_path = pipeline.restore_path
     restore_from = restore_root = None
-    if pipeline.resume_job_id and storage_uri:
+    if resume and storage_uri:
         restore_path, restore_from, restore_root = started_from(storage_uri)
     elif restore_path:
         restore_from, restore_root = read_restore_point(restore_path)
@@ -96,7 +97,7 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         restore_root_uri=restore_root,
         restore_path=restore_path,
         retain_on_cancel=cc.retain_on_cancel,
-        resume=pipeline.resume_job_id is not None,
+        resume=resume,
         claim_restored=pipeline.claim_restored,
         allow_non_restored_state=pipeline.allow_non_restored_state,
         savepoint_dir=cc.savepoint_dir,
@@ -158,6 +159,7 @@ def state_backend_config(pipeline: Pipeline) -> StateBackendConfig:
         incremental=incremental,
         local_recovery=conf.get("execution.state-recovery.from-local"),
         options=tuple({**configured, **dict(declared.options)}.items()),
+        leader_epoch=pipeline.leader_epoch,
     )
 
 

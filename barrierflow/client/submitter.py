@@ -9,9 +9,12 @@ executor's (Spark).
 
 from __future__ import annotations
 
+import dataclasses
+
 from barrierflow.client.dry_run import DryRunFinished, dry_run_report
 from barrierflow.client.executor import JobExecutor
-from barrierflow.client.job_checks import check_connectors, check_restore
+from barrierflow.client.ha.job_leadership import JobLeadership, ha_settings, lead
+from barrierflow.client.job_checks import check_connectors, check_restore, check_resumed_state
 from barrierflow.client.pipeline import Pipeline
 from barrierflow.client.planning import plan_job
 from barrierflow.client.spark_executor import SparkExecutor
@@ -31,17 +34,36 @@ class JobSubmitter:
         """The JobMaster of ``pipeline``'s job, ready to run. Its steps, in order:
 
         1. the context's options over the program's;
-        2. the plan (``plan_job``: graphs, storage, the snapshot to restore);
-        3. the restored state checked against the job; a dry run ends here
-           (``DryRunFinished``, with its report);
-        4. the connectors' checks;
-        5. the executor's JobMaster, shown to the context's hook.
+        2. with high availability, leadership of the cluster id (``client/ha/``): as a
+           standby, this waits; then the job is the cluster id's job, taken over;
+        3. the plan (``plan_job``: graphs, storage, the snapshot to restore);
+        4. the restored state checked against the job (and, for a job taken over, its latest
+           checkpoint); a dry run ends here (``DryRunFinished``, with its report);
+        5. the connectors' checks;
+        6. the executor's JobMaster, shown to the context's hook.
         """
         pipeline = self.context.over(pipeline)
+        settings = ha_settings(pipeline.configuration, pipeline.job_name)
+        if settings is None or self.context.dry_run:
+            return self._submitted(pipeline, None)
+        pipeline, leadership = lead(pipeline, settings)
+        try:
+            return self._submitted(pipeline, leadership)
+        except BaseException:
+            leadership.abandon()
+            raise
+
+    def _submitted(self, pipeline: Pipeline, leadership: JobLeadership | None) -> JobMaster:
         plan = plan_job(pipeline)
+        if leadership is not None:
+            plan = dataclasses.replace(
+                plan, leadership=leadership, first_checkpoint_id=leadership.first_checkpoint_id
+            )
         mapping = check_restore(plan, pipeline.restore_path, self.context.dry_run)
         if self.context.dry_run:
             raise DryRunFinished(*dry_run_report(plan, mapping, pipeline.restore_path))
+        if plan.resume:
+            check_resumed_state(plan)
         check_connectors(pipeline)
         job_master = self._executor(pipeline).job_master(plan)
         if self.context.on_job_master is not None:

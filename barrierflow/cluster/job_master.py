@@ -16,6 +16,13 @@ line), and the ``CheckpointCoordinator``. The JobMaster wires them and runs the 
   4. when the job failed for good (or refused to restart), have its sinks settle what they left
      prepared (``sink_job_end``): no attempt will come to do it.
 
+Under high availability (``plan.leadership``, ``client/ha/``) the JobMaster acts only while it
+leads: every storage write and deletion is fenced, and so is the notification that lets sinks
+commit. When its leadership ends (a newer epoch took over, or its lease ran out while it was
+paused or cut off), it stops its attempt's Spark stage and raises ``LeadershipLostError``,
+doing nothing of what a job's end does (no settling of sinks, no deletion, no history): the new
+leader goes on with the job.
+
 The REST API, web UI and metrics (``cluster/rest``) read the job through ``status_view``, which
 this JobMaster and its checkpoint coordinator feed (docs/adr/0010-rest-api-and-metrics.md).
 
@@ -28,22 +35,20 @@ thread) and the address file.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.fsck import references
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
-from barrierflow.cluster.attempt import Attempt, AttemptFailure
+from barrierflow.cluster.attempt import Attempt
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
 from barrierflow.cluster.control_channel import ControlChannel
+from barrierflow.cluster.corrupt_restore import judge_corrupt_restore
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
@@ -65,9 +70,10 @@ from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointFailuresExceeded,
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
+from barrierflow.coordination.leadership import FencedStorageIo, JobEnd, refuse_a_later_epoch
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
-from barrierflow.errors import CorruptCheckpointError
+from barrierflow.errors import LeadershipLostError
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir
 
@@ -97,8 +103,19 @@ class JobMaster:
         self._operator_coordinators = OperatorCoordinatorHost(
             plan.graph.job_graph, self._channel, self._fail_attempt
         )
-        # Storage work of the coordinator runs off this thread, which keeps the heartbeats.
+        # Storage work of the coordinator runs off this thread, which keeps the heartbeats;
+        # each piece only while this JobMaster leads (always, without high availability).
+        self._leadership = plan.leadership
+        self._lost: LeadershipLostError | None = None
+        if self._leadership.cluster_id is not None:
+            self.status_view.leader_elected(
+                self._leadership.cluster_id,
+                self._leadership.epoch,
+                self._leadership.leading_since_ms,
+            )
         self._storage_io = StorageIoThread(self._post_storage_done)
+        self._fenced_io = FencedStorageIo(self._storage_io, self._leadership)
+        first_id = plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1
         self._coordinator = CheckpointCoordinator(
             plan.job_id,
             plan.graph.job_graph,
@@ -106,11 +123,12 @@ class JobMaster:
             plan.coordinator_config,
             self._channel,
             FileSystemSavepointStorage(),
-            first_checkpoint_id=plan.restore_from.checkpoint_id + 1 if plan.restore_from else 1,
+            first_checkpoint_id=max(first_id, plan.first_checkpoint_id),
             claimed=claimed,
             stats_listener=self.status_view,
-            storage_io=self._storage_io,
+            storage_io=self._fenced_io,
             operator_coordinators=self._operator_coordinators,
+            leadership=self._leadership,
         )
         self._supervisor = AttemptSupervisor(
             plan,
@@ -153,9 +171,17 @@ class JobMaster:
 
     def _take_over(self) -> None:
         """Becomes the JobMaster of a job whose previous one died: refuses while that one
-        still answers, and when the job left no checkpoint to resume from."""
-        refuse_if_still_running(self._storage, self.plan.job_id)
+        still answers (without high availability: with it, the lease says who leads), and when
+        the job left no checkpoint to resume from (with high availability, it starts afresh)."""
+        if not self._leadership.epoch:
+            refuse_if_still_running(self._storage, self.plan.job_id)
         if not self._coordinator.take_over():
+            if self._leadership.epoch and self.plan.restore_from is None:
+                log.info(
+                    "Job %s has no checkpoint yet: it starts from the beginning",
+                    self.plan.job_id,
+                )
+                return
             if self.plan.restore_from is not None:
                 # killed before its first checkpoint: what it started from is still the way back
                 log.warning(
@@ -193,7 +219,9 @@ class JobMaster:
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
         number = 0
+        end: tuple[JobEnd, str | None] | None = None
         try:
+            self._leadership.start(self._leadership_lost)
             self._endpoints.open(self.status_view, self)
             self._create_operator_coordinators()
             while True:
@@ -207,6 +235,7 @@ class JobMaster:
                 if attempt.failure is None and not self._canceled:
                     self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
+                    end = (JobEnd.FINISHED, None)
                     return self._result(number, started)
                 self._supervisor.recovery_times.attempt_failed(time.time())
                 delay = self._end_attempt(attempt)
@@ -219,21 +248,49 @@ class JobMaster:
                     number,
                 )
                 self._supervisor.wait(delay)
-        except JobExecutionError:
+        except LeadershipLostError as e:
+            self._suspend(e)
+            raise
+        except JobCanceledError:
+            end = (JobEnd.CANCELED, None)
+            raise
+        except JobExecutionError as e:
             self.status = JobStatus.FAILED
             if number > 0:  # before its first attempt, the job prepared nothing
                 self._settle_sinks()
+            end = (JobEnd.FAILED, str(e).split("\n\nTask traceback:")[0])
             raise
         finally:
             self._endpoints.close_rest()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
             self._operator_coordinators.close()
-            self._settle_storage("The job's end")
-            self._endpoints.withdraw_address()
+            if self._lost is None:
+                self._settle_storage("The job's end")
+                self._endpoints.withdraw_address()
+                if end is not None:
+                    self._leadership.job_ended(*end)
             if self.plan.slot_bind_host == "127.0.0.1":  # local master: the slots' disk is ours
                 local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
                 shutil.rmtree(local, ignore_errors=True)
             self._close()
+
+    def _leadership_lost(self, error: LeadershipLostError) -> None:
+        """From the lease's thread: the JobMaster's thread raises ``error`` at its next mail."""
+
+        def lost() -> None:
+            raise error
+
+        self._channel.mailbox.put(lost)
+
+    def _suspend(self, error: LeadershipLostError) -> None:
+        """Leadership ended: the attempt's Spark stage stops, and nothing of a job's end is
+        done; another JobMaster leads the job now (Flink's SUSPENDED)."""
+        self._lost = error
+        self.status = JobStatus.SUSPENDED
+        log.error("Job %s (%s): %s", self.plan.job_name, self.plan.job_id, error)
+        attempt = self._supervisor.current
+        if attempt is not None:
+            self._supervisor.stop(attempt, job_ended=False)
 
     def _settle_sinks(self) -> None:
         """The job failed for good: no attempt will come to clean up what its sinks left
@@ -268,7 +325,13 @@ class JobMaster:
         # Decided before stopping: the slots remove their local state if the job ends.
         delay = None
         if attempt.failure is not None and attempt.failure.corrupt_checkpoint_file is not None:
-            self._restored_corrupt(attempt, attempt.failure.corrupt_checkpoint_file)
+            judge_corrupt_restore(
+                attempt,
+                attempt.failure.corrupt_checkpoint_file,
+                self._coordinator,
+                self._storage,
+                self.plan.restore_root_uri,
+            )
         failure = attempt.failure
         if not self._canceled and (failure is None or failure.recoverable):
             delay = self.plan.restart_strategy.on_failure(time.monotonic())
@@ -277,7 +340,7 @@ class JobMaster:
         if failure is not None:
             self.status_view.exception_occurred(attempt.number, failure.error, failure.traceback)
             exceptions = self.status_view.snapshot().exceptions  # for `exceptions`
-            self._storage_io.run(lambda e=exceptions: write_exceptions(self._storage, e))
+            self._fenced_io.run(lambda e=exceptions: write_exceptions(self._storage, e))
         self._raise_if_canceled()
         if delay is None:
             self.status = JobStatus.FAILED
@@ -292,57 +355,6 @@ class JobMaster:
                 failure.traceback,
             )
         return delay
-
-    def _restored_corrupt(self, attempt: Attempt, path: str) -> None:
-        """The attempt's restore met a corrupt file: a retained checkpoint of this job is
-        not restored again (the next attempt falls back to an older one); a snapshot given to
-        restore from has no fallback, and no restart would read it better."""
-        restored = attempt.restored_checkpoint
-        if restored is None:
-            return
-        retained = [c for c in self._coordinator.store.all() if c.checkpoint_id == restored]
-        if retained:
-            damage = self._damage(retained[0], path)
-            if damage is None:
-                log.warning(
-                    "Attempt %d reported %s of checkpoint %d unusable, but the file reads back "
-                    "intact: its restore was cut short, not the file damaged; checkpoint %d "
-                    "stays the one to restore",
-                    attempt.number,
-                    path,
-                    restored,
-                    restored,
-                )
-                return
-            self._coordinator.mark_unusable(restored, f"its file {path} is corrupt ({damage})")
-            return
-        attempt.failure = AttemptFailure(
-            f"the snapshot to restore from ({self.plan.restore_root_uri}, checkpoint "
-            f"{restored}) has a corrupt file, {path}: restore from another savepoint or "
-            f"retained checkpoint ({attempt.failure.error})",
-            attempt.failure.traceback,
-            recoverable=False,
-        )
-
-    def _damage(self, metadata: CheckpointMetadata, path: str) -> str | None:
-        """Why ``path``, a file a restore of ``metadata`` reported unusable, is, read back here;
-        None when it reads back intact or the checkpoint does not name it. A restore is told
-        apart from the file: one cut short by a killed process or a closed connection must not
-        spend a good checkpoint, and so the fallbacks ``num-retained`` keeps."""
-        if self._storage is None:
-            return "reported by its restore"  # state in memory: nothing to read back
-        named = [r.handle for r in references("", metadata) if path.endswith("/" + r.handle.path)]
-        if not named:
-            return None
-        try:
-            with tempfile.TemporaryDirectory() as local:  # streamed: a state file may be large
-                self._storage.download_file(named[0], os.path.join(local, "read-back"))
-        except CorruptCheckpointError as e:
-            return e.reason
-        except OSError as e:  # storage unreachable: not a verdict on the file
-            log.warning("Could not read back %s to confirm it is damaged: %s", path, e)
-            return None
-        return None
 
     def _raise_if_canceled(self) -> None:
         if not self._canceled:
@@ -426,6 +438,7 @@ class JobMaster:
                     "refusing to restart from scratch, which would duplicate committed output. "
                     "Raise num-retained to keep fallbacks"
                 )
+            refuse_a_later_epoch(metadata, self._leadership.epoch)
             return metadata, self.plan.task_config.storage_uri
         return self.plan.restore_from, self.plan.restore_root_uri
 

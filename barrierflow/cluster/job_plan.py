@@ -11,6 +11,7 @@ from barrierflow.cluster.job_status import CheckpointSettings
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
+from barrierflow.coordination.leadership import NOT_HIGHLY_AVAILABLE, Leadership
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.runtime.task_descriptor import TaskConfig
 
@@ -37,6 +38,9 @@ class JobPlan:
     slot_bind_host: str | None = "127.0.0.1"  # None: each slot's own host address
     heartbeat_timeout_s: float = 10.0
     rest: RestConfig = NO_REST_SERVER  # the REST API and web UI; none unless asked for
+    # high availability: the lease this JobMaster leads the job by (client/ha/)
+    leadership: Leadership = NOT_HIGHLY_AVAILABLE
+    first_checkpoint_id: int = 1  # ids below it were reserved by earlier leaders
 
     def checkpoint_settings(self) -> CheckpointSettings:
         """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""

@@ -220,6 +220,15 @@ class JobException:
 
 
 @dataclass(frozen=True)
+class LeaderStatus:
+    """Who leads the job under high availability: its cluster id, epoch, and since when."""
+
+    cluster_id: str
+    epoch: int
+    since_ms: int
+
+
+@dataclass(frozen=True)
 class JobStatusSnapshot:
     job_id: str
     job_name: str
@@ -234,6 +243,7 @@ class JobStatusSnapshot:
     checkpoints: CheckpointStatistics
     settings: CheckpointSettings
     exceptions: tuple[JobException, ...]  # newest last
+    leader: LeaderStatus | None = None  # under high availability
 
     @property
     def duration_ms(self) -> int:

@@ -28,6 +28,7 @@ from barrierflow.cluster.job_status import (
     CheckpointStatistics,
     JobException,
     JobStatusSnapshot,
+    LeaderStatus,
     PendingCheckpointStatus,
     RestoredCheckpoint,
     SubtaskStatus,
@@ -82,6 +83,7 @@ class JobStatusView:
             for v in job_graph.vertices
         ]
         self._state = "CREATED"
+        self._leader: LeaderStatus | None = None
         self._start_ms = clock_ms()
         self._end_ms = -1
         self._attempt = 0
@@ -100,6 +102,10 @@ class JobStatusView:
         self._num_restored = 0
 
     # --- fed by the JobMaster -------------------------------------------------------------------
+
+    def leader_elected(self, cluster_id: str, epoch: int, since_ms: int) -> None:
+        with self._lock:
+            self._leader = LeaderStatus(cluster_id, epoch, since_ms)
 
     def job_status_changed(self, state: str) -> None:
         with self._lock:
@@ -242,6 +248,7 @@ class JobStatusView:
                 checkpoints=checkpoints,
                 settings=self._settings,
                 exceptions=tuple(self._exceptions),
+                leader=self._leader,
             )
 
     def _subtask_status(self, key: TaskKey) -> SubtaskStatus:

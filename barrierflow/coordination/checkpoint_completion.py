@@ -38,7 +38,11 @@ class Retention:
 
 
 def build_metadata(
-    job_id: str, graph: JobGraph, pending: PendingCheckpoint, completion_timestamp_ms: int
+    job_id: str,
+    graph: JobGraph,
+    pending: PendingCheckpoint,
+    completion_timestamp_ms: int,
+    leader_epoch: int = 0,
 ) -> CheckpointMetadata:
     """The ``_metadata`` of a fully acknowledged checkpoint or savepoint: one section per
     operator of the job, with its subtasks' states and its coordinator's."""
@@ -72,6 +76,7 @@ def build_metadata(
         stats=[a.stats for a in pending.acknowledged.values()],
         kind=pending.options.kind,
         snapshot_format=pending.options.snapshot_format,
+        leader_epoch=leader_epoch,
     )
 
 

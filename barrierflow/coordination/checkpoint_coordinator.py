@@ -61,6 +61,12 @@ from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.coordination.completion_marker import CompletionMarker
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage, SavepointStorage
+from barrierflow.coordination.leadership import (
+    NOT_HIGHLY_AVAILABLE,
+    CheckpointIds,
+    Leadership,
+    refuse_a_later_epoch,
+)
 from barrierflow.coordination.operator_coordinator_checkpoints import (
     NoOperatorCoordinators,
     OperatorCoordinatorCheckpoints,
@@ -138,10 +144,13 @@ class CheckpointCoordinator:
         stats_listener: CheckpointStatsListener | None = None,
         storage_io: StorageIo | None = None,
         operator_coordinators: OperatorCoordinatorCheckpoints | None = None,
+        leadership: Leadership = NOT_HIGHLY_AVAILABLE,
     ) -> None:
         """``stats_listener``: told of every checkpoint's progress (the REST API's statistics).
         ``storage_io``: where writes and deletes run (default: at once, on this thread).
-        ``operator_coordinators``: the job's, snapshotted with every trigger (default: none)."""
+        ``operator_coordinators``: the job's, snapshotted with every trigger (default: none).
+        ``leadership``: asked before tasks are told a checkpoint completed, and for checkpoint
+        ids (high availability; ``storage_io`` should be fenced by it too)."""
         self._job_id = job_id
         self._graph = job_graph
         self._storage = storage
@@ -168,8 +177,14 @@ class CheckpointCoordinator:
         self._housekeeping = StorageHousekeeping(
             storage, savepoint_storage, io, claimed, config.num_retained
         )
+        self._leadership = leadership
         self._history = CheckpointHistoryRecorder(
-            CheckpointHistory(job_id, job_graph.job_name), storage, io, self._clock, stats_listener
+            CheckpointHistory(job_id, job_graph.job_name),
+            storage,
+            io,
+            self._clock,
+            stats_listener,
+            leadership.epoch,
         )
         self._marker = CompletionMarker(
             self._pending,
@@ -185,7 +200,7 @@ class CheckpointCoordinator:
             self._history,
             self._notify_complete,
         )
-        self._next_id = first_checkpoint_id
+        self._ids = CheckpointIds(first_checkpoint_id, leadership)
         self._tasks: frozenset[TaskKey] = frozenset()
         self._sources: list[TaskKey] = []
         self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
@@ -207,12 +222,13 @@ class CheckpointCoordinator:
         continue after the ones used all the same)."""
         retained = read_retained(self._storage, self._config.num_retained)
         for metadata in retained:
+            refuse_a_later_epoch(metadata, self._leadership.epoch)
             self.store.add(metadata)
         self.registry = SharedStateRegistry.rebuild(
             (m.checkpoint_id, m.shared_paths()) for m in retained
         )
         self._history.take_over()
-        self._next_id = first_unused_id(self._storage, self.history, self._next_id)
+        self._ids.continue_after(first_unused_id(self._storage, self.history, self._ids.next) - 1)
         if not retained:
             return False
         log.info(
@@ -296,8 +312,7 @@ class CheckpointCoordinator:
         thread: what a coordinator sent a source before its snapshot reaches that source
         before the trigger (docs/adr/0013-operator-coordinators.md). A coordinator that raises
         (``OperatorCoordinatorFailed``, raised on) leaves nothing pending or triggered."""
-        cid = self._next_id
-        self._next_id += 1  # even when a coordinator fails: no coordinator sees an id twice
+        cid = self._ids.take()  # even when a coordinator fails: no coordinator sees an id twice
         coordinator_states = self._operator_coordinators.snapshot(cid)
         barrier = CheckpointBarrier(cid, self._clock.wall_ms(), request.options)
         pending = PendingCheckpoint(
@@ -365,7 +380,9 @@ class CheckpointCoordinator:
           6. notify every task and operator coordinator: 2PC sinks commit now.
 
         What steps 1, 3 and 4 ask of the registry and the store: ``checkpoint_completion.py``."""
-        metadata = build_metadata(self._job_id, self._graph, pending, self._clock.wall_ms())
+        metadata = build_metadata(
+            self._job_id, self._graph, pending, self._clock.wall_ms(), self._leadership.epoch
+        )
         if pending.options.is_savepoint:
             self._savepoints.complete(pending, metadata)
             return
@@ -422,6 +439,8 @@ class CheckpointCoordinator:
         self._notify_complete(cid)
 
     def _notify_complete(self, checkpoint_id: int) -> None:
+        """Sinks commit when they hear this: only a leader may say it."""
+        self._leadership.check(f"tell the tasks that checkpoint {checkpoint_id} completed")
         for task in self._tasks:
             self._gateway.notify_checkpoint_complete(task, checkpoint_id)
         self._operator_coordinators.checkpoint_complete(checkpoint_id)

@@ -30,9 +30,12 @@ class CheckpointHistoryRecorder:
         io: StorageIo,
         clock: Clock,
         listener: CheckpointStatsListener | None,
+        leader_epoch: int = 0,
     ) -> None:
-        """``history``: where records go, until ``take_over`` finds the job's own."""
+        """``history``: where records go, until ``take_over`` finds the job's own.
+        ``leader_epoch``: recorded with each checkpoint (high availability)."""
         self.history = history
+        self._leader_epoch = leader_epoch
         self._storage = storage
         self._io = io
         self._clock = clock
@@ -53,7 +56,9 @@ class CheckpointHistoryRecorder:
     ) -> CheckpointRecord:
         """Records that ``pending`` ended (``reason``: why it failed) ``duration_ms`` after it
         was triggered; returns the record."""
-        record = _record_of(pending, status, self._clock.wall_ms(), duration_ms, reason)
+        record = _record_of(
+            pending, status, self._clock.wall_ms(), duration_ms, reason, self._leader_epoch
+        )
         self.history.add(record)
         if self._listener is not None:
             self._listener.checkpoint_recorded(record)
@@ -77,6 +82,7 @@ def _record_of(
     end_timestamp_ms: int,
     duration_ms: float,
     reason: str | None,
+    leader_epoch: int,
 ) -> CheckpointRecord:
     acks = list(pending.acknowledged.values())
     states = pending.acknowledged_states()
@@ -99,4 +105,5 @@ def _record_of(
         unaligned=any(a.stats.unaligned for a in acks),
         persisted_data=sum(a.stats.persisted_data for a in acks),
         processed_data=sum(a.stats.processed_data for a in acks),
+        leader_epoch=leader_epoch,
     )

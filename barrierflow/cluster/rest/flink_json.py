@@ -150,6 +150,14 @@ def job_details(job: JobStatusSnapshot) -> JSON:
         "vertices": vertices,
         "status-counts": {s: n for s, n in _task_counts(job.vertices).items() if s != "total"},
         "plan": _plan(job),
+        # barrierflow's: who leads the job under high availability (null without it)
+        "high-availability": None
+        if job.leader is None
+        else {
+            "cluster-id": job.leader.cluster_id,
+            "leader-epoch": job.leader.epoch,
+            "leader-since": job.leader.since_ms,
+        },
     }
 
 

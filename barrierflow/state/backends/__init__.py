@@ -29,8 +29,10 @@ def local_state_name(operator_uid: str, subtask: int) -> str:
 
 
 def local_job_dir(config: StateBackendConfig, job_id: str) -> str:
-    """Where the subtasks of ``job_id`` on this machine keep local state."""
-    return os.path.join(config.local_root or tempfile.gettempdir(), "barrierflow", job_id)
+    """Where the subtasks of ``job_id`` on this machine keep local state (those of one leader
+    epoch, under high availability)."""
+    name = f"{job_id}-e{config.leader_epoch}" if config.leader_epoch else job_id
+    return os.path.join(config.local_root or tempfile.gettempdir(), "barrierflow", name)
 
 
 def local_subtask_dir(config: StateBackendConfig, job_id: str, name: str, attempt: int) -> str:

@@ -42,6 +42,9 @@ class StateBackendConfig:
     local_recovery: bool = False  # execution.state-recovery.from-local
     # the kind's own options, parsed: (key, value); absent keys take the option's default
     options: tuple[tuple[str, Any], ...] = ()
+    # under high availability, the epoch of the JobMaster that runs the subtasks: its local
+    # state is apart from a paused older leader's, whose subtasks may still run on this machine
+    leader_epoch: int = 0
 
     @property
     def keeps_local_state(self) -> bool:

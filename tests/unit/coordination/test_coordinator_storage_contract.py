@@ -23,9 +23,11 @@ class FileSystem:
 
     def corrupt_metadata(self, checkpoint_id: int) -> None:
         path = self.storage.absolute(layout.metadata_path(checkpoint_id))
-        with open(path, "r+b") as f:
+        with open(path, "r+b") as f:  # the last byte flipped: whatever it was, it changes
             f.seek(-1, 2)
-            f.write(b"\x00")
+            last = f.read(1)[0]
+            f.seek(-1, 2)
+            f.write(bytes([last ^ 0xFF]))
 
 
 class InMemory:
@@ -37,7 +39,8 @@ class InMemory:
 
     def corrupt_metadata(self, checkpoint_id: int) -> None:
         path = layout.metadata_path(checkpoint_id)
-        self.storage.files[path] = self.storage.files[path][:-1] + b"\x00"
+        data = self.storage.files[path]
+        self.storage.files[path] = data[:-1] + bytes([data[-1] ^ 0xFF])
 
 
 @pytest.fixture(params=[FileSystem, InMemory], ids=["file system", "in memory"])

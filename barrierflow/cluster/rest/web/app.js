@@ -103,6 +103,12 @@ function renderHeader(job) {
   document.getElementById("records-in").textContent = rate(inRate);
   document.getElementById("records-out").textContent = rate(outRate);
   document.getElementById("job-restarts").textContent = Math.max(0, (job.attempt || 1) - 1);
+  const ha = job["high-availability"];
+  document.getElementById("job-leader").hidden = !ha;
+  if (ha) {
+    document.getElementById("job-leader-epoch").textContent =
+      `epoch ${ha["leader-epoch"]} of ${ha["cluster-id"]}, since ${time(ha["leader-since"])}`;
+  }
 }
 
 // --- overview: the job graph -----------------------------------------------------------------
