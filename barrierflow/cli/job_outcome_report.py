@@ -22,7 +22,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-import barrierflow
 from barrierflow.client.ha.job_leadership import JobEndedError
 from barrierflow.client.ha.records import JobState
 from barrierflow.cluster.job_outcome import JobCanceledError, JobExecutionError
@@ -33,7 +32,7 @@ EXIT_USAGE = 2
 EXIT_CANCELED = 3
 EXIT_LEADERSHIP_LOST = 4
 
-_OURS = os.path.dirname(os.path.abspath(barrierflow.__file__))
+_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the barrierflow package
 _CHAINED = "\nThe above exception was the direct cause of the following exception:\n"
 
 

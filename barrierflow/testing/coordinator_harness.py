@@ -15,6 +15,7 @@ from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import CheckpointCoordinator, CoordinatorConfig
 from barrierflow.coordination.coordinator_storage import CoordinatorStorage
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
+from barrierflow.coordination.leadership import NOT_HIGHLY_AVAILABLE, Leadership
 from barrierflow.coordination.operator_coordinator_checkpoints import (
     OperatorCoordinatorCheckpoints,
 )
@@ -110,6 +111,7 @@ class CoordinatorHarness:
         claimed: ClaimedSnapshot | None = None,
         storage_io: StorageIo | None = None,
         operator_coordinators: OperatorCoordinatorCheckpoints | None = None,
+        leadership: Leadership = NOT_HIGHLY_AVAILABLE,
     ) -> None:
         self.graph = graph
         self.clock = ManualClock()
@@ -131,6 +133,7 @@ class CoordinatorHarness:
             claimed=claimed,
             storage_io=storage_io,
             operator_coordinators=operator_coordinators,
+            leadership=leadership,
         )
         self.start_attempt()
 

@@ -116,6 +116,16 @@ def test_job_details_has_vertices_with_metrics_and_the_plan_with_its_edges(api, 
     ]
 
 
+def test_job_details_say_who_leads_under_high_availability(api, view):
+    assert get(api, "/jobs/job-1")["high-availability"] is None
+    view.leader_elected("odd-even", 3, 1_700_000_000_000)
+    assert get(api, "/jobs/job-1")["high-availability"] == {
+        "cluster-id": "odd-even",
+        "leader-epoch": 3,
+        "leader-since": 1_700_000_000_000,
+    }
+
+
 def test_checkpoints_has_counts_summary_latest_and_history_newest_first(api, view):
     with_two_checkpoints(view)
     cps = get(api, "/jobs/job-1/checkpoints")
