@@ -34,10 +34,11 @@ from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.graph.execution_graph import OutputPlan
 from barrierflow.graph.transformation import Partitioning, TransformationKind
 from barrierflow.protocol.buffer_codec import decode_buffer
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operator_chain import OperatorChain
 from barrierflow.runtime.task_descriptor import TaskDescriptor
-from barrierflow.state.key_groups import KeyGroupCache, key_group_range_for_subtask
+from barrierflow.state.key_groups import KeyGroupCache
 
 
 class _Share(enum.Enum):

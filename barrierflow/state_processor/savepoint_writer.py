@@ -33,13 +33,13 @@ from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
 from barrierflow.datastream.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
-from barrierflow.state.backends import StateBackendConfig
-from barrierflow.state.key_groups import (
+from barrierflow.protocol.key_group_range import (
     DEFAULT_MAX_PARALLELISM,
     UPPER_BOUND_MAX_PARALLELISM,
-    assign_to_key_group,
     subtask_for_key_group,
 )
+from barrierflow.state.backends import StateBackendConfig
+from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state.state_schema import type_text
 from barrierflow.state_processor.bootstrap import (
     BootstrapTransformation,

@@ -51,6 +51,7 @@ from barrierflow.protocol.frames import (
     encode_barrier,
     header,
 )
+from barrierflow.protocol.key_group_range import DEFAULT_MAX_PARALLELISM
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_factory import create_operator
@@ -62,7 +63,6 @@ from barrierflow.runtime.operators import (
 from barrierflow.runtime.task import StreamTask
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.state.backends import StateBackendConfig
-from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM
 from barrierflow.testing.in_memory_network import InMemorySocket, InMemoryTaskNetwork
 from barrierflow.testing.local_coordinator_host import LocalCoordinatorHost
 

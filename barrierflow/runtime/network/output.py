@@ -34,9 +34,10 @@ from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
+from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
+from barrierflow.state.key_groups import KeyGroupCache
 
 
 class ConsumerGoneError(Exception):
