@@ -40,6 +40,7 @@ from barrierflow.datastream.functions.one_input import (
     SinkFunction,
 )
 from barrierflow.datastream.output_tag import OutputTag
+from barrierflow.declared_types.java_strings import printer
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.transformation import (
@@ -49,7 +50,6 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
-from barrierflow.java_strings import printer
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 

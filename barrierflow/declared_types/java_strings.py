@@ -20,7 +20,7 @@ from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.common.types import Row
-from barrierflow.type_conversion import float32
+from barrierflow.declared_types.conversion import float32
 
 Printer = Callable[[Any], str]
 
