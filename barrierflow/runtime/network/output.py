@@ -340,10 +340,10 @@ class ResultPartition:
             raise self._routing_failed(record, e) from e
         self._flush_full()
 
-    def _routing_failed(self, record: Any, e: Exception) -> RecordRoutingError:
+    def _routing_failed(self, record: Any, error: Exception) -> RecordRoutingError:
         return RecordRoutingError(
             f"partitioning before {self._describe} failed on record {record!r:.200}: "
-            f"{type(e).__name__}: {e}"
+            f"{type(error).__name__}: {error}"
         )
 
     def _route_by_key_group(self, records: list[Any], timestamps: list[int] | None) -> None:
@@ -377,13 +377,13 @@ class ResultPartition:
 
     # --- buffers and events ----------------------------------------------------------------
 
-    def _flush_channel(self, i: int) -> None:
-        pending = self._pending[i]
+    def _flush_channel(self, channel: int) -> None:
+        pending = self._pending[channel]
         if self._pending_ts is None:
-            self.channels[i].send_buffer(self._encode(RecordBatch(pending)))
+            self.channels[channel].send_buffer(self._encode(RecordBatch(pending)))
         else:
-            timestamps = self._pending_ts[i]
-            self.channels[i].send_buffer(self._encode(RecordBatch(pending, timestamps)))
+            timestamps = self._pending_ts[channel]
+            self.channels[channel].send_buffer(self._encode(RecordBatch(pending, timestamps)))
             timestamps.clear()
         pending.clear()
 
