@@ -61,8 +61,8 @@ def verify(metadata_path: str | None, events: int, keys: int) -> None:
     """Restores the final checkpoint's keyed state into one backend and checks the counts."""
     from barrierflow.checkpoint.state_streams import StorageRestoreStreams
     from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+    from barrierflow.protocol.key_group_range import KeyGroupRange
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-    from barrierflow.state.key_groups import KeyGroupRange
 
     if metadata_path is None:
         raise SystemExit("--verify needs checkpointing")

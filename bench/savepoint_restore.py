@@ -24,10 +24,10 @@ import time
 
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupRange, key_group_range_for_subtask
 
 
 def snapshot(root: str, keys: int, max_parallelism: int) -> list:

@@ -146,9 +146,9 @@ def migrate_phase(values: int) -> None:
         CheckpointOptions,
         SnapshotFormat,
     )
+    from barrierflow.protocol.key_group_range import KeyGroupRange
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
     from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-    from barrierflow.state.key_groups import KeyGroupRange
 
     v1 = Types.ROW_NAMED(["id", "name", "visits"], [Types.INT(), Types.STRING(), Types.INT()])
     v2 = Types.ROW_NAMED(["visits", "id", "country"], [Types.LONG(), Types.INT(), Types.STRING()])

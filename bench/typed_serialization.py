@@ -19,7 +19,7 @@ import statistics
 import time
 
 from barrierflow.common import Types
-from barrierflow.msgpack_types import signature
+from barrierflow.declared_types.msgpack_types import signature
 from barrierflow.protocol.buffer_codec import BufferEncoder, decode_buffer
 from barrierflow.state.value_codec import ValueCodec
 

@@ -16,9 +16,9 @@ import json
 import timeit
 
 from barrierflow.common import Types
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.descriptors import ValueStateDescriptor
-from barrierflow.state.key_groups import KeyGroupRange
 from barrierflow.state.keyed_state_store import KeyedStateStore
 
 PAIRS, NUMBER, REPEAT = 1_000, 200, 7

@@ -143,29 +143,38 @@ class CheckpointConfig:
     def get_min_pause_between_checkpoints(self) -> int:
         return self.min_pause_ms
 
-    def set_max_concurrent_checkpoints(self, n: int) -> CheckpointConfig:
+    def set_max_concurrent_checkpoints(self, max_concurrent_checkpoints: int) -> CheckpointConfig:
         _require(
-            isinstance(n, int) and n >= 1, f"max concurrent checkpoints must be >= 1, got {n!r}"
+            isinstance(max_concurrent_checkpoints, int) and max_concurrent_checkpoints >= 1,
+            f"max concurrent checkpoints must be >= 1, got {max_concurrent_checkpoints!r}",
         )
-        self.max_concurrent = n
+        self.max_concurrent = max_concurrent_checkpoints
         return self
 
     def get_max_concurrent_checkpoints(self) -> int:
         return self.max_concurrent
 
-    def set_tolerable_checkpoint_failure_number(self, n: int) -> CheckpointConfig:
+    def set_tolerable_checkpoint_failure_number(
+        self, tolerable_checkpoint_failure_number: int
+    ) -> CheckpointConfig:
         _require(
-            isinstance(n, int) and n >= 0, f"tolerable checkpoint failures must be >= 0, got {n!r}"
+            isinstance(tolerable_checkpoint_failure_number, int)
+            and tolerable_checkpoint_failure_number >= 0,
+            "tolerable checkpoint failures must be >= 0, got "
+            f"{tolerable_checkpoint_failure_number!r}",
         )
-        self.tolerable_failures = n
+        self.tolerable_failures = tolerable_checkpoint_failure_number
         return self
 
     def get_tolerable_checkpoint_failure_number(self) -> int:
         return self.tolerable_failures
 
-    def set_num_retained_checkpoints(self, n: int) -> CheckpointConfig:
-        _require(isinstance(n, int) and n >= 1, f"num-retained must be >= 1, got {n!r}")
-        self.num_retained = n
+    def set_num_retained_checkpoints(self, num_retained_checkpoints: int) -> CheckpointConfig:
+        _require(
+            isinstance(num_retained_checkpoints, int) and num_retained_checkpoints >= 1,
+            f"num-retained must be >= 1, got {num_retained_checkpoints!r}",
+        )
+        self.num_retained = num_retained_checkpoints
         return self
 
     def set_data_inline_threshold(self, size_bytes: int) -> CheckpointConfig:

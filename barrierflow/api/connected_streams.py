@@ -41,19 +41,24 @@ def _unkeyed(stream: DataStream) -> tuple[Transformation, Any]:
     return stream.get_transformation(), None
 
 
-def _input(t: Transformation, side: int, env: Any, partitioner: PartitionerSpec | None) -> Any:
-    """Input ``side`` of a two-input operator: ``t`` through ``partitioner`` (None: forward
-    where the parallelism allows, else rebalance).
+def _input(
+    upstream: Transformation, side: int, env: Any, partitioner: PartitionerSpec | None
+) -> Any:
+    """Input ``side`` of a two-input operator: ``upstream`` through ``partitioner`` (None:
+    forward where the parallelism allows, else rebalance).
 
     It is recorded in the program's transformations where the map that tagged each input
     stood when connect unioned its inputs, so that the positions which name the operators
     declared after it without a uid, and with them the state of savepoints taken then, stay
     the same."""
-    t = Transformation(
-        TransformationKind.PARTITION, f"Connect(input {side + 1})", [t], partitioner=partitioner
+    connect_input = Transformation(
+        TransformationKind.PARTITION,
+        f"Connect(input {side + 1})",
+        [upstream],
+        partitioner=partitioner,
     )
-    env._add(t)
-    return t
+    env._add(connect_input)
+    return connect_input
 
 
 def _selector(fn: Any, what: str) -> Any:

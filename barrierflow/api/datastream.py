@@ -40,6 +40,7 @@ from barrierflow.datastream.functions.one_input import (
     SinkFunction,
 )
 from barrierflow.datastream.output_tag import OutputTag
+from barrierflow.declared_types.java_strings import printer
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.transformation import (
@@ -49,7 +50,6 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
-from barrierflow.java_strings import printer
 from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -74,11 +74,11 @@ _KEEPS_TYPE = (
 )
 
 
-def declared_type(t: Transformation) -> TypeInformation | None:
-    """The type a program declared for the records of ``t`` (None: Python objects)."""
-    while t.output_type is None and t.kind in _KEEPS_TYPE:
-        t = t.inputs[0]
-    return t.output_type
+def declared_type(transformation: Transformation) -> TypeInformation | None:
+    """The type a program declared for the records of ``transformation`` (None: Python objects)."""
+    while transformation.output_type is None and transformation.kind in _KEEPS_TYPE:
+        transformation = transformation.inputs[0]
+    return transformation.output_type
 
 
 class DataStream:
@@ -94,14 +94,14 @@ class DataStream:
         PyFlink says PICKLED_BYTE_ARRAY."""
         return declared_type(self._transformation)
 
-    def _derived(self, t: Transformation) -> DataStream:
-        """A stream of this environment made of ``t`` (for the API's other modules)."""
-        return DataStream(self._env, t)
+    def _derived(self, transformation: Transformation) -> DataStream:
+        """A stream of this environment made of ``transformation`` (for the API's other modules)."""
+        return DataStream(self._env, transformation)
 
     def _then(self, kind: TransformationKind, name: str, function: Any = None, **kw) -> DataStream:
-        t = Transformation(kind, name, [self._transformation], function, **kw)
-        self._env._add(t)
-        return DataStream(self._env, t)
+        transformation = Transformation(kind, name, [self._transformation], function, **kw)
+        self._env._add(transformation)
+        return DataStream(self._env, transformation)
 
     # --- operators --------------------------------------------------------------------------
 

@@ -285,8 +285,8 @@ class StreamExecutionEnvironment:
         self._add(source)
         return DataStream(self, source)
 
-    def _add(self, t: Transformation) -> None:
-        self._transformations.append(t)
+    def _add(self, transformation: Transformation) -> None:
+        self._transformations.append(transformation)
 
     def _job(self) -> list[Transformation]:
         """What the next ``execute()`` translates: the program's transformations in the order

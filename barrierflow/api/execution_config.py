@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from barrierflow.client.pipeline import check_max_parallelism, check_parallelism
 from barrierflow.errors import ConfigurationError
-from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM
+from barrierflow.protocol.key_group_range import DEFAULT_MAX_PARALLELISM
 
 if TYPE_CHECKING:
     from barrierflow.api.configuration import Configuration

@@ -16,10 +16,10 @@ from barrierflow.common.typeinfo import checked_type
 from barrierflow.connectors.builtin.collection_source import CollectionSource
 from barrierflow.connectors.source import Source
 from barrierflow.datastream.functions.one_input import SourceFunction
+from barrierflow.declared_types.conversion import IntegerOverflow, value_converter
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.watermark_strategy import WatermarkStrategy
 from barrierflow.graph.transformation import Transformation, TransformationKind
-from barrierflow.type_conversion import IntegerOverflow, value_converter
 
 # from_source's second argument: a strategy, or the source's name (from_source(source, name))
 WatermarkArgument = WatermarkStrategy | str | None

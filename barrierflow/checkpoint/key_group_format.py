@@ -27,7 +27,6 @@ import hashlib
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from barrierflow.checkpoint.key_group_tables import (
     TABLES_FORMAT_VERSION,
@@ -37,9 +36,7 @@ from barrierflow.checkpoint.key_group_tables import (
 )
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
 from barrierflow.errors import CorruptCheckpointError
-
-if TYPE_CHECKING:  # the format reads and writes any range; key groups are the state's concept
-    from barrierflow.state.key_groups import KeyGroupRange
+from barrierflow.protocol.key_group_range import KeyGroupRange
 
 KEY_GROUP_FORMAT_VERSION = 2  # 2: each section is preceded by its BLAKE2b-128 digest
 _READABLE_VERSIONS = (1, 2, TABLES_FORMAT_VERSION)  # 3: checkpoints of the heap backend

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from barrierflow.checkpoint.metadata import KeyGroupsHandle, StreamHandle
 from barrierflow.errors import CorruptCheckpointError
-
-if TYPE_CHECKING:  # the format reads and writes any range; key groups are the state's concept
-    from barrierflow.state.key_groups import KeyGroupRange
+from barrierflow.protocol.key_group_range import KeyGroupRange
 
 TABLES_FORMAT_VERSION = 3
 _PROTOCOL = 5

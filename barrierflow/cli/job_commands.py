@@ -323,13 +323,13 @@ def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
     return CheckpointStorage(uri)
 
 
-def _exception_json(e: JobException) -> dict[str, object]:
+def _exception_json(exception: JobException) -> dict[str, object]:
     return {
-        "timestamp_ms": e.timestamp_ms,
-        "time": time_of(e.timestamp_ms),
-        "attempt": e.attempt,
-        "error": e.error,
-        "traceback": e.traceback,
+        "timestamp_ms": exception.timestamp_ms,
+        "time": time_of(exception.timestamp_ms),
+        "attempt": exception.attempt,
+        "error": exception.error,
+        "traceback": exception.traceback,
     }
 
 

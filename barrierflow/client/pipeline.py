@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.stream_graph import StreamGraph, build_stream_graph
 from barrierflow.graph.transformation import Transformation, TransformationKind
-from barrierflow.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
+from barrierflow.protocol.key_group_range import UPPER_BOUND_MAX_PARALLELISM
 
 if TYPE_CHECKING:
     from barrierflow.cluster.restart_strategy import RestartStrategy

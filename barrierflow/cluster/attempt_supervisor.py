@@ -219,34 +219,36 @@ class AttemptSupervisor:
             except CheckpointFailuresExceeded as e:
                 attempt.fail(str(e))
 
-    def _on_slot_registered(self, attempt: Attempt, m: msg.SlotRegistered) -> None:
+    def _on_slot_registered(self, attempt: Attempt, message: msg.SlotRegistered) -> None:
         # Silence counts from the first heartbeat: before it, the slot may wait for slower
         # slots to start and register.
-        gates = attempt.slot_registered(m.slot, m.host, m.pid, m.gates)
+        gates = attempt.slot_registered(message.slot, message.host, message.pid, message.gates)
         if gates is not None:  # the last slot: every slot may now connect and start
             endpoints = msg.GateEndpoints(attempt.number, gates)
             for slot in attempt.slots:
                 self._channel.send(msg.slot_identity(attempt.number, slot), endpoints)
 
-    def _on_slot_heartbeat(self, attempt: Attempt, m: msg.SlotHeartbeat) -> None:
-        attempt.slot_last_seen[m.slot] = time.monotonic()
-        if m.tasks:
-            self._status_view.subtask_metrics(m.tasks)
-            self.recovery_times.subtasks_sampled(attempt.number, m.tasks)
+    def _on_slot_heartbeat(self, attempt: Attempt, message: msg.SlotHeartbeat) -> None:
+        attempt.slot_last_seen[message.slot] = time.monotonic()
+        if message.tasks:
+            self._status_view.subtask_metrics(message.tasks)
+            self.recovery_times.subtasks_sampled(attempt.number, message.tasks)
 
-    def _on_slot_stopped(self, attempt: Attempt, m: msg.SlotStopped) -> None:
-        attempt.stopped_slots.add(m.slot)
+    def _on_slot_stopped(self, attempt: Attempt, message: msg.SlotStopped) -> None:
+        attempt.stopped_slots.add(message.slot)
 
-    def _on_collected_records(self, attempt: Attempt, m: msg.CollectedRecords) -> None:
-        if m.token == attempt.token:  # else not from this attempt's tasks: never unpickled
-            collected_records.deliver(m)
+    def _on_collected_records(self, attempt: Attempt, message: msg.CollectedRecords) -> None:
+        if message.token == attempt.token:  # else not from this attempt's tasks: never unpickled
+            collected_records.deliver(message)
         else:
-            log.warning("Dropped collected records with a wrong token (%s)", m.collector)
+            log.warning("Dropped collected records with a wrong token (%s)", message.collector)
 
-    def _on_task_running(self, attempt: Attempt, m: msg.TaskRunning) -> None:
-        task = (m.vertex, m.subtask)
+    def _on_task_running(self, attempt: Attempt, message: msg.TaskRunning) -> None:
+        task = (message.vertex, message.subtask)
         now = time.monotonic()
-        all_running = attempt.task_running(task, m.restore_bytes_read, m.restore_ms, now)
+        all_running = attempt.task_running(
+            task, message.restore_bytes_read, message.restore_ms, now
+        )
         self._status_view.task_state_changed(task, TaskState.RUNNING)
         self._operator_coordinators.subtask_running(task)
         if all_running:
@@ -280,16 +282,16 @@ class AttemptSupervisor:
             attempt.restore_bytes_read,
         )
 
-    def _on_end_of_input(self, attempt: Attempt, m: msg.EndOfInput) -> None:
-        attempt.ended_inputs.add((m.vertex, m.subtask))
+    def _on_end_of_input(self, attempt: Attempt, message: msg.EndOfInput) -> None:
+        attempt.ended_inputs.add((message.vertex, message.subtask))
         self._coordinator.source_ended()
         if set(self._plan.graph.source_subtasks) <= attempt.ended_inputs:
             self._coordinator.sources_finished()
             self.checkpoint_due_now()  # the final checkpoint is due at once
 
-    def _on_task_finished(self, attempt: Attempt, m: msg.TaskFinished) -> None:
-        attempt.task_finished((m.vertex, m.subtask), time.monotonic())
-        self._status_view.task_state_changed((m.vertex, m.subtask), TaskState.FINISHED)
+    def _on_task_finished(self, attempt: Attempt, message: msg.TaskFinished) -> None:
+        attempt.task_finished((message.vertex, message.subtask), time.monotonic())
+        self._status_view.task_state_changed((message.vertex, message.subtask), TaskState.FINISHED)
 
     def _on_deployment_done(self, attempt: Attempt, error: BaseException | None) -> None:
         attempt.spark_done = True
@@ -362,19 +364,24 @@ class AttemptSupervisor:
         return silent > self._plan.heartbeat_timeout_s + 1
 
     def _drain_stopping(self, attempt: Attempt) -> None:
-        for _identity, m in self._channel.incoming():
-            handler = self._stopping_handlers.get(type(m))
-            if m.attempt == attempt.number and handler is not None:
-                handler(attempt, m)
+        for _identity, message in self._channel.incoming():
+            handler = self._stopping_handlers.get(type(message))
+            if message.attempt == attempt.number and handler is not None:
+                handler(attempt, message)
 
-    def _on_slot_heartbeat_while_stopping(self, attempt: Attempt, m: msg.SlotHeartbeat) -> None:
-        attempt.slot_last_seen[m.slot] = time.monotonic()
+    def _on_slot_heartbeat_while_stopping(
+        self, attempt: Attempt, message: msg.SlotHeartbeat
+    ) -> None:
+        attempt.slot_last_seen[message.slot] = time.monotonic()
 
-    def _on_slot_registered_while_stopping(self, attempt: Attempt, m: msg.SlotRegistered) -> None:
-        attempt.slots[m.slot] = (m.host, m.pid)
-        attempt.slot_last_seen[m.slot] = time.monotonic()
+    def _on_slot_registered_while_stopping(
+        self, attempt: Attempt, message: msg.SlotRegistered
+    ) -> None:
+        attempt.slots[message.slot] = (message.host, message.pid)
+        attempt.slot_last_seen[message.slot] = time.monotonic()
         self._channel.send(
-            msg.slot_identity(m.attempt, m.slot), msg.CancelAttempt(m.attempt, "stopping")
+            msg.slot_identity(message.attempt, message.slot),
+            msg.CancelAttempt(message.attempt, "stopping"),
         )
 
     def wait(self, delay_s: float) -> None:

@@ -131,12 +131,12 @@ class JobEndpoints:
         }
         self._storage.write_small_file(layout.JOBMASTER_ADDRESS_FILE, json.dumps(address).encode())
 
-    def _on_ping(self, identity: bytes, m: msg.PingJob) -> None:
-        if m.job_id == self._plan.job_id:
-            self._channel.send(identity, msg.PingJobReply(0, m.job_id))
+    def _on_ping(self, identity: bytes, message: msg.PingJob) -> None:
+        if message.job_id == self._plan.job_id:
+            self._channel.send(identity, msg.PingJobReply(0, message.job_id))
 
-    def _on_cancel_request(self, identity: bytes, m: msg.CancelJob) -> None:
-        ok = self.authorized(m.job_id, m.secret)
+    def _on_cancel_request(self, identity: bytes, message: msg.CancelJob) -> None:
+        ok = self.authorized(message.job_id, message.secret)
         reply = msg.CancelJobReply(0, ok, "" if ok else "wrong job id or secret")
         self._channel.send(identity, reply)
         if ok:

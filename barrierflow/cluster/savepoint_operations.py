@@ -79,15 +79,17 @@ class SavepointOperations:
             reply(SavepointResult(None, error=f"job {self._plan.job_id} is not running"))
         return future
 
-    def _on_request(self, identity: bytes, m: msg.TriggerSavepoint) -> None:
+    def _on_request(self, identity: bytes, message: msg.TriggerSavepoint) -> None:
         def reply(result: SavepointResult) -> None:
             self._channel.send(identity, msg.SavepointReply(0, result.path, result.error))
 
-        if not self._authorized(m.job_id, m.secret):
+        if not self._authorized(message.job_id, message.secret):
             reply(SavepointResult(None, error="wrong job id or secret"))
             return
         log.info("Job %s: savepoint requested from the command line", self._plan.job_id)
-        self._request(m.target_dir or None, m.snapshot_format, m.stop, m.drain, reply)
+        self._request(
+            message.target_dir or None, message.snapshot_format, message.stop, message.drain, reply
+        )
 
     def _request(
         self,

@@ -2,9 +2,9 @@
 PyFlink program passes one (``output_type=``, ``key_type=``, ``type_info=``, state descriptors).
 
 A declared output type converts an operator's results as PyFlink converts them
-(``type_conversion.py``: FLOAT is 32-bit, a ROW is a ``Row``) and makes ``print()`` write
-them as PyFlink's Java sink does (``java_strings.py``); with no type, values stay the Python
-objects they are. Performs no I/O.
+(``declared_types/conversion.py``: FLOAT is 32-bit, a ROW is a ``Row``) and makes ``print()``
+write them as PyFlink's Java sink does (``declared_types/java_strings.py``); with no type,
+values stay the Python objects they are. Performs no I/O.
 """
 
 from __future__ import annotations

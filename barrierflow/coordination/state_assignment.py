@@ -15,7 +15,7 @@ from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.coordination.state_mapping import map_state
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph, SubtaskId
-from barrierflow.state.key_groups import KeyGroupRange, key_group_range_for_subtask
+from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
 
 
 def assign_state(

@@ -77,33 +77,35 @@ def build_stream_graph(
     nodes: dict[int, StreamNode] = {}
     order: list[StreamNode] = []
 
-    def node_for(t: Transformation) -> StreamNode:
-        if t.id in nodes:
-            return nodes[t.id]
-        parallelism = t.parallelism or default_parallelism
+    def node_for(transformation: Transformation) -> StreamNode:
+        if transformation.id in nodes:
+            return nodes[transformation.id]
+        parallelism = transformation.parallelism or default_parallelism
         if parallelism > max_parallelism:
             raise ConfigurationError(
-                f"operator {t.uid or t.name!r} has parallelism {parallelism}, above the max "
-                f"parallelism {max_parallelism}; lower it or raise set_max_parallelism()"
+                f"operator {transformation.uid or transformation.name!r} has parallelism "
+                f"{parallelism}, above the max parallelism {max_parallelism}; lower it or raise "
+                "set_max_parallelism()"
             )
         # Without uid(), an operator is named by its position in the program, which is stable
         # across runs of the same program (needed to restore its state).
-        position = transformations.index(t)
+        position = transformations.index(transformation)
+        function = transformation.function
         node = StreamNode(
-            t.id,
-            t.kind,
-            t.name,
-            t.uid or f"{t.kind.uid_prefix}-{position}",
+            transformation.id,
+            transformation.kind,
+            transformation.name,
+            transformation.uid or f"{transformation.kind.uid_prefix}-{position}",
             parallelism,
-            t.function.for_batch() if batch and hasattr(t.function, "for_batch") else t.function,
-            t.key_selector,
-            key_type=t.key_type,
-            output_type=t.output_type,
-            chaining=t.chaining,
-            key_selector2=t.key_selector2,
+            function.for_batch() if batch and hasattr(function, "for_batch") else function,
+            transformation.key_selector,
+            key_type=transformation.key_type,
+            output_type=transformation.output_type,
+            chaining=transformation.chaining,
+            key_selector2=transformation.key_selector2,
         )
-        nodes[t.id] = node
-        for upstream, partitioner, input_index in _inputs(t):
+        nodes[transformation.id] = node
+        for upstream, partitioner, input_index in _inputs(transformation):
             source = _after_source_timestamps(node_for(upstream), upstream, order)
             partitioner = _default_partitioner(partitioner, source, node)
             edge = StreamEdge(source, node, partitioner, input_index)
@@ -130,12 +132,12 @@ def build_stream_graph(
 
 
 def _after_source_timestamps(
-    node: StreamNode, t: Transformation, order: list[StreamNode]
+    node: StreamNode, transformation: Transformation, order: list[StreamNode]
 ) -> StreamNode:
     """A source given a watermark strategy (``from_source(source, strategy, name)``) is
     followed by the operator that assigns timestamps and generates watermarks, chained to it;
     its consumers read from that operator."""
-    if t.watermark_strategy is None:
+    if transformation.watermark_strategy is None:
         return node
     if node.out_edges and node.out_edges[0].target.kind is TransformationKind.TIMESTAMPS:
         return node.out_edges[0].target
@@ -145,7 +147,7 @@ def _after_source_timestamps(
         "Timestamps/Watermarks",
         f"{node.uid}-timestamps",
         node.parallelism,
-        t.watermark_strategy,
+        transformation.watermark_strategy,
     )
     edge = StreamEdge(node, timestamps, PartitionerSpec(Partitioning.FORWARD))
     node.out_edges.append(edge)
@@ -155,15 +157,15 @@ def _after_source_timestamps(
 
 
 def _inputs(
-    t: Transformation,
+    transformation: Transformation,
 ) -> list[tuple[Transformation, PartitionerSpec | None, int | None]]:
-    """The real upstream transformations of ``t``, each with the partitioner set on the way
-    and the input of ``t`` it feeds (None where ``t`` has one input)."""
-    if not t.kind.takes_two_inputs:
-        return [(upstream, p, None) for upstream, p in _resolve_inputs(t.inputs)]
+    """The real upstream transformations of ``transformation``, each with the partitioner set on
+    the way and the input of ``transformation`` it feeds (None where it has one input)."""
+    if not transformation.kind.takes_two_inputs:
+        return [(upstream, p, None) for upstream, p in _resolve_inputs(transformation.inputs)]
     return [
         (upstream, p, i)
-        for i, side in enumerate(t.inputs)
+        for i, side in enumerate(transformation.inputs)
         for upstream, p in _resolve_inputs([side])
     ]
 

@@ -2,19 +2,19 @@
 declared one that MessagePack holds, pickle otherwise.
 
 A PyFlink program declares types (``output_type=Types.TUPLE([Types.STRING(), Types.LONG()])``)
-and its values are converted to them (``type_conversion.py``), so an edge knows what its
-records are. For such an edge, msgspec encodes the buffer as MessagePack and decodes it to the
-declared Python type: faster than pickle for tuples, fewer bytes, and, unlike pickle, decoding
-runs no code from the bytes and checks that they are what the type says
+and its values are converted to them (``declared_types/conversion.py``), so an edge knows
+what its records are. For such an edge, msgspec encodes the buffer as MessagePack and decodes
+it to the declared Python type: faster than pickle for tuples, fewer bytes, and, unlike
+pickle, decoding runs no code from the bytes and checks that they are what the type says
 (``docs/benchmarks.md``). Every other edge keeps pickle.
 
 A buffer is a ``RecordBatch``; its bytes are those of the values alone, or, with a timestamp
 column, of the pair (values, timestamps). A buffer says how it was written, so that every
 reader (the task, an unaligned checkpoint's channel state, a restore) decodes it without
 knowing the edge: pickle's bytes start with 0x80; a typed buffer with ``TYPED`` or
-``TYPED_TIMED``, then the type signature of its records (``msgpack_types.py``), then the
-MessagePack body. The layout is the one buffers had before batches had columns, so channel
-state written by older versions reads as it did.
+``TYPED_TIMED``, then the type signature of its records (``declared_types/msgpack_types.py``),
+then the MessagePack body. The layout is the one buffers had before batches had columns, so
+channel state written by older versions reads as it did.
 Performs no I/O.
 """
 
@@ -26,7 +26,7 @@ import pickle
 import msgspec
 
 from barrierflow.common.typeinfo import TypeInformation
-from barrierflow.msgpack_types import (
+from barrierflow.declared_types.msgpack_types import (
     ENCODE_ERRORS,
     header,
     msgspec_type,

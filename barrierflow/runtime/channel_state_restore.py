@@ -34,10 +34,11 @@ from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.graph.execution_graph import OutputPlan
 from barrierflow.graph.transformation import Partitioning, TransformationKind
 from barrierflow.protocol.buffer_codec import decode_buffer
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operator_chain import OperatorChain
 from barrierflow.runtime.task_descriptor import TaskDescriptor
-from barrierflow.state.key_groups import KeyGroupCache, key_group_range_for_subtask
+from barrierflow.state.key_groups import KeyGroupCache
 
 
 class _Share(enum.Enum):
@@ -49,7 +50,7 @@ class _Share(enum.Enum):
 
 
 def restore_channel_state(
-    d: TaskDescriptor,
+    descriptor: TaskDescriptor,
     restore: OperatorRestore,
     streams: StorageRestoreStreams,
     chain: OperatorChain,
@@ -62,23 +63,24 @@ def restore_channel_state(
     outputs: list[OutputChannelState] = []
     batches: list[tuple[int, RecordBatch]] = []  # (input, records)
     for old_subtask, handle in restore.channel_states:
-        ours = old_subtask % d.parallelism == d.subtask  # its output state is ours
-        shares = [_share(d, old_subtask, old_parallelism, i) for i in range(inputs)]
+        # its output state is ours
+        ours = old_subtask % descriptor.parallelism == descriptor.subtask
+        shares = [_share(descriptor, old_subtask, old_parallelism, i) for i in range(inputs)]
         if not ours and all(share is _Share.NONE for share in shares):
             continue
         state = decode_channel_state(streams.read(handle))  # 1.
-        _refuse_tagged_records(d, state, inputs)  # 2.
+        _refuse_tagged_records(descriptor, state, inputs)  # 2.
         if ours:
             outputs += state.outputs
         for channel in state.inputs:
-            batches += _input_batches(d, channel, shares, inputs)
-    plans = {plan.edge: plan for plan in d.outputs}
+            batches += _input_batches(descriptor, channel, shares, inputs)
+    plans = {plan.edge: plan for plan in descriptor.outputs}
     for output in outputs:  # 3.
         plan = plans.get(output.edge)
         if plan is None:
             raise RuntimeError(
                 f"the checkpoint holds data in flight on job edge {output.edge} from "
-                f"{d.vertex_name}, which this job does not have: an unaligned checkpoint "
+                f"{descriptor.vertex_name}, which this job does not have: an unaligned checkpoint "
                 "restores only into the same job graph (take a savepoint to change it)"
             )
         channels = _broadcast_channels(plan, output)
@@ -90,27 +92,29 @@ def restore_channel_state(
     chain.flush()
 
 
-def _share(d: TaskDescriptor, old_subtask: int, old_parallelism: int, input_index: int) -> _Share:
-    if old_parallelism == d.parallelism:
-        return _Share.ALL if old_subtask == d.subtask else _Share.NONE
-    head = d.chain[0]
+def _share(
+    descriptor: TaskDescriptor, old_subtask: int, old_parallelism: int, input_index: int
+) -> _Share:
+    if old_parallelism == descriptor.parallelism:
+        return _Share.ALL if old_subtask == descriptor.subtask else _Share.NONE
+    head = descriptor.chain[0]
     if head.kind is TransformationKind.BROADCAST_PROCESS and input_index == 1:
         # the old subtask whose copy of the broadcast state this one restores
         # (``OperatorStateStore.restore``: every old subtask kept one)
-        return _Share.ALL if old_subtask == d.subtask % old_parallelism else _Share.NONE
+        return _Share.ALL if old_subtask == descriptor.subtask % old_parallelism else _Share.NONE
     if (head.key_selector, head.key_selector2)[input_index] is not None:
         return _Share.OWN_KEY_GROUPS
-    return _Share.ALL if old_subtask % d.parallelism == d.subtask else _Share.NONE
+    return _Share.ALL if old_subtask % descriptor.parallelism == descriptor.subtask else _Share.NONE
 
 
 def _input_batches(
-    d: TaskDescriptor, channel: InputChannelState, shares: list[_Share], inputs: int
+    descriptor: TaskDescriptor, channel: InputChannelState, shares: list[_Share], inputs: int
 ) -> list[tuple[int, RecordBatch]]:
     """The records of one old input channel this subtask takes, with their input."""
     if channel.input >= inputs:
         raise RuntimeError(
             f"the checkpoint holds data in flight into input {channel.input + 1} of "
-            f"{d.vertex_name}, whose head operator has {inputs}: an unaligned checkpoint "
+            f"{descriptor.vertex_name}, whose head operator has {inputs}: an unaligned checkpoint "
             "restores only into the same job graph (take a savepoint to change it)"
         )
     share = shares[channel.input]
@@ -118,9 +122,11 @@ def _input_batches(
         return []
     batches = [decode_buffer(b) for b in channel.buffers]
     if share is _Share.OWN_KEY_GROUPS:
-        own = key_group_range_for_subtask(d.config.max_parallelism, d.parallelism, d.subtask)
-        key_group = KeyGroupCache(d.config.max_parallelism).key_group
-        head = d.chain[0]
+        own = key_group_range_for_subtask(
+            descriptor.config.max_parallelism, descriptor.parallelism, descriptor.subtask
+        )
+        key_group = KeyGroupCache(descriptor.config.max_parallelism).key_group
+        head = descriptor.chain[0]
         select = (head.key_selector, head.key_selector2)[channel.input]
         batches = [b.compress([key_group(select(r)) in own for r in b.values]) for b in batches]
     return [(channel.input, b) for b in batches]
@@ -137,13 +143,15 @@ def _broadcast_channels(plan: OutputPlan, output: OutputChannelState) -> list[in
     return [k for k in range(consumers) if k % old_consumers == output.target]
 
 
-def _refuse_tagged_records(d: TaskDescriptor, state: ChannelStateSnapshot, inputs: int) -> None:
+def _refuse_tagged_records(
+    descriptor: TaskDescriptor, state: ChannelStateSnapshot, inputs: int
+) -> None:
     """Version 1 channel state holds connect's records tagged ``(input, record)``, which a
     two-input operator would take for records."""
     if state.version >= 2:
         return
     into_two_inputs = inputs == 2 and any(c.buffers for c in state.inputs)
-    plans = {plan.edge: plan for plan in d.outputs}
+    plans = {plan.edge: plan for plan in descriptor.outputs}
     towards_two_inputs = [
         o.edge
         for o in state.outputs
@@ -152,7 +160,7 @@ def _refuse_tagged_records(d: TaskDescriptor, state: ChannelStateSnapshot, input
     if into_two_inputs or towards_two_inputs:
         where = "into" if into_two_inputs else f"on job edge {towards_two_inputs[0]} from"
         raise RuntimeError(
-            f"the checkpoint holds data in flight {where} {d.vertex_name} written before "
+            f"the checkpoint holds data in flight {where} {descriptor.vertex_name} written before "
             "connect and broadcast had two inputs (its records are tagged with their input), "
             "which this version cannot restore: restore from an aligned checkpoint or a "
             "savepoint of the job instead (savepoints are aligned)"

@@ -276,27 +276,28 @@ class TwoInputNetworkInput(NetworkInput):
             self._chain.process_second_input(batch)
 
     def _on_watermark(self, channel: int, watermark: int) -> None:
-        i = self._input_of[channel]
-        self._on_input_valve(i, self._valves[i].on_watermark(self._local[channel], watermark))
+        input_index = self._input_of[channel]
+        valve = self._valves[input_index]
+        self._on_input_valve(input_index, valve.on_watermark(self._local[channel], watermark))
 
     def _on_watermark_status(self, channel: int, idle: bool) -> None:
-        i, local = self._input_of[channel], self._local[channel]
-        valve = self._valves[i]
-        self._on_input_valve(i, valve.on_idle(local) if idle else valve.on_active(local))
+        input_index, local = self._input_of[channel], self._local[channel]
+        valve = self._valves[input_index]
+        self._on_input_valve(input_index, valve.on_idle(local) if idle else valve.on_active(local))
 
     def _on_end_of_data(self, channel: int) -> None:
-        i = self._input_of[channel]
-        actions = self._valves[i].on_end_of_input(self._local[channel])
+        input_index = self._input_of[channel]
+        actions = self._valves[input_index].on_end_of_input(self._local[channel])
         if self._event_time:
-            self._on_input_valve(i, actions)
+            self._on_input_valve(input_index, actions)
 
-    def _on_input_valve(self, i: int, actions: list[ValveAction]) -> None:
+    def _on_input_valve(self, input_index: int, actions: list[ValveAction]) -> None:
         """What one input's valve decided goes into the valve that combines the inputs."""
         combined = self._combined
         for action in actions:
             if isinstance(action, EmitWatermark):
-                self._on_valve(combined.on_watermark(i, action.timestamp))
+                self._on_valve(combined.on_watermark(input_index, action.timestamp))
             elif action.idle:
-                self._on_valve(combined.on_idle(i))
+                self._on_valve(combined.on_idle(input_index))
             else:
-                self._on_valve(combined.on_active(i))
+                self._on_valve(combined.on_active(input_index))

@@ -63,45 +63,47 @@ def _edge_type(last: OperatorSpec, partitioner: PartitionerSpec) -> Any:
 
 
 def _context(
-    d: TaskDescriptor,
+    descriptor: TaskDescriptor,
     uid: str,
     restore_streams: StorageRestoreStreams,
     send_to_job_master: Callable[[msg.Message], None],
     user_metrics: MetricRegistry,
 ) -> OperatorContext:
     """What operator ``uid`` of this subtask opens with."""
-    backend = d.config.state_backend
-    name = local_state_name(uid, d.subtask)
+    backend, job_id = descriptor.config.state_backend, descriptor.job_id
+    name = local_state_name(uid, descriptor.subtask)
     rocksdb = backend.keeps_local_state  # its kind works in local directories (RocksDB)
     return OperatorContext(
-        subtask=d.subtask,
-        parallelism=d.parallelism,
-        max_parallelism=d.config.max_parallelism,
-        attempt=d.attempt,
-        task_name=d.name,
-        checkpointing=d.config.checkpointing,
-        restore=d.restore.get(uid) if d.restore is not None else None,
+        subtask=descriptor.subtask,
+        parallelism=descriptor.parallelism,
+        max_parallelism=descriptor.config.max_parallelism,
+        attempt=descriptor.attempt,
+        task_name=descriptor.name,
+        checkpointing=descriptor.config.checkpointing,
+        restore=descriptor.restore.get(uid) if descriptor.restore is not None else None,
         restore_streams=restore_streams,
         state_backend=backend,
-        job_id=d.job_id,
-        job_name=d.job_name,
-        local_dir=local_subtask_dir(backend, d.job_id, name, d.attempt) if rocksdb else "",
-        recovery_dir=local_recovery_dir(backend, d.job_id, name)
+        job_id=job_id,
+        job_name=descriptor.job_name,
+        local_dir=local_subtask_dir(backend, job_id, name, descriptor.attempt) if rocksdb else "",
+        recovery_dir=local_recovery_dir(backend, job_id, name)
         if rocksdb and backend.local_recovery
         else None,
         send_to_job_master=send_to_job_master,
-        token=d.token,
-        job_parameters=d.config.job_parameters,
+        token=descriptor.token,
+        job_parameters=descriptor.config.job_parameters,
         metrics=user_metrics,
         operator_events=lambda payload: send_to_job_master(
-            msg.OperatorEventToCoordinator(d.attempt, d.vertex, d.subtask, uid, payload)
+            msg.OperatorEventToCoordinator(
+                descriptor.attempt, descriptor.vertex, descriptor.subtask, uid, payload
+            )
         ),
     )
 
 
 class OperatorChain:
     def __init__(self, descriptor: TaskDescriptor, metrics: TaskIOMetrics) -> None:
-        self._d = descriptor
+        self._descriptor = descriptor
         self._metrics = metrics
         self.partitions: list[ResultPartition] = []
         self.operators: list[Operator] = []  # every operator, the source (if any) first
@@ -127,19 +129,19 @@ class OperatorChain:
         operators use for what they send the driver (collected records, operator events);
         ``run_in_task_thread``: the task's mailbox, through which an operator that emits
         asynchronously (async I/O) has its outputs taken on the task thread."""
-        d = self._d
-        side_edges = any(plan.partitioner.side_output is not None for plan in d.outputs)
-        for plan in d.outputs:
+        descriptor, subtask = self._descriptor, self._descriptor.subtask
+        side_edges = any(plan.partitioner.side_output is not None for plan in descriptor.outputs)
+        for plan in descriptor.outputs:
             channels = [
                 OutputChannel(
                     network.output(
-                        target.consumer, f"{plan.edge}:{d.subtask}:{target.channel}".encode()
+                        target.consumer, f"{plan.edge}:{subtask}:{target.channel}".encode()
                     ),
-                    d.token,
+                    descriptor.token,
                     target.channel,
                     # a test's hook, on connections between slots (slot k runs subtasks k)
-                    d.config.channel_faults if target.consumer[1] != d.subtask else None,
-                    d.name,
+                    descriptor.config.channel_faults if target.consumer[1] != subtask else None,
+                    descriptor.name,
                 )
                 for target in plan.targets
             ]
@@ -147,17 +149,17 @@ class OperatorChain:
                 ResultPartition(
                     plan.partitioner,
                     channels,
-                    d.config.buffer_size,
-                    d.config.max_parallelism,
-                    d.chain[-1].name,
+                    descriptor.config.buffer_size,
+                    descriptor.config.max_parallelism,
+                    descriptor.chain[-1].name,
                     drop_side_outputs=side_edges,
-                    encoder=BufferEncoder(_edge_type(d.chain[-1], plan.partitioner)),
+                    encoder=BufferEncoder(_edge_type(descriptor.chain[-1], plan.partitioner)),
                     timestamps=plan.timestamps,
                 )
             )
-        for spec in d.chain:
+        for spec in descriptor.chain:
             op = create_operator(spec)
-            ctx = _context(d, spec.uid, restore_streams, send_to_job_master, user_metrics)
+            ctx = _context(descriptor, spec.uid, restore_streams, send_to_job_master, user_metrics)
             if op.emits_asynchronously and run_in_task_thread is not None:
                 ctx.output_ready = partial(run_in_task_thread, partial(self.emit_completed, op))
             op.open(ctx)
@@ -243,11 +245,11 @@ class OperatorChain:
     def emit_restored(self, edge: int, batch: RecordBatch, channels: list[int] | None) -> None:
         """``batch`` on job edge ``edge`` alone (restored output channel state), routed by its
         partitioner or to ``channels``."""
-        for plan, p in zip(self._d.outputs, self.partitions, strict=True):
+        for plan, p in zip(self._descriptor.outputs, self.partitions, strict=True):
             if plan.edge == edge:
                 p.emit_restored(batch, channels)
                 return
-        raise ValueError(f"{self._d.name} has no output edge {edge}")
+        raise ValueError(f"{self._descriptor.name} has no output edge {edge}")
 
     # --- event time and timers ------------------------------------------------------------------
 
@@ -357,8 +359,8 @@ class OperatorChain:
                 op.handle_operator_event(payload)
                 return
         raise OperatorEventError(
-            f"an operator event for operator {operator_uid!r} reached {self._d.name}, whose "
-            f"chain holds {[op.uid for op in self.operators]}: the JobMaster addressed the "
+            f"an operator event for operator {operator_uid!r} reached {self._descriptor.name}, "
+            f"whose chain holds {[op.uid for op in self.operators]}: the JobMaster addressed the "
             "wrong subtask, or the job's uids changed; check the coordinator's routing"
         )
 
@@ -375,7 +377,7 @@ class OperatorChain:
     def broadcast_priority_event(self, kind: Kind, payload: bytes) -> dict[OutputKey, list[bytes]]:
         """Ahead of what is queued, on every output channel; returns the buffers overtaken."""
         overtaken: dict[OutputKey, list[bytes]] = {}
-        for plan, p in zip(self._d.outputs, self.partitions, strict=True):
+        for plan, p in zip(self._descriptor.outputs, self.partitions, strict=True):
             for target, buffers in enumerate(p.broadcast_priority_event(kind, payload)):
                 if buffers:
                     overtaken[(plan.edge, target)] = buffers
@@ -386,7 +388,7 @@ class OperatorChain:
         buffers it overtook."""
         return [
             ((plan.edge, target), payload, overtaken)
-            for plan, p in zip(self._d.outputs, self.partitions, strict=True)
+            for plan, p in zip(self._descriptor.outputs, self.partitions, strict=True)
             for target, payload, overtaken in p.promote_overdue(now_ns)
         ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.declared_types.conversion import batch_converter, value_converter
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.async_wait_operator import AsyncWaitOperator
 from barrierflow.runtime.broadcast_process import (
@@ -24,7 +25,6 @@ from barrierflow.runtime.operators.window_operator import WindowOperator
 from barrierflow.runtime.sink_operator import SinkOperator
 from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.typed_output import TypedOutput
-from barrierflow.type_conversion import batch_converter, value_converter
 
 _OPERATORS: dict[TransformationKind, type[Operator]] = {
     TransformationKind.SOURCE: SourceOperator,

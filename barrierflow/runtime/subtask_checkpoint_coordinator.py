@@ -151,14 +151,16 @@ class SubtaskCheckpointCoordinator:
         """The task's input is attached once it is made (``attach_input``): it needs this
         coordinator first."""
         config = descriptor.config
-        n = descriptor.num_input_channels
-        self._d = descriptor
+        channels = descriptor.num_input_channels
+        self._descriptor = descriptor
         self._task = task
         self._chain = chain
         self._input: CheckpointedInput | None = None
         self._pool = snapshot_pool
         self._handler = (
-            ExactlyOnceBarrierHandler(n) if config.exactly_once else AtLeastOnceBarrierHandler(n)
+            ExactlyOnceBarrierHandler(channels)
+            if config.exactly_once
+            else AtLeastOnceBarrierHandler(channels)
         )
         self._storage = (
             CheckpointStorage(config.storage_uri, config.write_buffer_size)
@@ -341,9 +343,9 @@ class SubtaskCheckpointCoordinator:
     def _new_capture(self, checkpoint_id: int) -> ChannelStateCapture:
         """A capture that records which input each channel feeds and how many consumers each
         output edge has, for a restore into a two-input head or at another parallelism."""
-        d = self._d
-        consumers = {plan.edge: len(plan.targets) for plan in d.outputs}
-        return ChannelStateCapture(checkpoint_id, d.input_of_channel, consumers)
+        descriptor = self._descriptor
+        consumers = {plan.edge: len(plan.targets) for plan in descriptor.outputs}
+        return ChannelStateCapture(checkpoint_id, descriptor.input_of_channel, consumers)
 
     def _drop_capture(self, checkpoint_id: int) -> None:
         if self._capture is not None and self._capture.checkpoint_id == checkpoint_id:
@@ -351,9 +353,9 @@ class SubtaskCheckpointCoordinator:
             self.recording = set()
 
     def _streams(self, snapshot: _Snapshot, uid: str) -> CheckpointStreams:
-        d, options = self._d, snapshot.barrier.options
+        descriptor, options = self._descriptor, snapshot.barrier.options
         storage = (
-            CheckpointStorage(options.target_location, d.config.write_buffer_size)
+            CheckpointStorage(options.target_location, descriptor.config.write_buffer_size)
             if options.is_savepoint
             else self._storage
         )
@@ -361,9 +363,9 @@ class SubtaskCheckpointCoordinator:
             storage,
             snapshot.barrier.checkpoint_id,
             uid,
-            d.subtask,
-            d.attempt,
-            d.config.inline_threshold,
+            descriptor.subtask,
+            descriptor.attempt,
+            descriptor.config.inline_threshold,
             self._aborted.__contains__,
             savepoint=options.is_savepoint,
         )
@@ -377,7 +379,7 @@ class SubtaskCheckpointCoordinator:
         the coordinator aborts the checkpoint meanwhile, stops writing and deletes what it
         wrote (the coordinator deletes the checkpoint's directory too, but may do so before
         this thread's last write, and does not know of shared files before the ack)."""
-        d = self._d
+        descriptor = self._descriptor
         cid = snapshot.barrier.checkpoint_id
         started = time.perf_counter()
         try:
@@ -390,7 +392,7 @@ class SubtaskCheckpointCoordinator:
                     streams.write(snap.operator_state, "op") if snap.operator_state else None
                 )
                 keyed = snap.keyed(streams) if snap.keyed else []
-                states[uid] = OperatorSubtaskState(d.subtask, operator_state, keyed)
+                states[uid] = OperatorSubtaskState(descriptor.subtask, operator_state, keyed)
             if cid in self._aborted:
                 raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
             async_ms = (time.perf_counter() - started) * 1000
@@ -418,7 +420,7 @@ class SubtaskCheckpointCoordinator:
             snapshot.channel_state_written = True
             self._acknowledge_if_written(snapshot)
             return
-        head = self._d.chain[0].uid
+        head = self._descriptor.chain[0].uid
         streams = self._streams(snapshot, head)
         cid = snapshot.barrier.checkpoint_id
 
@@ -449,15 +451,15 @@ class SubtaskCheckpointCoordinator:
         del self._snapshots[cid]
         states = snapshot.operator_states
         if snapshot.channel_state is not None:
-            head = self._d.chain[0].uid
-            own = states.get(head, OperatorSubtaskState(self._d.subtask))
+            head = self._descriptor.chain[0].uid
+            own = states.get(head, OperatorSubtaskState(self._descriptor.subtask))
             states[head] = OperatorSubtaskState(
                 own.subtask, own.operator_state, own.keyed_state, snapshot.channel_state
             )
-        d = self._d
+        descriptor = self._descriptor
         stats = SubtaskCheckpointStats(
-            d.vertex,
-            d.subtask,
+            descriptor.vertex,
+            descriptor.subtask,
             snapshot.sync_ms,
             snapshot.async_ms,
             snapshot.alignment_ms,
@@ -469,7 +471,9 @@ class SubtaskCheckpointCoordinator:
             start_delay_ms=snapshot.start_delay_ms,
         )
         self._task.send_to_job_master(
-            msg.AcknowledgeCheckpoint(d.attempt, d.vertex, d.subtask, cid, states, stats)
+            msg.AcknowledgeCheckpoint(
+                descriptor.attempt, descriptor.vertex, descriptor.subtask, cid, states, stats
+            )
         )
 
     def _snapshot_failed(self, cid: int, detail: str) -> None:
@@ -481,9 +485,11 @@ class SubtaskCheckpointCoordinator:
     def _decline(
         self, cid: int, reason: DeclineReason, detail: str = "", downstream: bool = True
     ) -> None:
-        d = self._d
+        descriptor = self._descriptor
         self._task.send_to_job_master(
-            msg.DeclineCheckpoint(d.attempt, d.vertex, d.subtask, cid, reason, detail)
+            msg.DeclineCheckpoint(
+                descriptor.attempt, descriptor.vertex, descriptor.subtask, cid, reason, detail
+            )
         )
         if downstream:
             self._chain.broadcast_event(Kind.CANCEL_MARKER, CHECKPOINT_ID.pack(cid))

@@ -76,7 +76,7 @@ class StreamTask:
         input_gate: InputGate | None,
         snapshot_pool: Executor,
     ) -> None:
-        self.d = descriptor
+        self.descriptor = descriptor
         self.name = descriptor.name
         self._cancel_requested = False
         self._network = network
@@ -111,7 +111,7 @@ class StreamTask:
         raise TaskCancelled()
 
     def run(self) -> None:
-        d = self.d
+        descriptor = self.descriptor
         try:
             self.open()
             while self.step():
@@ -126,9 +126,9 @@ class StreamTask:
             if self._ctl is not None:
                 self.send_to_job_master(
                     msg.TaskFailed(
-                        d.attempt,
-                        d.vertex,
-                        d.subtask,
+                        descriptor.attempt,
+                        descriptor.vertex,
+                        descriptor.subtask,
                         f"{type(e).__name__}: {e}",
                         "".join(traceback.format_exception(e)),
                         corrupt_checkpoint_file=corrupt_checkpoint_file(e),
@@ -143,12 +143,15 @@ class StreamTask:
     def open(self) -> None:
         """Connects the outputs, opens the chain (restoring its state), makes the input and
         reports running."""
-        d = self.d
-        self._ctl = self._network.control(msg.task_identity(d.attempt, d.vertex, d.subtask))
+        descriptor = self.descriptor
+        self._ctl = self._network.control(
+            msg.task_identity(descriptor.attempt, descriptor.vertex, descriptor.subtask)
+        )
         started = time.perf_counter()
         restore_streams = StorageRestoreStreams(
-            CheckpointStorage(d.restore_uri) if d.restore_uri else None,
-            shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
+            CheckpointStorage(descriptor.restore_uri) if descriptor.restore_uri else None,
+            shares_storage=descriptor.restore_uri is not None
+            and descriptor.restore_uri == descriptor.config.storage_uri,
         )
         chain = self.chain
         chain.open(
@@ -158,7 +161,7 @@ class StreamTask:
             self.metrics.user,
             self.run_in_task_thread,
         )
-        self.checkpoints = SubtaskCheckpointCoordinator(d, self, chain, self._pool)
+        self.checkpoints = SubtaskCheckpointCoordinator(descriptor, self, chain, self._pool)
         self.input = self._make_input()
         self.checkpoints.attach_input(self.input)
         self._poller_in = self._network.poller()
@@ -172,33 +175,33 @@ class StreamTask:
                 self._poller_out.register(self._gate.socket, zmq.POLLIN)
         for socket in chain.output_sockets():
             self._poller_out.register(socket, zmq.POLLIN)
-        head_restore = d.restore.get(d.chain[0].uid) if d.restore is not None else None
+        head_restore = (descriptor.restore or {}).get(descriptor.chain[0].uid)
         if head_restore is not None and head_restore.channel_states:
-            restore_channel_state(d, head_restore, restore_streams, chain)
+            restore_channel_state(descriptor, head_restore, restore_streams, chain)
             chain.backlogged()  # sends what the credit granted so far allows
-        self._next_flush = time.monotonic() + d.config.buffer_timeout_s
-        interval_ms = d.config.auto_watermark_interval_ms
+        self._next_flush = time.monotonic() + descriptor.config.buffer_timeout_s
+        interval_ms = descriptor.config.auto_watermark_interval_ms
         self._watermark_interval_s = interval_ms / 1000 if interval_ms > 0 else float("inf")
         self._next_watermark = time.monotonic() + self._watermark_interval_s
         self.metrics.start()
         self.send_to_job_master(
             msg.TaskRunning(
-                d.attempt,
-                d.vertex,
-                d.subtask,
+                descriptor.attempt,
+                descriptor.vertex,
+                descriptor.subtask,
                 restore_bytes_read=restore_streams.bytes_read,
                 restore_ms=(time.perf_counter() - started) * 1000,
             )
         )
 
     def _make_input(self) -> NetworkInput | SourceInput:
-        d, chain = self.d, self.chain
+        descriptor, chain = self.descriptor, self.chain
         if chain.source is not None:
             return SourceInput(
                 chain.source,
                 chain,
                 self.metrics,
-                d.config.buffer_size,
+                descriptor.config.buffer_size,
                 lambda: self.checkpoints.sources_paused,
             )
         if self._gate is None:
@@ -210,12 +213,12 @@ class StreamTask:
             "chain": chain,
             "checkpoints": self.checkpoints,
             "metrics": self.metrics,
-            "buffer_size": d.config.buffer_size,
-            "unaligned": d.config.unaligned_checkpoints,
+            "buffer_size": descriptor.config.buffer_size,
+            "unaligned": descriptor.config.unaligned_checkpoints,
             "run_mailbox": self._run_mailbox,
         }
         if chain.takes_two_inputs:
-            return TwoInputNetworkInput(self._gate, d.input_of_channel, **settings)
+            return TwoInputNetworkInput(self._gate, descriptor.input_of_channel, **settings)
         return NetworkInput(self._gate, **settings)
 
     def end(self) -> None:
@@ -225,7 +228,10 @@ class StreamTask:
             started = time.perf_counter_ns()
             time.sleep(0.001)
             self.metrics.backpressured_ns += time.perf_counter_ns() - started
-        self.send_to_job_master(msg.TaskFinished(self.d.attempt, self.d.vertex, self.d.subtask))
+        descriptor = self.descriptor
+        self.send_to_job_master(
+            msg.TaskFinished(descriptor.attempt, descriptor.vertex, descriptor.subtask)
+        )
 
     def close(self) -> None:
         """Closes what the task made. Its input gate is the slot's: closed once every subtask
@@ -267,12 +273,12 @@ class StreamTask:
         now = time.monotonic()
         if now >= self._next_flush:
             chain.flush()
-            self._next_flush = now + self.d.config.buffer_timeout_s
+            self._next_flush = now + self.descriptor.config.buffer_timeout_s
         return not self._done
 
     def _on_timers(self) -> None:
         chain = self.chain
-        if self.d.config.unaligned_checkpoints:
+        if self.descriptor.config.unaligned_checkpoints:
             now_ns = time.time_ns()
             self.input.on_time(now_ns)
             self.checkpoints.on_time(now_ns)
@@ -318,7 +324,7 @@ class StreamTask:
     # --- control messages -----------------------------------------------------------------------
 
     def _on_control(self, message: msg.AnyMessage) -> None:
-        if message.attempt != self.d.attempt:
+        if message.attempt != self.descriptor.attempt:
             return
         source = self.input.kind is InputKind.SOURCE
         if isinstance(message, msg.TriggerCheckpoint):
@@ -351,7 +357,10 @@ class StreamTask:
             Kind.END_OF_DATA, FINAL_SNAPSHOT_FOLLOWS if self._await_final else None
         )
         if self.input.kind is InputKind.SOURCE:
-            self.send_to_job_master(msg.EndOfInput(self.d.attempt, self.d.vertex, self.d.subtask))
+            descriptor = self.descriptor
+            self.send_to_job_master(
+                msg.EndOfInput(descriptor.attempt, descriptor.vertex, descriptor.subtask)
+            )
         self._maybe_terminate()
 
     def _maybe_terminate(self) -> None:
@@ -363,7 +372,7 @@ class StreamTask:
             return
         if not self.input.is_finished:
             return
-        awaits_final = self.d.config.checkpointing or self._await_final
+        awaits_final = self.descriptor.config.checkpointing or self._await_final
         if not stopped and awaits_final and not self.checkpoints.final_checkpoint_completed:
             return
         self.chain.broadcast_event(Kind.END_OF_PARTITION)

@@ -74,16 +74,25 @@ def run_slot(slot: SlotDescriptor) -> str:
     try:
         local: dict[str, str] = {}
         inproc: dict[tuple[str, int], str] = {}
-        for d in slot.tasks:
-            if d.num_input_channels == 0:
+        for descriptor in slot.tasks:
+            if descriptor.num_input_channels == 0:
                 continue
             socket_, tcp, in_proc = bind_gate_socket(
-                context, bind_host, _gate_name(d.attempt, d.token, d.vertex, d.subtask)
+                context,
+                bind_host,
+                _gate_name(
+                    descriptor.attempt, descriptor.token, descriptor.vertex, descriptor.subtask
+                ),
             )
-            gate = InputGate(socket_, d.num_input_channels, d.token, d.config.initial_credit)
-            gates[(d.vertex, d.subtask)] = gate
-            local[f"{d.vertex}/{d.subtask}"] = tcp
-            inproc[(d.vertex, d.subtask)] = in_proc
+            gate = InputGate(
+                socket_,
+                descriptor.num_input_channels,
+                descriptor.token,
+                descriptor.config.initial_credit,
+            )
+            gates[(descriptor.vertex, descriptor.subtask)] = gate
+            local[f"{descriptor.vertex}/{descriptor.subtask}"] = tcp
+            inproc[(descriptor.vertex, descriptor.subtask)] = in_proc
         registered = msg.SlotRegistered(
             slot.attempt, slot.slot, socket.gethostname(), os.getpid(), gates=local
         )
@@ -98,8 +107,10 @@ def run_slot(slot: SlotDescriptor) -> str:
             endpoint_of[(vertex, int(subtask))] = endpoint
         endpoint_of.update(inproc)  # same process: no TCP
         network = ZmqTaskNetwork(context, slot.jobmaster_endpoint, endpoint_of)
-        for d in slot.tasks:
-            task = StreamTask(d, network, gates.get((d.vertex, d.subtask)), pool)
+        for descriptor in slot.tasks:
+            task = StreamTask(
+                descriptor, network, gates.get((descriptor.vertex, descriptor.subtask)), pool
+            )
             tasks.append(task)
             task.start()
         cancel = _watch(slot, control, tasks)
@@ -108,9 +119,9 @@ def run_slot(slot: SlotDescriptor) -> str:
             task.cancel()
         _join_or_exit(tasks, slot.cancel_grace_s)
         if cancel is not None and cancel.job_ended and slot.tasks:
-            d = slot.tasks[0]
+            descriptor = slot.tasks[0]
             names = [local_state_name(op.uid, t.subtask) for t in slot.tasks for op in t.chain]
-            remove_local_state(d.config.state_backend, d.job_id, names)
+            remove_local_state(descriptor.config.state_backend, descriptor.job_id, names)
         # Only now that every subtask stopped: a producer of this slot sending to a consumer
         # of this slot that stopped first would otherwise block in send (inproc, peer gone)
         # for the send timeout, and hold the whole slot, and so the next attempt, that long.

@@ -1,5 +1,6 @@
 """An operator whose program declared its output type (``map(f, output_type=Types.ROW(...))``):
-its results are converted as PyFlink converts them (``type_conversion.py``) before they go on.
+its results are converted as PyFlink converts them (``declared_types/conversion.py``) before
+they go on.
 
 A wrapper, so that operators without a declared type (most, and all of barrierflow's own
 jobs) pay nothing. Side output records keep their values: their tag declares their type.
@@ -12,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from barrierflow.datastream.output_tag import SideOutput
+from barrierflow.declared_types.conversion import BatchConverter, Converter
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operators import Operator
-from barrierflow.type_conversion import BatchConverter, Converter
 
 
 class TypedOutput:

@@ -15,9 +15,9 @@ from typing import Any
 
 from barrierflow.datastream.functions.one_input import RuntimeContext
 from barrierflow.graph.job_graph import JobGraph
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.descriptors import StateDescriptor
-from barrierflow.state.key_groups import KeyGroupRange
 from barrierflow.state.keyed_state_store import KeyedStateStore
 
 

@@ -1,7 +1,9 @@
-"""Key groups: the unit in which keyed state is assigned to subtasks and rescaled.
+"""The key group of a key: a hash that is the same in every process, modulo
+``max_parallelism``, memoized on the per-record path.
 
-A key hashes (stably, the same in every process) to one of ``max_parallelism`` key groups; a
-subtask owns a contiguous range of them, as in Flink's ``KeyGroupRangeAssignment``.
+Key groups are the unit in which keyed state is assigned to subtasks and rescaled; which
+subtask owns which range of them is ``protocol/key_group_range.py``'s (Flink's
+``KeyGroupRangeAssignment`` is both).
 
 Performs no I/O.
 """
@@ -12,38 +14,14 @@ import numbers
 import struct
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_
-
-DEFAULT_MAX_PARALLELISM = 128
-UPPER_BOUND_MAX_PARALLELISM = 1 << 15
 
 _MASK64 = (1 << 64) - 1
 
 
 class UnhashableKeyError(TypeError):
     """A key of a type that has no stable hash across processes."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeyGroupRange:
-    """An inclusive range of key groups ``[start, end]``; empty when ``end < start``."""
-
-    start: int
-    end: int
-
-    def __contains__(self, key_group: object) -> bool:
-        return isinstance(key_group, int) and self.start <= key_group <= self.end
-
-    def __iter__(self):
-        return iter(range(self.start, self.end + 1))
-
-    def __len__(self) -> int:
-        return max(0, self.end - self.start + 1)
-
-    def intersection(self, other: KeyGroupRange) -> KeyGroupRange:
-        return KeyGroupRange(max(self.start, other.start), min(self.end, other.end))
 
 
 def _fmix64(h: int) -> int:
@@ -95,19 +73,6 @@ def stable_hash(key: object) -> int:
 
 def assign_to_key_group(key: object, max_parallelism: int) -> int:
     return stable_hash(key) % max_parallelism
-
-
-def key_group_range_for_subtask(
-    max_parallelism: int, parallelism: int, subtask_index: int
-) -> KeyGroupRange:
-    """The contiguous key groups owned by one subtask (Flink's computation)."""
-    start = (subtask_index * max_parallelism + parallelism - 1) // parallelism
-    end = ((subtask_index + 1) * max_parallelism - 1) // parallelism
-    return KeyGroupRange(start, end)
-
-
-def subtask_for_key_group(max_parallelism: int, parallelism: int, key_group: int) -> int:
-    return key_group * parallelism // max_parallelism
 
 
 class KeyGroupCache:

@@ -29,10 +29,10 @@ from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.common.types import Row
+from barrierflow.declared_types.conversion import value_converter
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.state_schema import declared_text, state_type_info, type_text
 from barrierflow.state.ttl_state import TtlValue
-from barrierflow.type_conversion import value_converter
 
 Convert = Callable[[Any], Any]
 

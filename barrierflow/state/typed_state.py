@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from barrierflow.declared_types.conversion import Converter, plain_type, value_converter
 from barrierflow.state.descriptors import StateDescriptor, StateKind
 from barrierflow.state.user_state import MapState
-from barrierflow.type_conversion import Converter, plain_type, value_converter
 
 
 class _Never:

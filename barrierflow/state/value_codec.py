@@ -10,9 +10,10 @@ decodes to the type (a TUPLE given as a list comes back a tuple).
 
 A value says how it was written, as a buffer does (``protocol/buffer_codec.py``): pickle's
 bytes start with 0x80, a typed value with ``TYPED_VALUE`` and its type signature
-(``msgpack_types.py``). So any reader decodes any row whatever the reading job declares: a
-snapshot written as canonical savepoint, a restore of RocksDB files into a job that declares
-another type or none, a value written before the type was declared. Performs no I/O.
+(``declared_types/msgpack_types.py``). So any reader decodes any row whatever the reading job
+declares: a snapshot written as canonical savepoint, a restore of RocksDB files into a job
+that declares another type or none, a value written before the type was declared. Performs no
+I/O.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import msgspec
 
 from barrierflow.common.typeinfo import Types
-from barrierflow.msgpack_types import (
+from barrierflow.declared_types.msgpack_types import (
     ENCODE_ERRORS,
     header,
     msgspec_type,

@@ -31,9 +31,9 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
     SnapshotFormat,
 )
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
-from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state_processor.functions import KeyedStateBootstrapFunction
 

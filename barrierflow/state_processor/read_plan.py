@@ -18,7 +18,7 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
     StreamHandle,
 )
-from barrierflow.state.key_groups import KeyGroupRange, key_group_range_for_subtask
+from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
 
 
 class ReadTask(msgspec.Struct, frozen=True):

@@ -33,13 +33,13 @@ from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
 from barrierflow.datastream.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
-from barrierflow.state.backends import StateBackendConfig
-from barrierflow.state.key_groups import (
+from barrierflow.protocol.key_group_range import (
     DEFAULT_MAX_PARALLELISM,
     UPPER_BOUND_MAX_PARALLELISM,
-    assign_to_key_group,
     subtask_for_key_group,
 )
+from barrierflow.state.backends import StateBackendConfig
+from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state.state_schema import type_text
 from barrierflow.state_processor.bootstrap import (
     BootstrapTransformation,
@@ -153,11 +153,13 @@ class SavepointWriter:
         storage.write_metadata(metadata, layout.METADATA_FILE)  # step 4
         return path
 
-    def _bootstrap(self, uid: str, t: BootstrapTransformation, path: str) -> OperatorState:
+    def _bootstrap(
+        self, uid: str, transformation: BootstrapTransformation, path: str
+    ) -> OperatorState:
         sc = self._spark.sparkContext
         max_parallelism = self._max_parallelism
         parallelism = max(1, min(max_parallelism, sc.defaultParallelism))
-        select = t.key_selector
+        select = transformation.key_selector
         write = SubtaskWrite(
             uid,
             parallelism,
@@ -166,7 +168,7 @@ class SavepointWriter:
             path,
             file_systems.current_settings(),
             select,
-            t.function,
+            transformation.function,
         )
 
         def route(row: Any) -> tuple[int, Any]:
@@ -176,10 +178,12 @@ class SavepointWriter:
         def write_partition(subtask: int, pairs: Any) -> list[bytes]:
             return [write_subtask(write, subtask, (row for _, row in pairs))]
 
-        routed = t.dataframe.rdd.map(route).partitionBy(parallelism, lambda subtask: subtask)
+        routed = transformation.dataframe.rdd.map(route).partitionBy(
+            parallelism, lambda subtask: subtask
+        )
         written = routed.mapPartitionsWithIndex(write_partition).collect()
         subtasks = sorted((decode_subtask(d) for d in written), key=lambda s: s.subtask)
-        key_type = type_text(t.key_type) if t.key_type is not None else ""
+        key_type = type_text(transformation.key_type) if transformation.key_type is not None else ""
         return OperatorState(uid, uid, parallelism, max_parallelism, subtasks, key_type=key_type)
 
     def _copy(self, source: str, target: str, operators: list[OperatorState]) -> None:

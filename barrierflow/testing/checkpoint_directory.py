@@ -20,13 +20,10 @@ from barrierflow.checkpoint.state_streams import CheckpointStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.common.typeinfo import Types
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask, subtask_for_key_group
 from barrierflow.state.backends import StateBackendConfig, create_keyed_state_backend
 from barrierflow.state.descriptors import ValueStateDescriptor
-from barrierflow.state.key_groups import (
-    assign_to_key_group,
-    key_group_range_for_subtask,
-    subtask_for_key_group,
-)
+from barrierflow.state.key_groups import assign_to_key_group
 
 COUNT = ValueStateDescriptor("count", Types.LONG())
 

@@ -20,7 +20,6 @@ import pickle
 import random
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +50,7 @@ from barrierflow.protocol.frames import (
     encode_barrier,
     header,
 )
+from barrierflow.protocol.key_group_range import DEFAULT_MAX_PARALLELISM
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_factory import create_operator
@@ -62,9 +62,8 @@ from barrierflow.runtime.operators import (
 from barrierflow.runtime.task import StreamTask
 from barrierflow.runtime.task_descriptor import TaskConfig, TaskDescriptor
 from barrierflow.state.backends import StateBackendConfig
-from barrierflow.state.key_groups import DEFAULT_MAX_PARALLELISM
 from barrierflow.testing.in_memory_network import InMemorySocket, InMemoryTaskNetwork
-from barrierflow.testing.local_coordinator_host import LocalCoordinatorHost
+from barrierflow.testing.local_coordinator_host import LocalCoordinatorHost, RunNow
 
 CONSUMER = ("harness-output", 0)
 UNALIGNED = CheckpointOptions(alignment=Alignment.UNALIGNED)
@@ -83,18 +82,6 @@ def operator(
     return OperatorSpec(
         uid, type(function).__name__, kind, function, key_selector, key_selector2=key_selector2
     )
-
-
-class _RunNow(Executor):
-    """Runs each submitted function at once, on the caller's thread."""
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as e:  # noqa: BLE001 - kept in the future, as a pool would
-            future.set_exception(e)
-        return future
 
 
 @dataclass(frozen=True)
@@ -186,7 +173,7 @@ class StreamTaskHarness:
             self.gate_socket = self.network.socket("input gate")
             gate = InputGate(self.gate_socket, num_input_channels, self.token, initial_credit)
         self._gate = gate
-        self.task = StreamTask(self.descriptor, self.network, gate, _RunNow())
+        self.task = StreamTask(self.descriptor, self.network, gate, RunNow())
         self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
         self._emitted: list[Emitted] = []
         self._to_job_master: list[msg.AnyMessage] = []
@@ -350,8 +337,12 @@ class StreamTaskHarness:
 
     def operator_event(self, operator_uid: str, payload: bytes) -> None:
         """The JobMaster sends an operator event to operator ``operator_uid`` of the task."""
-        d = self.descriptor
-        self.control(msg.OperatorEventToTask(d.attempt, d.vertex, d.subtask, operator_uid, payload))
+        descriptor = self.descriptor
+        self.control(
+            msg.OperatorEventToTask(
+                descriptor.attempt, descriptor.vertex, descriptor.subtask, operator_uid, payload
+            )
+        )
 
     def trigger_checkpoint(self, checkpoint_id: int, options: CheckpointOptions = CHECKPOINT):
         """As the JobMaster does: snapshots the coordinators, then sends the trigger."""
@@ -439,20 +430,20 @@ class StreamTaskHarness:
             )
             for uid, state in ack.operator_states.items()
         }
-        d = self.descriptor
+        descriptor = self.descriptor
         settings: dict[str, Any] = {
-            "num_input_channels": d.num_input_channels,
-            "emits": bool(d.outputs),
-            "checkpointing": d.config.checkpointing,
-            "exactly_once": d.config.exactly_once,
-            "initial_credit": d.config.initial_credit,
-            "buffer_size": d.config.buffer_size,
-            "state_backend": d.config.state_backend,
-            "attempt": d.attempt + 1,
-            "storage_uri": d.config.storage_uri,
-            "unaligned": d.config.unaligned_checkpoints,
-            "aligned_timeout_ms": d.config.aligned_checkpoint_timeout_ms,
-            "input_of_channel": d.input_of_channel,
+            "num_input_channels": descriptor.num_input_channels,
+            "emits": bool(descriptor.outputs),
+            "checkpointing": descriptor.config.checkpointing,
+            "exactly_once": descriptor.config.exactly_once,
+            "initial_credit": descriptor.config.initial_credit,
+            "buffer_size": descriptor.config.buffer_size,
+            "state_backend": descriptor.config.state_backend,
+            "attempt": descriptor.attempt + 1,
+            "storage_uri": descriptor.config.storage_uri,
+            "unaligned": descriptor.config.unaligned_checkpoints,
+            "aligned_timeout_ms": descriptor.config.aligned_checkpoint_timeout_ms,
+            "input_of_channel": descriptor.input_of_channel,
             "coordinator_restore": self._coordinator_states.get(ack.checkpoint_id),
         }
         settings.update(overrides)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow.state.key_groups import assign_to_key_group, subtask_for_key_group
+from barrierflow.protocol.key_group_range import subtask_for_key_group
+from barrierflow.state.key_groups import assign_to_key_group
 from tests.jobs.odd_even import MAX_PARALLELISM
 
 

@@ -1,14 +1,21 @@
 """The dependency rule of ARCHITECTURE.md ("Layers"), read from the code's imports with ``ast``.
 
 Imports point down only; the two halves of the checkpoint protocol (driver-side coordination and
-the task-side runtime) do not import each other; the pure modules import no I/O; and there is no
-import circle. Imports under ``if TYPE_CHECKING:`` do not run and are not counted; imports inside
-functions run and are.
+the task-side runtime) do not import each other; the pure modules import no I/O; and neither
+modules nor packages import each other in a circle.
+
+What counts as an import: every ``import`` and ``from ... import`` (inside functions too: they
+run); the modules a module names to ``importlib.import_module`` (lazy re-exports); and imports
+under ``if TYPE_CHECKING:``, which never run but are dependencies a reader sees: the rules of
+direction and the package circle count them, the purity and module circle rules (about what
+runs) do not. A package's ``__init__.py`` is a module of its own, its face (``pkg.__init__``):
+``from pkg import name`` imports the face, ``from pkg import module`` the module.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,9 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "barrierflow.common.typeinfo",
             "barrierflow.common.types",
             "barrierflow.row",
-            "barrierflow.type_conversion",
-            "barrierflow.java_strings",
-            "barrierflow.msgpack_types",
+            "barrierflow.declared_types",
             "barrierflow.metrics",
             "barrierflow.datastream.output_tag",
             "barrierflow.eventtime",
@@ -84,12 +89,10 @@ PURE = (
     "barrierflow.config_option",
     "barrierflow.eventtime",
     "barrierflow.human_units",
-    "barrierflow.java_strings",
-    "barrierflow.msgpack_types",
+    "barrierflow.declared_types",
     "barrierflow.common.types",
     "barrierflow.row",
     "barrierflow.datastream.output_tag",
-    "barrierflow.type_conversion",
     "barrierflow.common.typeinfo",
     "barrierflow.graph",
     "barrierflow.protocol",
@@ -191,19 +194,27 @@ class Import:
     target: str  # imported module (a barrierflow module or a top-level library)
     path: Path
     line: int
+    type_checking: bool = False  # under ``if TYPE_CHECKING:``
 
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        where = f"{self.path.relative_to(ROOT)}:{self.line}"
+        return f"{where} (under TYPE_CHECKING)" if self.type_checking else where
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    """A package's ``__init__.py`` is named ``package.__init__``: its face, a module of its own."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
 
 def is_module(name: str) -> bool:
     base = ROOT.joinpath(*name.split("."))
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _face(name: str) -> str:
+    """The module an import of ``name`` runs: the face of a package, or the module itself."""
+    is_package = (ROOT.joinpath(*name.split(".")) / "__init__.py").is_file()
+    return f"{name}.__init__" if is_package else name
 
 
 def _type_checking_lines(tree: ast.Module) -> set[int]:
@@ -215,32 +226,53 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def imports_of(path: Path) -> list[Import]:
-    source = module_name(path)
-    tree = ast.parse(path.read_text(), str(path))
-    skipped = _type_checking_lines(tree)
+def _imports_by_name(tree: ast.Module) -> bool:
+    """Whether the module imports modules by name (``importlib.import_module``): then every
+    string in it that names a barrierflow module is an import (a lazy re-export)."""
+    return any(
+        isinstance(node, ast.Call)
+        and "import_module" in (getattr(node.func, "attr", None), getattr(node.func, "id", None))
+        for node in ast.walk(tree)
+    )
+
+
+def _imported_names(node: ast.AST, by_name: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        # ``from package import module`` imports the module; ``from package import name``,
+        # the package's face
+        return [
+            f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}") else node.module
+            for a in node.names
+        ]
+    if by_name and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (
+            [node.value] if node.value.startswith("barrierflow.") and is_module(node.value) else []
+        )
+    return []
+
+
+def imports_in(source: str, path: Path, text: str) -> list[Import]:
+    tree = ast.parse(text, str(path))
+    typing_only = _type_checking_lines(tree)
+    by_name = _imports_by_name(tree)
     found: list[Import] = []
     for node in ast.walk(tree):
-        if node.lineno in skipped if hasattr(node, "lineno") else False:
-            continue
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # ``from package import module`` imports the module itself.
-            names = [
-                f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}") else node.module
-                for a in node.names
-            ]
-        else:
-            continue
-        for name in names:
-            target = name if name.startswith("barrierflow") else name.split(".")[0]
-            found.append(Import(source, target, path, node.lineno))
-    return found
+        for name in _imported_names(node, by_name):
+            target = _face(name) if name.startswith("barrierflow") else name.split(".")[0]
+            line = node.lineno
+            found.append(Import(source, target, path, line, line in typing_only))
+    return sorted(found, key=lambda i: i.line)
+
+
+def imports_of(path: Path) -> list[Import]:
+    return imports_in(module_name(path), path, path.read_text())
 
 
 ALL_IMPORTS = [i for p in sorted(PACKAGE.rglob("*.py")) for i in imports_of(p)]
 INTERNAL = [i for i in ALL_IMPORTS if i.target.startswith("barrierflow")]
+RUNNING = [i for i in ALL_IMPORTS if not i.type_checking]
 
 
 def _matches(module: str, prefix: str) -> bool:
@@ -248,11 +280,13 @@ def _matches(module: str, prefix: str) -> bool:
 
 
 def place_of(module: str) -> tuple[int, int]:
-    """(layer, position in the layer) of the package or top-level module ``module`` is in. The
-    root package ``barrierflow`` matches only itself: no catch-all."""
+    """(layer, position in the layer) of the package or top-level module ``module`` is in; a
+    package's face is in the package. The root package ``barrierflow`` matches only itself
+    (and its face): no catch-all."""
+    name = module.removesuffix(".__init__")
     for index, (_, packages) in enumerate(LAYERS):
         for position, package in enumerate(packages):
-            if module == package or (package != "barrierflow" and _matches(module, package)):
+            if name == package or (package != "barrierflow" and _matches(name, package)):
                 return index, position
     raise LookupError(
         f"{module} is in no package that tests/unit/test_layers.py knows: add its package to "
@@ -288,25 +322,34 @@ def test_every_listed_package_exists():
     assert all(is_module(p) for _, packages in LAYERS for p in packages)
 
 
-def test_imports_point_down_only():
-    wrong = [
+def _upward(imports: list[Import]) -> list[str]:
+    return [
         f"{i.where()}: {i.source} ({LAYERS[layer_of(i.source)][0]}) imports {i.target} "
         f"({LAYERS[layer_of(i.target)][0]}), a higher layer"
-        for i in INTERNAL
-        if layer_of(i.target) > layer_of(i.source)
+        for i in imports
+        if i.target.startswith("barrierflow") and layer_of(i.target) > layer_of(i.source)
     ]
+
+
+def test_imports_point_down_only():
+    wrong = _upward(INTERNAL)
     assert not wrong, "\n".join(wrong)
 
 
-def test_packages_of_a_layer_import_only_those_before_them():
-    wrong = [
+def _out_of_order(imports: list[Import]) -> list[str]:
+    return [
         f"{i.where()}: {i.source} imports {i.target}, but {_package_name(i.target)} comes "
         f"after {_package_name(i.source)} in their layer"
-        for i in INTERNAL
-        if layer_of(i.target) == layer_of(i.source)
+        for i in imports
+        if i.target.startswith("barrierflow")
+        and layer_of(i.target) == layer_of(i.source)
         and place_of(i.target)[1] > place_of(i.source)[1]
         and not _separate(i.source, i.target)  # reported by the test of separate packages
     ]
+
+
+def test_packages_of_a_layer_import_only_those_before_them():
+    wrong = _out_of_order(INTERNAL)
     assert not wrong, "\n".join(wrong)
 
 
@@ -320,10 +363,8 @@ def _separate(a: str, b: str) -> bool:
 def test_runtime_and_coordination_do_not_import_each_other():
     wrong = [
         f"{i.where()}: {i.source} imports {i.target}"
-        for a, b in SEPARATE
         for i in INTERNAL
-        if (_matches(i.source, a) and _matches(i.target, b))
-        or (_matches(i.source, b) and _matches(i.target, a))
+        if _separate(i.source, i.target)
     ]
     assert not wrong, "\n".join(wrong)
 
@@ -332,18 +373,23 @@ def _is_pure(module: str) -> bool:
     return any(_matches(module, p) for p in PURE)
 
 
-def test_pure_modules_import_no_io_and_only_pure_modules():
-    assert all(is_module(p) for p in PURE), [p for p in PURE if not is_module(p)]
+def _impure(imports: list[Import]) -> list[str]:
+    """What pure modules import that is not pure: a library that reaches outside the process,
+    or a barrierflow module (or package face) that is not itself pure."""
     wrong = []
-    for i in ALL_IMPORTS:
-        if not _is_pure(i.source):
+    for i in imports:
+        if not _is_pure(i.source) or i.type_checking:  # an import that never runs does no I/O
             continue
         if i.target in IMPURE_LIBRARIES:
             wrong.append(f"{i.where()}: pure {i.source} imports {i.target}")
-        elif i.target.startswith("barrierflow") and not (
-            _is_pure(i.target) or i.target in ("barrierflow", *_packages_of_pure())
-        ):
+        elif i.target.startswith("barrierflow") and not _is_pure(i.target):
             wrong.append(f"{i.where()}: pure {i.source} imports {i.target}, which is not pure")
+    return wrong
+
+
+def test_pure_modules_import_no_io_and_only_pure_modules():
+    assert all(is_module(p) for p in PURE), [p for p in PURE if not is_module(p)]
+    wrong = _impure(ALL_IMPORTS)
     assert not wrong, "\n".join(wrong)
 
 
@@ -375,17 +421,119 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_there_is_no_import_circle():
+    """Between modules, counting what runs: a circle through ``if TYPE_CHECKING:`` inside one
+    package is how two classes that name each other in annotations are written."""
     graph: dict[str, set[str]] = {}
-    for i in INTERNAL:
-        if i.target != i.source:
+    for i in RUNNING:
+        if i.target.startswith("barrierflow") and i.target != i.source:
             graph.setdefault(i.source, set()).add(i.target)
     circle = _cycle(graph)
     assert circle is None, "import circle: " + " -> ".join(circle)
 
 
+def _package_circle(imports: list[Import]) -> str | None:
+    """A circle of the packages of ``LAYERS``, each step named by one import that makes it."""
+    graph: dict[str, set[str]] = {}
+    witness: dict[tuple[str, str], Import] = {}
+    for i in imports:
+        if not i.target.startswith("barrierflow"):
+            continue
+        edge = (_package_name(i.source), _package_name(i.target))
+        if edge[0] != edge[1]:
+            graph.setdefault(edge[0], set()).add(edge[1])
+            witness.setdefault(edge, i)
+    circle = _cycle(graph)
+    if circle is None:
+        return None
+    steps = [witness[edge] for edge in itertools.pairwise(circle)]
+    return (
+        "package circle: "
+        + " -> ".join(circle)
+        + "".join(f"\n  {i.where()}: {i.source} imports {i.target}" for i in steps)
+    )
+
+
+def test_there_is_no_package_circle_even_through_type_checking_imports():
+    circle = _package_circle(INTERNAL)
+    assert circle is None, circle
+
+
 def test_the_cycle_finder_finds_a_circle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+def _imports_of_text(module: str, text: str) -> list[Import]:
+    path = ROOT.joinpath(*module.removesuffix(".__init__").split("."))
+    path = path / "__init__.py" if module.endswith(".__init__") else path.with_suffix(".py")
+    return imports_in(module, path, text)
+
+
+def test_from_a_package_a_name_imports_its_face_and_a_module_that_module():
+    imports = _imports_of_text(
+        "barrierflow.runtime.task",
+        "from barrierflow.state import ValueStateDescriptor, key_groups\n"
+        "import barrierflow.protocol\n"
+        "import barrierflow.errors\n",
+    )
+    assert [i.target for i in imports] == [
+        "barrierflow.state.__init__",
+        "barrierflow.state.key_groups",
+        "barrierflow.protocol.__init__",
+        "barrierflow.errors",
+    ]
+
+
+def test_an_init_that_re_exports_from_a_higher_layer_breaks_the_rule():
+    imports = _imports_of_text(
+        "barrierflow.windowing.__init__",
+        "import importlib\n"
+        "from typing import TYPE_CHECKING\n"
+        "from barrierflow.windowing.windows import TimeWindow\n"
+        "_LAZY = {'StreamExecutionEnvironment': 'barrierflow.api.environment'}\n"
+        "def __getattr__(name):\n"
+        "    return getattr(importlib.import_module(_LAZY[name]), name)\n"
+        "if TYPE_CHECKING:\n"
+        "    from barrierflow.cluster.job_outcome import JobStatus\n",
+    )
+    wrong = _upward(imports)
+    assert len(wrong) == 2, wrong
+    assert wrong[0].startswith(
+        "barrierflow/windowing/__init__.py:4: barrierflow.windowing.__init__"
+    )
+    assert "imports barrierflow.api.environment" in wrong[0]
+    assert wrong[1].startswith("barrierflow/windowing/__init__.py:8 (under TYPE_CHECKING): ")
+    assert "imports barrierflow.cluster.job_outcome" in wrong[1]
+
+
+def test_a_pure_module_may_not_import_the_face_of_a_package_that_is_not_pure():
+    imports = _imports_of_text(
+        "barrierflow.state.key_groups",
+        "from barrierflow.state import ValueStateDescriptor\n"
+        "from barrierflow.windowing import windows\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from barrierflow.state.backend import KeyedStateBackend\n",
+    )
+    assert _impure(imports) == [
+        "barrierflow/state/key_groups.py:1: pure barrierflow.state.key_groups imports "
+        "barrierflow.state.__init__, which is not pure"
+    ]
+
+
+def test_a_type_checking_import_makes_a_package_circle():
+    imports = _imports_of_text(
+        "barrierflow.checkpoint.key_group_format",
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from barrierflow.state.backend import KeyedStateBackend\n",
+    ) + _imports_of_text(
+        "barrierflow.state.backend", "from barrierflow.checkpoint.metadata import StreamHandle\n"
+    )
+    circle = _package_circle(imports)
+    assert circle is not None
+    assert circle.startswith("package circle: barrierflow.checkpoint -> barrierflow.state -> ")
+    assert "key_group_format.py:3 (under TYPE_CHECKING)" in circle
 
 
 def _loaded_after(statement: str) -> set[str]:

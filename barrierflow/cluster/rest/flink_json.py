@@ -87,8 +87,8 @@ def jobs_overview(job: JobStatusSnapshot) -> JSON:
     }
 
 
-def _vertex_state(v: VertexStatus) -> str:
-    counts = v.count_states()
+def _vertex_state(vertex: VertexStatus) -> str:
+    counts = vertex.count_states()
     for state in (TaskState.FAILED, TaskState.CANCELED, TaskState.DEPLOYING, TaskState.RUNNING):
         if counts[state]:
             return state.value
@@ -248,8 +248,8 @@ def summary(values: Iterable[float]) -> JSON:
         keys = ("min", "max", "avg", "p50", "p90", "p95", "p99", "p999")
         return dict.fromkeys(keys, 0)
 
-    def percentile(q: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+    def percentile(quantile: float) -> float:
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(quantile * len(ordered)) - 1))]
 
     return {
         "min": ordered[0],

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
+from barrierflow.declared_types.java_strings import java_double, java_float
 from barrierflow.errors import ConfigurationError
-from barrierflow.java_strings import java_double, java_float
 
 ToText = Callable[[Any], str]
 FromText = Callable[[str], Any]

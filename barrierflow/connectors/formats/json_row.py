@@ -28,8 +28,8 @@ from barrierflow.connectors.formats.row_fields import (
     row_type,
     row_values,
 )
+from barrierflow.declared_types.java_strings import java_double, java_float
 from barrierflow.errors import ConfigurationError
-from barrierflow.java_strings import java_double, java_float
 
 Convert = Callable[[Any], Any]
 _encoder = msgspec.json.Encoder(decimal_format="number")

@@ -34,9 +34,10 @@ from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
+from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.state.key_groups import KeyGroupCache, subtask_for_key_group
+from barrierflow.state.key_groups import KeyGroupCache
 
 
 class ConsumerGoneError(Exception):
@@ -339,10 +340,10 @@ class ResultPartition:
             raise self._routing_failed(record, e) from e
         self._flush_full()
 
-    def _routing_failed(self, record: Any, e: Exception) -> RecordRoutingError:
+    def _routing_failed(self, record: Any, error: Exception) -> RecordRoutingError:
         return RecordRoutingError(
             f"partitioning before {self._describe} failed on record {record!r:.200}: "
-            f"{type(e).__name__}: {e}"
+            f"{type(error).__name__}: {error}"
         )
 
     def _route_by_key_group(self, records: list[Any], timestamps: list[int] | None) -> None:
@@ -376,13 +377,13 @@ class ResultPartition:
 
     # --- buffers and events ----------------------------------------------------------------
 
-    def _flush_channel(self, i: int) -> None:
-        pending = self._pending[i]
+    def _flush_channel(self, channel: int) -> None:
+        pending = self._pending[channel]
         if self._pending_ts is None:
-            self.channels[i].send_buffer(self._encode(RecordBatch(pending)))
+            self.channels[channel].send_buffer(self._encode(RecordBatch(pending)))
         else:
-            timestamps = self._pending_ts[i]
-            self.channels[i].send_buffer(self._encode(RecordBatch(pending, timestamps)))
+            timestamps = self._pending_ts[channel]
+            self.channels[channel].send_buffer(self._encode(RecordBatch(pending, timestamps)))
             timestamps.clear()
         pending.clear()
 

@@ -20,6 +20,7 @@ from barrierflow.datastream.functions.one_input import (
     TimeDomain,
 )
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.protocol.record_batch import RecordBatch, repeat_per_output
 from barrierflow.runtime.operators.stream_operator import (
     Operator,
@@ -29,7 +30,6 @@ from barrierflow.runtime.operators.stream_operator import (
 )
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backends import create_keyed_state_backend
-from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
 
 

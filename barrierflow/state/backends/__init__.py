@@ -8,9 +8,9 @@ import os
 import shutil
 import tempfile
 
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import KeyedStateBackend
 from barrierflow.state.backends.registry import StateBackendConfig, backend_kind
-from barrierflow.state.key_groups import KeyGroupRange
 
 __all__ = [
     "StateBackendConfig",

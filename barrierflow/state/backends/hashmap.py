@@ -37,6 +37,7 @@ from barrierflow.checkpoint.metadata import (
     KeyGroupsHandle,
 )
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions, SnapshotFormat
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -45,7 +46,7 @@ from barrierflow.state.backend import (
     check_state_kind,
 )
 from barrierflow.state.descriptors import StateDescriptor, StateKind
-from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
+from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.state.schema_evolution import Convert, StateSchemas, migrate_stored
 
 BACKEND_NAME = "hashmap"  # what snapshots record as their writer: registry.py's name of it

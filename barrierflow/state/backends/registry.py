@@ -22,6 +22,7 @@ from typing import Any
 
 from barrierflow.config_option import Option, parse_memory_bytes
 from barrierflow.errors import ConfigurationError
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import KeyedStateBackend
 from barrierflow.state.backends.predefined_options import (
     PRESETS,
@@ -29,7 +30,6 @@ from barrierflow.state.backends.predefined_options import (
     RocksDBTuning,
     parse_predefined_options,
 )
-from barrierflow.state.key_groups import KeyGroupRange
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from barrierflow.checkpoint.key_group_format import (
 )
 from barrierflow.checkpoint.metadata import InlineHandle, KeyGroupsHandle
 from barrierflow.errors import CorruptCheckpointError
-from barrierflow.state.key_groups import KeyGroupRange
+from barrierflow.protocol.key_group_range import KeyGroupRange
 
 FULL = KeyGroupRange(0, 127)
 GOLDEN = Path(__file__).parent / "golden" / "key_groups_v1.bin"

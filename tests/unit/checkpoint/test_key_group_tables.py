@@ -18,7 +18,7 @@ from barrierflow.checkpoint.key_group_tables import (
 )
 from barrierflow.checkpoint.metadata import InlineHandle, KeyGroupsHandle
 from barrierflow.errors import CorruptCheckpointError
-from barrierflow.state.key_groups import KeyGroupRange
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from tests.unit.checkpoint.test_key_group_format import GOLDEN_SECTIONS, inline, read_inline
 
 FULL = KeyGroupRange(0, 127)

@@ -13,7 +13,8 @@ from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.state.key_groups import assign_to_key_group, subtask_for_key_group
+from barrierflow.protocol.key_group_range import subtask_for_key_group
+from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.testing.thread_deployer import ThreadDeployer
 from tests.jobs.odd_even import RunningSum, read_committed
 

@@ -7,7 +7,7 @@ import pytest
 
 from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.type_conversion import IntegerOverflow, value_converter
+from barrierflow.declared_types.conversion import IntegerOverflow, value_converter
 
 
 def _collected(values, type_info):

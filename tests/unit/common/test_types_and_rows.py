@@ -12,9 +12,9 @@ import pytest
 
 from barrierflow.cluster.collected_records import PrintCollector
 from barrierflow.common import Row, RowKind, Types
+from barrierflow.declared_types.conversion import float32, value_converter
+from barrierflow.declared_types.java_strings import java_double, java_float, printer
 from barrierflow.errors import ConfigurationError
-from barrierflow.java_strings import java_double, java_float, printer
-from barrierflow.type_conversion import float32, value_converter
 
 
 def convert(type_info, value):
@@ -262,7 +262,7 @@ def test_declared_types_follow_the_stream_and_bad_ones_are_refused():
     ],
 )
 def test_a_buffer_converts_at_once_to_what_value_by_value_gives(type_info, values):
-    from barrierflow.type_conversion import batch_converter
+    from barrierflow.declared_types.conversion import batch_converter
 
     fast = batch_converter(type_info)(list(values))
     assert fast == [convert(type_info, v) for v in values]
@@ -283,13 +283,13 @@ def test_a_buffer_converts_at_once_to_what_value_by_value_gives(type_info, value
     ],
 )
 def test_a_buffer_it_cannot_vouch_for_goes_value_by_value(type_info, values):
-    from barrierflow.type_conversion import batch_converter
+    from barrierflow.declared_types.conversion import batch_converter
 
     assert batch_converter(type_info)(list(values)) is None
 
 
 def test_types_without_a_fast_path_have_none():
-    from barrierflow.type_conversion import batch_converter
+    from barrierflow.declared_types.conversion import batch_converter
 
     assert batch_converter(Types.ROW([Types.INT()])) is None
     assert batch_converter(Types.TUPLE([Types.SQL_DATE(), Types.INT()])) is None

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from barrierflow.common import Types
-from barrierflow.msgpack_types import signature
+from barrierflow.declared_types.msgpack_types import signature
 from barrierflow.protocol.buffer_codec import TYPED, BufferEncoder, decode_buffer
 from barrierflow.protocol.record_batch import RecordBatch
 

@@ -21,9 +21,10 @@ from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.graph.execution_graph import OutputPlan, OutputTarget
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.runtime.channel_state_restore import restore_channel_state
 from barrierflow.runtime.operators import OperatorSpec
-from barrierflow.state.key_groups import KeyGroupCache, key_group_range_for_subtask
+from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.testing.harness import StreamTaskHarness
 
 MAX_PARALLELISM = 128

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange, key_group_range_for_subtask
+from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.windowing.windows import TimeWindow
 from tests.unit.state.test_state_backend_contract import Streams
 

@@ -23,13 +23,14 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
     SnapshotFormat,
 )
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.runtime.operators.aligned_window_path import AlignedWindowPath
 from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.runtime.window_state import CONTENTS
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupCache, KeyGroupRange
+from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.testing.harness import OperatorHarness, operator
 from barrierflow.windowing.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from barrierflow.windowing.triggers import EventTimeTrigger

@@ -13,10 +13,10 @@ from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import state_backend_config
 from barrierflow.common import Configuration
 from barrierflow.datastream import EmbeddedRocksDBStateBackend, PredefinedOptions
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backends.predefined_options import PRESETS
 from barrierflow.state.backends.registry import StateBackendConfig, rocksdb_tuning
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupRange
 
 MiB = 1024**2
 PRESET_KEY = "state.backend.rocksdb.predefined-options"

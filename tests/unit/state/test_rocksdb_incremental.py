@@ -13,9 +13,9 @@ from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHan
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.errors import CorruptCheckpointError
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupRange
 
 MAX_PARALLELISM = 128
 FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)

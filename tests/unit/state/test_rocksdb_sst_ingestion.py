@@ -12,15 +12,12 @@ import pytest
 
 from barrierflow.checkpoint.key_group_format import write_key_groups
 from barrierflow.common.typeinfo import Types
+from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.backends.rocksdb.database import INGEST
-from barrierflow.state.key_groups import (
-    KeyGroupRange,
-    assign_to_key_group,
-    key_group_range_for_subtask,
-)
+from barrierflow.state.key_groups import assign_to_key_group
 from tests.unit.state.test_state_backend_contract import MAX_PARALLELISM, SMALL, Streams
 
 FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)

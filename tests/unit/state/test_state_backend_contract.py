@@ -25,12 +25,13 @@ from barrierflow.checkpoint.metadata import (
 )
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.backends.rocksdb.incremental_restore import incremental_sections
 from barrierflow.state.descriptors import StateKind
-from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
+from barrierflow.state.key_groups import assign_to_key_group
 
 MAX_PARALLELISM = 128
 FULL = KeyGroupRange(0, MAX_PARALLELISM - 1)

@@ -10,6 +10,7 @@ import pytest
 
 from barrierflow.common import Time
 from barrierflow.datastream.functions.one_input import AggregateFunction
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -18,7 +19,6 @@ from barrierflow.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
-from barrierflow.state.key_groups import KeyGroupRange
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from tests.unit.state.test_state_backend_contract import BACKENDS, FULL, Streams, factory
 

@@ -11,6 +11,7 @@ from typing import Any
 import cloudpickle
 import pytest
 
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -19,7 +20,7 @@ from barrierflow.state import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from barrierflow.state.key_groups import KeyGroupRange, assign_to_key_group
+from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from tests.unit.state.test_state_backend_contract import MAX_PARALLELISM, Streams, factory
 from tests.unit.state.test_state_ttl import Average, at, store, ttl

@@ -11,15 +11,12 @@ from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointStorage
 from barrierflow.common import Types
 from barrierflow.errors import ConfigurationError
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask, subtask_for_key_group
 from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.key_groups import (
-    assign_to_key_group,
-    key_group_range_for_subtask,
-    subtask_for_key_group,
-)
+from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state_processor import OperatorTransformation
 from barrierflow.state_processor.bootstrap import SubtaskWrite, decode_subtask, write_subtask
 from barrierflow.state_processor.functions import KeyedStateBootstrapFunction

@@ -21,13 +21,13 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
     SnapshotFormat,
 )
+from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.runtime.window_state import CONTENTS
 from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.broadcast_state import BroadcastStateStore
-from barrierflow.state.key_groups import key_group_range_for_subtask
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.operator_state import DistributionMode, OperatorStateStore
 from barrierflow.state.schema_evolution import IncompatibleStateError

@@ -35,6 +35,7 @@ from barrierflow.checkpoint.metadata import (
     SharedFileHandle,
 )
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointOptions, SnapshotFormat
+from barrierflow.protocol.key_group_range import UPPER_BOUND_MAX_PARALLELISM, KeyGroupRange
 from barrierflow.state.backend import (
     AsyncSnapshot,
     KeyContext,
@@ -78,12 +79,7 @@ from barrierflow.state.backends.rocksdb.state_objects import (
     Table,
 )
 from barrierflow.state.descriptors import StateDescriptor, StateKind
-from barrierflow.state.key_groups import (
-    UPPER_BOUND_MAX_PARALLELISM,
-    KeyGroupCache,
-    KeyGroupRange,
-    stable_hash,
-)
+from barrierflow.state.key_groups import KeyGroupCache, stable_hash
 from barrierflow.state.schema_evolution import Convert, StateSchemas, migrate_element
 from barrierflow.state.value_codec import ValueCodec, codec_for, decode_value
 

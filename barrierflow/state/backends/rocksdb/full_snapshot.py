@@ -23,9 +23,9 @@ from rocksdict import ReadOptions
 
 from barrierflow.checkpoint.key_group_format import encode_key_groups
 from barrierflow.checkpoint.metadata import KeyGroupsHandle
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import SnapshotStreams
 from barrierflow.state.backends.rocksdb.key_codec import Cursor, sections_of_rows
-from barrierflow.state.key_groups import KeyGroupRange
 
 BACKEND_NAME = "rocksdb"  # what snapshots record as their writer: registry.py's name of it
 

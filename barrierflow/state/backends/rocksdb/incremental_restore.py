@@ -16,10 +16,10 @@ from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from barrierflow.checkpoint.key_group_format import Section
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, StreamHandle
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import RestoreStreams
 from barrierflow.state.backends.rocksdb.key_codec import Cursor, column_family, sections_of_rows
 from barrierflow.state.descriptors import StateKind
-from barrierflow.state.key_groups import KeyGroupRange
 
 
 def incremental_sections(

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from rocksdict import Checkpoint, Rdict
 
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, SharedFileHandle, StreamHandle
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backend import SnapshotStreams
 from barrierflow.state.backends.rocksdb.state_objects import Table
 from barrierflow.state.descriptors import StateKind
-from barrierflow.state.key_groups import KeyGroupRange
 
 
 @dataclass(frozen=True, slots=True)

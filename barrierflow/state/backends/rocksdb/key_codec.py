@@ -100,10 +100,6 @@ def key_bytes(key: Any) -> bytes:
 _pack_header = struct.Struct(">HI").pack  # key group, length of the pickled user key
 
 
-def row_prefix(key_group: int, user_key_bytes: bytes) -> bytes:
-    return _pack_header(key_group, len(user_key_bytes)) + user_key_bytes
-
-
 def successor(prefix: bytes) -> bytes:
     """The smallest byte string greater than every string that starts with ``prefix``.
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.common.types import Row
-from barrierflow.type_conversion import float32
+from barrierflow.declared_types.conversion import float32
 
 Printer = Callable[[Any], str]
 
@@ -63,8 +63,8 @@ def _java(type_info: TypeInformation | None) -> Printer:
     return _nullable(_SCALARS.get(name, str))
 
 
-def _nullable(p: Printer) -> Printer:
-    return lambda v: "null" if v is None else p(v)
+def _nullable(printer: Printer) -> Printer:
+    return lambda v: "null" if v is None else printer(v)
 
 
 def _joined(fields: list[Printer], values: Any, sep: str) -> str:
@@ -80,38 +80,38 @@ def _untyped(value: Any) -> str:
     return str(value)
 
 
-def java_double(x: float, significant: int | None = None) -> str:
+def java_double(value: float, significant: int | None = None) -> str:
     """Java's ``Double.toString`` (``significant``: the digits a float32 needs, for
     ``Float.toString``): the shortest digits that read back to the same value, in plain
     notation from 10^-3 up to 10^7, else as ``d.dddE±n``; at least one digit after the
     point."""
-    if math.isnan(x):
+    if math.isnan(value):
         return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    d = decimal.Decimal(repr(x) if significant is None else f"{x:.{significant - 1}e}")
-    sign = "-" if x < 0 else ""
-    d = abs(d).normalize()
-    if 1e-3 <= abs(x) < 1e7:
-        text = format(d, "f")
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    shortest = repr(value) if significant is None else f"{value:.{significant - 1}e}"
+    sign = "-" if value < 0 else ""
+    decimal_value = abs(decimal.Decimal(shortest)).normalize()
+    if 1e-3 <= abs(value) < 1e7:
+        text = format(decimal_value, "f")
         return sign + (text if "." in text else text + ".0")
-    digits = "".join(map(str, d.as_tuple().digits))
+    digits = "".join(map(str, decimal_value.as_tuple().digits))
     mantissa = digits[0] + "." + (digits[1:] or "0")
-    return f"{sign}{mantissa}E{d.adjusted()}"
+    return f"{sign}{mantissa}E{decimal_value.adjusted()}"
 
 
-def java_float(x: float) -> str:
+def java_float(value: float) -> str:
     """Java's ``Float.toString`` of a FLOAT: the fewest digits that read back to the same
     32-bit float."""
-    if math.isnan(x) or math.isinf(x) or x == 0:
-        return java_double(x)
-    f = float32(x)
+    if math.isnan(value) or math.isinf(value) or value == 0:
+        return java_double(value)
+    narrowed = float32(value)
     for significant in range(1, 10):
-        if float32(float(f"{f:.{significant - 1}e}")) == f:
-            return java_double(f, significant)
-    return java_double(f)
+        if float32(float(f"{narrowed:.{significant - 1}e}")) == narrowed:
+            return java_double(narrowed, significant)
+    return java_double(narrowed)
 
 
 def _java_timestamp(ts: datetime.datetime) -> str:
