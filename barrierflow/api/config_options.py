@@ -193,6 +193,9 @@ OPTIONS: tuple[Option, ...] = (
            "how long a leader's lease lasts without a renewal; a standby takes over after it",
            check=lambda v: 500 <= v <= 600_000,
            check_text="must be between 500 ms and 10 min"),
+    Option("job-registry.dir", _parse_str, None,
+           "where each job is recorded while it runs and how it ended, for barrierflow list "
+           "and the job commands by id; unset: $BARRIERFLOW_HOME/jobs, else ~/.barrierflow/jobs"),
     Option("execution.buffer-timeout", parse_duration_ms, 100,
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,

@@ -106,6 +106,7 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
             conf.get("rest.port"),
             port_is_default=not conf.contains("rest.port"),
         ),
+        registry_dir=conf.get("job-registry.dir"),
     )
 
 

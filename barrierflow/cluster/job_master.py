@@ -261,6 +261,7 @@ class JobMaster:
             end = (JobEnd.FAILED, str(e).split("\n\nTask traceback:")[0])
             raise
         finally:
+            self._endpoints.job_ended(self.status.name, None if end is None else end[1])
             self._endpoints.close_rest()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
             self._operator_coordinators.close()
