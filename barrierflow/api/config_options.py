@@ -144,6 +144,10 @@ OPTIONS: tuple[Option, ...] = (
            _choice("disable", "none", "off", "fixed-delay", "fixeddelay", "exponential-delay",
                    "exponentialdelay", "failure-rate", "failurerate"),
            None, "restart strategy; default exponential-delay with checkpointing, else none"),
+    Option(_RS + "max-identical-failures", _parse_int, 3,
+           "consecutive attempts failing the same way on the same record (a poison record) "
+           "that end the job, whatever the strategy allows; 0: restart for ever",
+           check=lambda v: v >= 0, check_text="must not be negative"),
     Option(_RS + "fixed-delay.attempts", _parse_int, 1, "restarts before giving up",
            check=lambda v: v >= 0, check_text="must not be negative"),
     Option(_RS + "fixed-delay.delay", parse_duration_ms, 1000, "delay between restarts"),

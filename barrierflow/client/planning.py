@@ -107,6 +107,7 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
             port_is_default=not conf.contains("rest.port"),
         ),
         registry_dir=conf.get("job-registry.dir"),
+        max_identical_failures=conf.get("restart-strategy.max-identical-failures"),
     )
 
 

@@ -41,6 +41,7 @@ class JobPlan:
     # high availability: the lease this JobMaster leads the job by (client/ha/)
     leadership: Leadership = NOT_HIGHLY_AVAILABLE
     registry_dir: str | None = None  # job-registry.dir; None: the default (job_registry.py)
+    max_identical_failures: int = 3  # restart-strategy.max-identical-failures (0: off)
     first_checkpoint_id: int = 1  # ids below it were reserved by earlier leaders
 
     def checkpoint_settings(self) -> CheckpointSettings:
