@@ -2,7 +2,11 @@
 
 Run: ``barrierflow run examples/odd_even_sum.py`` (or ``python examples/odd_even_sum.py``).
 Committed output: /tmp/barrierflow-odd-even/out/part-*.jsonl, one ``[key, value, sum]`` per line.
+Each run starts from an empty /tmp/barrierflow-odd-even (a sink adds files to its directory: a
+second run into the same one would double the output).
 """
+
+import shutil
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.connectors import FileSink, SequenceSource
@@ -21,6 +25,7 @@ class RunningSum(KeyedProcessFunction):
 
 
 def main() -> None:
+    shutil.rmtree("/tmp/barrierflow-odd-even", ignore_errors=True)  # the earlier run's output
     env = StreamExecutionEnvironment()
     env.set_parallelism(2)
     env.enable_checkpointing(200)  # milliseconds

@@ -1,11 +1,20 @@
-"""One SparkSession for the whole test session (starting Spark takes seconds)."""
+"""One SparkSession for the whole test session (starting Spark takes seconds); the jobs of the
+session recorded in a job registry of its own, not the user's."""
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import pytest
+
+
+def pytest_configure(config) -> None:
+    # Every job a test runs (in this process or in a driver it starts) records itself in the
+    # job registry: the session's own, so that the user's `barrierflow list` never shows them.
+    if "BARRIERFLOW_HOME" not in os.environ:
+        os.environ["BARRIERFLOW_HOME"] = tempfile.mkdtemp(prefix="barrierflow-test-home-")
 
 
 @pytest.fixture(scope="session")

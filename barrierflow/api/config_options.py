@@ -144,6 +144,10 @@ OPTIONS: tuple[Option, ...] = (
            _choice("disable", "none", "off", "fixed-delay", "fixeddelay", "exponential-delay",
                    "exponentialdelay", "failure-rate", "failurerate"),
            None, "restart strategy; default exponential-delay with checkpointing, else none"),
+    Option(_RS + "max-identical-failures", _parse_int, 3,
+           "consecutive attempts failing the same way on the same record (a poison record) "
+           "that end the job, whatever the strategy allows; 0: restart for ever",
+           check=lambda v: v >= 0, check_text="must not be negative"),
     Option(_RS + "fixed-delay.attempts", _parse_int, 1, "restarts before giving up",
            check=lambda v: v >= 0, check_text="must not be negative"),
     Option(_RS + "fixed-delay.delay", parse_duration_ms, 1000, "delay between restarts"),
@@ -193,6 +197,9 @@ OPTIONS: tuple[Option, ...] = (
            "how long a leader's lease lasts without a renewal; a standby takes over after it",
            check=lambda v: 500 <= v <= 600_000,
            check_text="must be between 500 ms and 10 min"),
+    Option("job-registry.dir", _parse_str, None,
+           "where each job is recorded while it runs and how it ended, for barrierflow list "
+           "and the job commands by id; unset: $BARRIERFLOW_HOME/jobs, else ~/.barrierflow/jobs"),
     Option("execution.buffer-timeout", parse_duration_ms, 100,
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,

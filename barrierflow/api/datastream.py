@@ -81,6 +81,16 @@ def declared_type(transformation: Transformation) -> TypeInformation | None:
     return transformation.output_type
 
 
+_DEAD_LETTER_KINDS = frozenset(
+    {
+        TransformationKind.MAP,
+        TransformationKind.FLAT_MAP,
+        TransformationKind.FILTER,
+        TransformationKind.PROCESS,
+    }
+)
+
+
 class DataStream:
     def __init__(self, env: StreamExecutionEnvironment, transformation: Transformation) -> None:
         self._env = env
@@ -282,6 +292,26 @@ class DataStream:
             output_type=checked_type(output_tag.type_info, f"OutputTag({output_tag.tag_id!r})"),
         )
         return DataStream(self._env, t)
+
+    def with_dead_letters(self, output_tag: OutputTag) -> DataStream:
+        """Records this operator's function fails on go to the side output ``output_tag``, as
+        ``DeadLetter(record, operator, error)``, and the job goes on (Kafka Streams'
+        log-and-continue), instead of failing and replaying them for ever. Take them with
+        ``get_side_output(output_tag)`` and sink them: a record goes either to the output or
+        to the dead letters, exactly once. For ``map``, ``flat_map``, ``filter`` and
+        ``process`` (keyed too); counted in ``numRecordsDeadLettered``. Records are then given
+        to the function one at a time, which is slower; what the function did to keyed state
+        before it raised stays done."""
+        if not isinstance(output_tag, OutputTag):
+            raise ConfigurationError(f"with_dead_letters() needs an OutputTag, got {output_tag!r}")
+        t = self._operator("with_dead_letters")
+        if t.kind not in _DEAD_LETTER_KINDS:
+            raise ConfigurationError(
+                f"with_dead_letters() applies to map, flat_map, filter and process, not to "
+                f"{t.name!r} ({t.kind.value})"
+            )
+        t.dead_letters = output_tag.tag_id
+        return self
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         """Prints each record on the driver's standard output, a line each, as PyFlink does

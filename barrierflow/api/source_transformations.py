@@ -90,7 +90,9 @@ def dataframe_source(df: Any, staging_dir: str | None) -> Source:
         raise ConfigurationError(f"from_spark() takes a Spark DataFrame, not {type(df).__name__}")
     directory = staging_dir or tempfile.mkdtemp(prefix="barrierflow-from-spark-")
     return StagedFilesSource(
-        functools.partial(stage_dataframe, df, directory), f"from_spark -> {directory}"
+        functools.partial(stage_dataframe, df, directory),
+        f"from_spark -> {directory}",
+        temporary_dir=None if staging_dir else directory,  # a directory given is the user's
     )
 
 

@@ -6,6 +6,7 @@ from barrierflow.cli import (  # noqa: F401
     checkpoint_commands,
     fsck_command,
     job_commands,
+    list_command,
     run_command,
     state_commands,
 )

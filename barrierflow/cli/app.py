@@ -9,13 +9,18 @@ from datetime import datetime
 import typer
 from rich.console import Console, ConsoleDimensions
 
+# -h as well as --help, on every command, as Flink's command line takes it
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(
     help="Stateful stream processing on Spark with Flink's checkpointing.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings=HELP_OPTIONS,
 )
 checkpoints_app = typer.Typer(
-    help="Inspect the checkpoints under a checkpoint directory.", no_args_is_help=True
+    help="Inspect the checkpoints under a checkpoint directory.",
+    no_args_is_help=True,
+    context_settings=HELP_OPTIONS,
 )
 app.add_typer(checkpoints_app, name="checkpoints")
 

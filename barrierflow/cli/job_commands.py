@@ -29,6 +29,8 @@ from barrierflow.checkpoint.storage import (
     resolve_filesystem,
 )
 from barrierflow.cli.app import app, console, errors, fail, time_of
+from barrierflow.cli.job_lookup import JobPlace, job_place
+from barrierflow.cli.rest_client import RestJob, base_url, request
 from barrierflow.cli.state_commands import savepoint_info
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.cluster import job_master_client
@@ -57,20 +59,40 @@ FormatOption = Annotated[
 WaitOption = Annotated[
     float, typer.Option("--wait-s", help="How long to wait for the savepoint and the job.")
 ]
+HaDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ha-dir",
+        help="A high-availability storage directory (high-availability.storageDir) whose job "
+        "records name the job and its checkpoint directory.",
+    ),
+]
+JobManagerOption = Annotated[
+    str | None,
+    typer.Option(
+        "-m",
+        "--jobmanager",
+        help="HOST:PORT of the job's REST API, to reach it there (as Flink's --jobmanager).",
+    ),
+]
+SecretOption = Annotated[
+    str | None,
+    typer.Option(
+        "--secret",
+        help="With -m: the job's secret (from its address file); default BARRIERFLOW_SECRET.",
+    ),
+]
 
 
 class _RunningJob:
     """A running job's JobMaster, found through its address file."""
 
-    def __init__(
-        self, job_id: str, checkpoint_dir: str | None, configuration: Configuration
-    ) -> None:
-        directory = checkpoint_dir or _configured_checkpoint_dir(configuration)
+    def __init__(self, job_id: str, place: JobPlace) -> None:
         self.job_id = job_id
-        self.storage = CheckpointStorage(job_root_uri(directory, job_id))
+        self.storage = place.job_root
         address = job_master_client.read_address(self.storage)
         if address is None:
-            raise fail(f"No running job {job_id} under {directory}")
+            raise fail(f"No running job {job_id} {place.where} ({self.storage.job_root_uri})")
         self.name = address["job_name"]
         self._endpoint = address["endpoint"]
         self.secret = address["secret"]
@@ -90,6 +112,11 @@ class _RunningJob:
         if reply is None:
             raise fail(f"The JobMaster of job {self.job_id} at {self._endpoint} did not answer")
         return reply
+
+    def cancel(self) -> None:
+        reply = self.ask(msg.CancelJob(0, self.job_id, self.secret), timeout_s=10)
+        if not (isinstance(reply, msg.CancelJobReply) and reply.accepted):
+            raise fail(f"Cancel refused: {getattr(reply, 'reason', reply)}")
 
     def savepoint(
         self,
@@ -115,15 +142,18 @@ class _RunningJob:
             time.sleep(0.2)
 
 
-def _configured_checkpoint_dir(configuration: Configuration) -> str:
-    directory = configuration.get("execution.checkpointing.dir")
-    if not directory:
-        raise fail(
-            "Where is the job? Give its checkpoint directory with --checkpoint-dir, or set "
-            "execution.checkpointing.dir with -D, --conf or in the file BARRIERFLOW_CONF names",
-            2,
-        )
-    return directory
+def _running_job(
+    job_id: str,
+    configuration: Configuration,
+    checkpoint_dir: str | None,
+    ha_dir: str | None,
+    jobmanager: str | None,
+    secret: str | None,
+) -> _RunningJob | RestJob:
+    """The running job, reached through its REST API (``-m``) or its address file."""
+    if jobmanager:
+        return RestJob(jobmanager, job_id, secret)
+    return _RunningJob(job_id, job_place(job_id, checkpoint_dir, configuration, ha_dir=ha_dir))
 
 
 def _print_savepoint(path: str) -> None:
@@ -142,6 +172,9 @@ def savepoint(
     ] = None,
     snapshot_format: FormatOption = SnapshotFormat.CANONICAL,
     checkpoint_dir: CheckpointDirOption = None,
+    ha_dir: HaDirOption = None,
+    jobmanager: JobManagerOption = None,
+    secret: SecretOption = None,
     dispose: Annotated[
         str | None,
         typer.Option("--dispose", "-d", help="Delete this savepoint (its directory) instead."),
@@ -165,7 +198,7 @@ def savepoint(
         return
     if job_id is None:
         raise fail("Which job? Give its id (or --dispose PATH)", 2)
-    job = _RunningJob(job_id, checkpoint_dir, configuration)
+    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
     _print_savepoint(job.savepoint(target_dir, snapshot_format, wait_s))
 
@@ -202,10 +235,15 @@ def stop(
     drain: Annotated[
         bool,
         typer.Option(
-            "--drain", help="End the input first, so that operators flush what they buffer."
+            "--drain",
+            "-d",
+            help="End the input first, so that operators flush what they buffer.",
         ),
     ] = False,
     checkpoint_dir: CheckpointDirOption = None,
+    ha_dir: HaDirOption = None,
+    jobmanager: JobManagerOption = None,
+    secret: SecretOption = None,
     wait_s: WaitOption = 900,
     conf_file: ConfFileOption = None,
     dynamic: DynamicOption = None,
@@ -214,7 +252,8 @@ def stop(
 
     The sources stop at the savepoint, the sinks commit up to it, and the job ends (FINISHED).
     """
-    job = _RunningJob(job_id, checkpoint_dir, configure(conf_file, dynamic))
+    configuration = configure(conf_file, dynamic)
+    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     how = "draining its input first" if drain else "at a savepoint"
     errors.print(f"Stopping job {job_id} ({job.name}), {how}...")
     path = job.savepoint(savepoint_path, snapshot_format, wait_s, stop=True, drain=drain)
@@ -239,6 +278,9 @@ def cancel(
         ),
     ] = False,
     checkpoint_dir: CheckpointDirOption = None,
+    ha_dir: HaDirOption = None,
+    jobmanager: JobManagerOption = None,
+    secret: SecretOption = None,
     wait_s: WaitOption = 60,
     conf_file: ConfFileOption = None,
     dynamic: DynamicOption = None,
@@ -246,14 +288,13 @@ def cancel(
     """Cancel a running job; its checkpoints follow the externalized retention setting."""
     if target_dir is not None and not with_savepoint:
         raise fail(f"A target directory ({target_dir}) goes with -s", 2)
-    job = _RunningJob(job_id, checkpoint_dir, configure(conf_file, dynamic))
+    configuration = configure(conf_file, dynamic)
+    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     path = None
     if with_savepoint:
         errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
         path = job.savepoint(target_dir, SnapshotFormat.CANONICAL, max(wait_s, 900))
-    reply = job.ask(msg.CancelJob(0, job_id, job.secret), timeout_s=10)
-    if not (isinstance(reply, msg.CancelJobReply) and reply.accepted):
-        raise fail(f"Cancel refused: {getattr(reply, 'reason', reply)}")
+    job.cancel()
     console.print(f"Canceling job {job_id} ({job.name})...")
     job.wait_until_ended(wait_s)
     console.print(f"Job {job_id} canceled")
@@ -272,6 +313,8 @@ def exceptions(
             "execution.checkpointing.dir.",
         ),
     ] = None,
+    ha_dir: HaDirOption = None,
+    jobmanager: JobManagerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     conf_file: ConfFileOption = None,
     dynamic: DynamicOption = None,
@@ -280,7 +323,20 @@ def exceptions(
     exceptions tab), from the history its JobMaster keeps in the job's checkpoint directory:
     also after the job ended."""
     configuration = configure(conf_file, dynamic)
-    storage = _job_storage(job_id, checkpoint_dir or _configured_checkpoint_dir(configuration))
+    if jobmanager:
+        history = request(f"{base_url(jobmanager)}/jobs/{job_id}/exceptions")
+        newest_first = tuple(
+            JobException(e["timestamp"], e.get("attempt", 0), e["message"], e["stacktrace"])
+            for e in history.get("exceptionHistory", {}).get("entries", [])
+        )
+        _print_exceptions(job_id, newest_first, as_json)
+        return
+    if checkpoint_dir or configuration.get("execution.checkpointing.dir"):
+        storage = _job_storage(
+            job_id, checkpoint_dir or configuration.get("execution.checkpointing.dir")
+        )
+    else:
+        storage = job_place(job_id, None, configuration, ha_dir=ha_dir, running=False).job_root
     try:
         history = read_exceptions(storage)
     except CorruptCheckpointError as e:
@@ -293,7 +349,10 @@ def exceptions(
             f"Cannot read the exceptions of job {job_id} in {storage.job_root_uri}: {e}; "
             "check that the storage is reachable and readable with these settings"
         ) from e
-    newest_first = tuple(reversed(history or ()))
+    _print_exceptions(job_id, tuple(reversed(history or ())), as_json)
+
+
+def _print_exceptions(job_id: str, newest_first: tuple[JobException, ...], as_json: bool) -> None:
     if as_json:
         console.print_json(json.dumps([_exception_json(e) for e in newest_first]))
     elif not newest_first:

@@ -45,7 +45,7 @@ class Outcome:
 def outcome_of(error: BaseException, job_file: Path, verbose: bool) -> Outcome:
     """How ``barrierflow run`` reports ``error``, raised by running ``job_file``."""
     if isinstance(error, JobCanceledError):
-        return Outcome(f"Job canceled: {_without_prefix(str(error))}", EXIT_CANCELED)
+        return Outcome(_capitalized(str(error)) + ".", EXIT_CANCELED)
     if isinstance(error, LeadershipLostError):
         return Outcome(
             f"Job suspended: this driver {error}. It stopped its Spark stage and committed "
@@ -57,14 +57,14 @@ def outcome_of(error: BaseException, job_file: Path, verbose: bool) -> Outcome:
             JobState.FINISHED: 0,
             JobState.CANCELED: EXIT_CANCELED,
         }.get(error.record.state, EXIT_FAILED)
-        return Outcome(str(error)[0].upper() + str(error)[1:], status)
+        return Outcome(_capitalized(str(error)), status)
     if isinstance(error, JobExecutionError):
         return Outcome(_failure_report(error), EXIT_FAILED)
     status = EXIT_USAGE if isinstance(error, ConfigurationError) else EXIT_FAILED
     return Outcome(_job_file_error(error, job_file, verbose), status)
 
 
-def _without_prefix(text: str) -> str:
+def _capitalized(text: str) -> str:
     return text[0].upper() + text[1:] if text else text
 
 

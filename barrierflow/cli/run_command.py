@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import runpy
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,11 +15,10 @@ from rich.logging import RichHandler
 
 from barrierflow.api.configuration import Configuration
 from barrierflow.cli.app import app, console, errors, fail
-from barrierflow.cli.job_outcome_report import outcome_of
+from barrierflow.cli.detached_run import run_detached
+from barrierflow.cli.job_file import run_job_file
 from barrierflow.cli.status_line import StatusLine
-from barrierflow.client.dry_run import DryRunFinished
-from barrierflow.client.submission_context import SubmissionContext, installed
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.client.submission_context import SubmissionContext
 from barrierflow.cluster.spark import jvm_launch
 from barrierflow.cluster.spark.session import default_spark_log, launch_jvm_early
 from barrierflow.errors import ConfigurationError
@@ -81,8 +78,18 @@ def run(
         str | None, typer.Option(help="Checkpoint storage (path or URI), over the job's own.")
     ] = None,
     parallelism: Annotated[
-        int | None, typer.Option(min=1, help="Default parallelism, over the job's own.")
+        int | None,
+        typer.Option("-p", "--parallelism", min=1, help="Default parallelism, over the job's own."),
     ] = None,
+    detached: Annotated[
+        bool,
+        typer.Option(
+            "-d",
+            "--detached",
+            help="Start the job in the background and return its id once it runs; its driver "
+            "writes to a log file whose path is printed (`barrierflow list` shows the job).",
+        ),
+    ] = False,
     master: Annotated[
         str | None,
         typer.Option(
@@ -117,6 +124,11 @@ def run(
     """Run JOB as a script whose environments take the options given here."""
     if not job.is_file():
         raise fail(f"No such job file: {job}", 2)
+    if detached:
+        if dry_run:
+            raise fail("--detached and --dry-run do not go together: a dry run runs nothing", 2)
+        run_detached(job, [a for a in sys.argv[1:] if a not in ("-d", "--detached")])
+        return
     try:
         configuration = Configuration.from_environment()
         spark_conf: dict[str, str] = {}
@@ -147,31 +159,46 @@ def run(
         # the job's environment hands it each JobMaster it builds
         on_job_master=status_line.follow if status_line is not None else None,
     )
-    sys.argv = [str(job), *(job_args or [])]
-    sys.path.insert(0, str(job.resolve().parent))
     early_jvm = not dry_run and _may_start_spark_early(job)
     if early_jvm:  # up by the time the job is built (the JVM takes over a second to start)
         launch_jvm_early(master, spark_conf, None if verbose else default_spark_log())
     try:
-        # the status line is erased before the outcome prints
-        with installed(context), status_line or contextlib.nullcontext():
-            runpy.run_path(str(job), run_name="__main__")
-    except DryRunFinished as e:
-        console.print(e.report, highlight=False, soft_wrap=True)
-        raise typer.Exit(0 if e.ok else 1) from None
-    except Exception as e:
-        if isinstance(e, JobExecutionError) and e.remote_traceback:
-            logging.getLogger("barrierflow").debug("Task traceback:\n%s", e.remote_traceback)
-        outcome = outcome_of(e, job, verbose)
-        if outcome.exit_status == 0:
-            console.print(outcome.message, highlight=False, soft_wrap=True, markup=False)
-            raise typer.Exit(0) from e
-        raise fail(outcome.message, outcome.exit_status) from e
+        run_job_file(job, job_args, context, verbose, status_line)
     finally:
         if early_jvm:
             jvm_launch.stop_unused()
     if dry_run:  # the job file never called execute()
         raise fail("Dry run: the job file did not call execute(); nothing was planned")
+
+
+@app.command()
+def info(
+    job: Annotated[Path, typer.Argument(help="A Python file that builds and executes a job.")],
+    job_args: Annotated[
+        list[str] | None,
+        typer.Argument(help="Arguments of the job file; after -- if any starts with a dash."),
+    ] = None,
+    parallelism: Annotated[
+        int | None,
+        typer.Option("-p", "--parallelism", min=1, help="Default parallelism, over the job's own."),
+    ] = None,
+    dynamic: Annotated[list[str] | None, typer.Option("-D", help="key=value; repeatable.")] = None,
+) -> None:
+    """Print the plan of the job JOB builds, as Flink's `info` (its plan JSON: operators,
+    parallelism, partitioners); nothing is planned against storage, and nothing runs."""
+    if not job.is_file():
+        raise fail(f"No such job file: {job}", 2)
+    try:
+        configuration = Configuration.from_environment().merge(
+            Configuration.from_dynamic_properties(dynamic or [])
+        )
+    except ConfigurationError as e:
+        raise fail(f"Invalid configuration: {e}", 2) from e
+    context = SubmissionContext(
+        configuration=configuration, parallelism=parallelism, plan_only=True
+    )
+    run_job_file(job, job_args, context, verbose=False, status_line=None)
+    raise fail("The job file did not call execute(): it declared no job")
 
 
 def _may_start_spark_early(job: Path) -> bool:

@@ -15,13 +15,15 @@ import typer
 from rich.table import Table
 
 from barrierflow.checkpoint.storage import locate_snapshot
-from barrierflow.cli.app import app, console, errors, fail
+from barrierflow.cli.app import HELP_OPTIONS, app, console, errors, fail
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
 from barrierflow.human_units import human_bytes
 
 state_app = typer.Typer(
-    help="Look into the state of a savepoint or retained checkpoint.", no_args_is_help=True
+    context_settings=HELP_OPTIONS,
+    help="Look into the state of a savepoint or retained checkpoint.",
+    no_args_is_help=True,
 )
 app.add_typer(state_app, name="state")
 

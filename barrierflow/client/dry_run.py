@@ -1,5 +1,5 @@
 """``barrierflow run --dry-run``: the job planned and not run, and a report of what its restore
-would do. Performs no I/O.
+would do; ``barrierflow info``: the job declared, not even planned. Performs no I/O.
 """
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from barrierflow.client.pipeline import Pipeline
     from barrierflow.cluster.job_plan import JobPlan
     from barrierflow.coordination.state_mapping import StateMapping
 
@@ -19,6 +20,15 @@ class DryRunFinished(Exception):
         super().__init__(report)
         self.report = report
         self.ok = ok
+
+
+class PlanRequested(Exception):
+    """``barrierflow info``: the job file declared ``pipeline`` and called ``execute()``;
+    nothing was planned or run. The command prints the job's plan."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        super().__init__(f"the plan of job {pipeline.job_name!r}")
+        self.pipeline = pipeline
 
 
 def dry_run_report(

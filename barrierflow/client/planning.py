@@ -106,6 +106,8 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
             conf.get("rest.port"),
             port_is_default=not conf.contains("rest.port"),
         ),
+        registry_dir=conf.get("job-registry.dir"),
+        max_identical_failures=conf.get("restart-strategy.max-identical-failures"),
     )
 
 

@@ -36,6 +36,7 @@ class SubmissionContext:
     allow_non_restored_state: bool = False  # -n
     resume_job_id: str | None = None  # --resume
     dry_run: bool = False  # plan, report what a restore would do, run nothing
+    plan_only: bool = False  # `barrierflow info`: stop at the declared job, show its plan
     spark_master: str | None = None  # for a SparkContext the job builds
     spark_conf: Mapping[str, str] | None = None
     verbose: bool = False  # Spark's log on the console rather than in a file

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from barrierflow.client.dry_run import DryRunFinished, dry_run_report
+from barrierflow.client.dry_run import DryRunFinished, PlanRequested, dry_run_report
 from barrierflow.client.executor import JobExecutor
 from barrierflow.client.ha.job_leadership import JobLeadership, ha_settings, lead
 from barrierflow.client.job_checks import check_connectors, check_restore, check_resumed_state
@@ -43,6 +43,8 @@ class JobSubmitter:
         6. the executor's JobMaster, shown to the context's hook.
         """
         pipeline = self.context.over(pipeline)
+        if self.context.plan_only:
+            raise PlanRequested(pipeline)
         settings = ha_settings(pipeline.configuration, pipeline.job_name)
         if settings is None or self.context.dry_run:
             return self._submitted(pipeline, None)

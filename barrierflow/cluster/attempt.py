@@ -7,6 +7,10 @@ Performs no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from barrierflow.control.messages import FailureSignature
 
 TaskKey = tuple[str, int]  # (vertex id, subtask index)
 
@@ -17,6 +21,7 @@ class AttemptFailure:
     traceback: str = ""
     recoverable: bool = True  # False: a restart would fail the same way (no restart is tried)
     corrupt_checkpoint_file: str | None = None  # the restore met it: the checkpoint is unusable
+    signature: FailureSignature | None = None  # the user's function failed on a known record
 
 
 @dataclass
@@ -46,10 +51,13 @@ class Attempt:
         traceback: str = "",
         recoverable: bool = True,
         corrupt_checkpoint_file: str | None = None,
+        signature: FailureSignature | None = None,
     ) -> None:
         """Records why the attempt failed; the first reason stays (later ones follow from it)."""
         if self.failure is None:
-            self.failure = AttemptFailure(error, traceback, recoverable, corrupt_checkpoint_file)
+            self.failure = AttemptFailure(
+                error, traceback, recoverable, corrupt_checkpoint_file, signature
+            )
 
     def slot_registered(
         self, slot: int, host: str, pid: int, gates: dict[str, str]

@@ -51,6 +51,7 @@ def slot_descriptors(
                             n.output_type,
                             n.key_selector2,
                             n.input_timestamps,
+                            n.dead_letters,
                         )
                         for n in v.chain
                     ),

@@ -101,7 +101,10 @@ class AttemptSupervisor:
             msg.EndOfInput: self._on_end_of_input,
             msg.TaskFinished: self._on_task_finished,
             msg.TaskFailed: lambda a, m: a.fail(
-                m.error, m.traceback, corrupt_checkpoint_file=m.corrupt_checkpoint_file
+                m.error,
+                m.traceback,
+                corrupt_checkpoint_file=m.corrupt_checkpoint_file,
+                signature=m.signature,
             ),
             msg.OperatorEventToCoordinator: lambda _, m: operator_coordinators.handle_event(m),
         }

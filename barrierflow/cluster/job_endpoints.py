@@ -19,7 +19,11 @@ import json
 import logging
 import os
 import secrets
+import socket
+import time
 from collections.abc import Callable
+
+import msgspec
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointStorage
@@ -28,7 +32,9 @@ from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.job_plan import JobPlan
+from barrierflow.cluster.job_registry import JobRegistry, RegistryEntry
 from barrierflow.cluster.job_status_view import JobStatusView
+from barrierflow.cluster.process_identity import this_process_start
 from barrierflow.cluster.rest.rest_api import JobControl, RestApi
 from barrierflow.cluster.rest.server import RestServer, is_loopback
 from barrierflow.control import messages as msg
@@ -67,6 +73,8 @@ class JobEndpoints:
         self._channel = channel
         self._on_cancel = on_cancel
         self._secret = secrets.token_hex(16)
+        self._registry = JobRegistry(plan.registry_dir)
+        self._entry: RegistryEntry | None = None
         self._rest: RestServer | None = None
         self.rest_url: str | None = None
         channel.answer(msg.PingJob, self._on_ping)
@@ -90,6 +98,37 @@ class JobEndpoints:
             self.rest_url = self._rest.url
             log.info("Web UI at %s (job %s)", self.rest_url, self._plan.job_id)
         self._publish_address()
+        self._register()
+
+    def _register(self) -> None:
+        """Records the job in the user's job registry: ``barrierflow list`` shows it, and the
+        job commands find it by its id alone."""
+        plan, now = self._plan, int(time.time() * 1000)
+        self._entry = RegistryEntry(
+            job_id=plan.job_id,
+            job_name=plan.job_name,
+            state="RUNNING",
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            process_start=this_process_start(),
+            started_ms=now,
+            updated_ms=now,
+            endpoint=self._channel.endpoint,
+            rest_url=self.rest_url,
+            job_root_uri=self._storage.job_root_uri if self._storage is not None else None,
+            cluster_id=plan.leadership.cluster_id,
+            leader_epoch=plan.leadership.epoch,
+        )
+        self._registry.record(self._entry)
+
+    def job_ended(self, state: str, error: str | None = None) -> None:
+        """Records in the registry how the job ended (or that this JobMaster no longer leads
+        it: SUSPENDED)."""
+        if self._entry is not None:
+            self._entry = msgspec.structs.replace(
+                self._entry, state=state, updated_ms=int(time.time() * 1000), error=error
+            )
+            self._registry.record(self._entry)
 
     def close_rest(self) -> None:
         """Stops the REST server (the job ended)."""

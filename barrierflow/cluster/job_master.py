@@ -51,6 +51,7 @@ from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.corrupt_restore import judge_corrupt_restore
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
+from barrierflow.cluster.identical_failures import IdenticalFailures
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
 from barrierflow.cluster.job_outcome import (
@@ -107,6 +108,7 @@ class JobMaster:
         # each piece only while this JobMaster leads (always, without high availability).
         self._leadership = plan.leadership
         self._lost: LeadershipLostError | None = None
+        self._identical = IdenticalFailures(plan.max_identical_failures)
         if self._leadership.cluster_id is not None:
             self.status_view.leader_elected(
                 self._leadership.cluster_id,
@@ -261,6 +263,7 @@ class JobMaster:
             end = (JobEnd.FAILED, str(e).split("\n\nTask traceback:")[0])
             raise
         finally:
+            self._endpoints.job_ended(self.status.name, None if end is None else end[1])
             self._endpoints.close_rest()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
             self._operator_coordinators.close()
@@ -333,7 +336,8 @@ class JobMaster:
                 self.plan.restore_root_uri,
             )
         failure = attempt.failure
-        if not self._canceled and (failure is None or failure.recoverable):
+        poisoned = failure is not None and self._identical.attempt_failed(failure.signature)
+        if not self._canceled and (failure is None or failure.recoverable) and not poisoned:
             delay = self.plan.restart_strategy.on_failure(time.monotonic())
         self._supervisor.stop(attempt, job_ended=delay is None)
         self._coordinator.attempt_ended(f"attempt {attempt.number} ended")
@@ -344,11 +348,13 @@ class JobMaster:
         self._raise_if_canceled()
         if delay is None:
             self.status = JobStatus.FAILED
-            why = (
-                f"restart strategy {getattr(self.plan.restart_strategy, 'description', '')} gave up"
-                if failure.recoverable
-                else "the failure is not one a restart can fix"
-            )
+            if poisoned:
+                why = self._identical.explain()
+            elif failure.recoverable:
+                strategy = getattr(self.plan.restart_strategy, "description", "")
+                why = f"restart strategy {strategy} gave up"
+            else:
+                why = "the failure is not one a restart can fix"
             raise JobExecutionError(
                 f"job {self.plan.job_name} ({self.plan.job_id}) failed after {attempt.number} "
                 f"attempt(s); {why}. Last error: {failure.error}",

@@ -40,6 +40,8 @@ class JobPlan:
     rest: RestConfig = NO_REST_SERVER  # the REST API and web UI; none unless asked for
     # high availability: the lease this JobMaster leads the job by (client/ha/)
     leadership: Leadership = NOT_HIGHLY_AVAILABLE
+    registry_dir: str | None = None  # job-registry.dir; None: the default (job_registry.py)
+    max_identical_failures: int = 3  # restart-strategy.max-identical-failures (0: off)
     first_checkpoint_id: int = 1  # ids below it were reserved by earlier leaders
 
     def checkpoint_settings(self) -> CheckpointSettings:

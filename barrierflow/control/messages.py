@@ -114,6 +114,15 @@ class TaskFinished(Message, frozen=True):
     subtask: int
 
 
+class FailureSignature(msgspec.Struct, frozen=True):
+    """What tells a failure on a record from another: two attempts that fail with the same
+    signature failed on a poison record (``cluster/identical_failures.py``)."""
+
+    operator: str  # "uid (name)"
+    exception_type: str
+    record: str  # as the error message shows it
+
+
 class TaskFailed(Message, frozen=True):
     vertex: str
     subtask: int
@@ -121,6 +130,8 @@ class TaskFailed(Message, frozen=True):
     traceback: str
     # a file of the checkpoint being restored that is corrupt: the checkpoint is unusable
     corrupt_checkpoint_file: str | None = None
+    # the user function failed on a known record (None for any other failure)
+    signature: FailureSignature | None = None
 
 
 class OperatorEventToCoordinator(Message, frozen=True):

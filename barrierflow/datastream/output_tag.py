@@ -45,3 +45,13 @@ class OutputTag:
 class SideOutput(NamedTuple):
     tag: str
     value: Any
+
+
+class DeadLetter(NamedTuple):
+    """A record an operator's function failed on, sent to the operator's dead letters
+    (``stream.map(f).with_dead_letters(tag)``) instead of failing the job: the record as the
+    function got it, the operator (``uid (name)``) and the error (``ValueError: ...``)."""
+
+    record: Any
+    operator: str
+    error: str

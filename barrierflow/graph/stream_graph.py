@@ -40,6 +40,7 @@ class StreamNode:
     key_selector2: Any = None  # a two-input operator's, of its second input
     # whether its input needs the timestamp column (``timestamp_use.py``), set once built
     input_timestamps: TimestampColumn = TimestampColumn.NEEDED
+    dead_letters: str | None = None  # the side output records its function fails on go to
 
     @property
     def takes_two_inputs(self) -> bool:
@@ -103,6 +104,7 @@ def build_stream_graph(
             output_type=transformation.output_type,
             chaining=transformation.chaining,
             key_selector2=transformation.key_selector2,
+            dead_letters=transformation.dead_letters,
         )
         nodes[transformation.id] = node
         for upstream, partitioner, input_index in _inputs(transformation):
@@ -120,6 +122,12 @@ def build_stream_graph(
         node_for(sink)
     uids: dict[str, StreamNode] = {}
     for n in order:
+        if n.dead_letters is not None and n.dead_letters not in n.side_outputs:
+            raise ConfigurationError(
+                f"operator {n.uid!r} ({n.name}) sends the records it fails on to the dead "
+                f"letters {n.dead_letters!r}, but nothing reads them: they would be lost. Take "
+                f"them with .get_side_output(OutputTag({n.dead_letters!r})) and sink them"
+            )
         if n.uid in uids:
             raise ConfigurationError(
                 f"uid {n.uid!r} is used by two operators ({uids[n.uid].name} and {n.name}); "

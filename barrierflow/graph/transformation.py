@@ -98,6 +98,8 @@ class Transformation:
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     slot_sharing_group: str | None = None  # recorded: every subtask of a job shares slots
     key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
+    # the side output (tag id) records the function fails on go to, instead of failing the job
+    dead_letters: str | None = None
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -57,6 +57,7 @@ from barrierflow.runtime.input_processor import (
 )
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_chain import OperatorChain
+from barrierflow.runtime.operators.stream_operator import UserFunctionError
 from barrierflow.runtime.source_input import SourceInput
 from barrierflow.runtime.subtask_checkpoint_coordinator import SubtaskCheckpointCoordinator
 from barrierflow.runtime.task_descriptor import TaskDescriptor
@@ -132,6 +133,7 @@ class StreamTask:
                         f"{type(e).__name__}: {e}",
                         "".join(traceback.format_exception(e)),
                         corrupt_checkpoint_file=corrupt_checkpoint_file(e),
+                        signature=failure_signature(e),
                     )
                 )
         finally:
@@ -386,5 +388,15 @@ def corrupt_checkpoint_file(error: BaseException) -> str | None:
     while seen is not None:
         if isinstance(seen, CorruptCheckpointError):
             return seen.path
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def failure_signature(error: BaseException) -> msg.FailureSignature | None:
+    """What identifies ``error``, if the user's function raised it on a known record."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, UserFunctionError) and seen.record:
+            return msg.FailureSignature(seen.operator, seen.exception_type, seen.record)
         seen = seen.__cause__ or seen.__context__
     return None

@@ -119,3 +119,20 @@ def test_on_a_terminal_a_status_line_shows_the_job_and_goes_before_its_last_line
     assert screen.index("Job failed:") > last_status, screen  # erased before the outcome
     assert USER_LINE in screen[last_status:], screen
     assert "\x1b[?25h" in raw[raw.rindex("records/s") :], raw  # the cursor is back
+
+
+def test_a_poison_record_stops_the_restarts_and_the_message_names_it(tmp_path):
+    """With the default restart strategy, a record the map fails on in every attempt ends the
+    job after restart-strategy.max-identical-failures (3) attempts, not for ever."""
+    run = subprocess.run(
+        [sys.executable, "-m", "barrierflow.cli", "run", str(JOB), str(tmp_path)],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    console = run.stdout + run.stderr
+    assert run.returncode == 1, console
+    assert "failed after 3 attempt(s)" in console, console
+    assert (
+        "operator 'map-1' (Map) failed the same way in 3 consecutive attempts, on record 5000: "
+        "ValueError" in console
+    ), console
+    assert "restart-strategy.max-identical-failures: 3" in console, console

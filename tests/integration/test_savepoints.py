@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import logging
 import os
 import shutil
 import threading
@@ -85,7 +86,7 @@ def stopped_savepoint(spark, tmp_path_factory):
     ],
 )
 def test_a_stopped_job_restored_from_its_moved_savepoint_at_another_parallelism_is_exactly_once(
-    spark, tmp_path, format_type, restore_backend
+    spark, tmp_path, format_type, restore_backend, caplog
 ):
     incremental = {"execution.checkpointing.incremental": True}
     _, client = first_run(spark, tmp_path, state_backend="rocksdb", conf=incremental)
@@ -113,8 +114,12 @@ def test_a_stopped_job_restored_from_its_moved_savepoint_at_another_parallelism_
     moved = str(tmp_path / "elsewhere" / "the-savepoint")
     shutil.move(stopped, moved)
     shutil.rmtree(tmp_path / "ckpt")  # the first job's checkpoints are gone
-    second_run(spark, tmp_path, moved, state_backend=restore_backend).execute("resumed")
+    with caplog.at_level(logging.INFO, logger="barrierflow"):
+        second_run(spark, tmp_path, moved, state_backend=restore_backend).execute("resumed")
     check_exactly_once(read_committed(str(tmp_path / "out")), N)
+    _, stopped_meta = locate_snapshot(moved)
+    # a restore says what it restores: a savepoint here
+    assert f"Attempt 1 restores savepoint {stopped_meta.checkpoint_id}" in caplog.messages
 
 
 def test_a_job_lacking_a_stateful_operator_of_the_savepoint_starts_only_when_allowed(

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import glob
 import os
+import tempfile
 import uuid
 
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
+from barrierflow.connectors import FileSink
 from barrierflow.connectors.delta import DeltaSink
 from barrierflow.connectors.spark_table import SparkTableSink
 from barrierflow.errors import ConfigurationError
+from tests.jobs.odd_even import read_committed
 
 pytestmark = pytest.mark.spark
 
@@ -42,6 +45,19 @@ def test_a_dataframe_s_partitions_are_splits_and_each_row_is_read_once(spark, tm
             final[k] = max(final.get(k, 0), total)
     assert final == {k: sum(i for i in range(N) if i % 7 == k) for k in range(7)}
     assert len(glob.glob(os.path.join(staging, "part-*.parquet"))) == 5  # a file a partition
+
+
+def test_the_staged_files_of_a_default_staging_directory_are_removed_when_the_job_ends(
+    spark, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp makes it
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    env.from_spark(spark.range(100)).map(lambda r: [r.id]).sink_to(
+        FileSink(str(tmp_path / "out"))
+    )
+    env.execute("from-spark-cleaned")
+    assert len(read_committed(str(tmp_path / "out"))) == 100
+    assert not list(tmp_path.glob("barrierflow-from-spark-*"))
 
 
 def test_spark_reads_what_a_job_from_a_dataframe_committed_to_a_delta_table(spark, tmp_path):

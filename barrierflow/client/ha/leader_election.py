@@ -31,6 +31,7 @@ from barrierflow.client.ha.lease import (
     Verdict,
 )
 from barrierflow.client.ha.records import LeaseRecord, decode, encode
+from barrierflow.cluster.process_identity import process_alive, this_process_start
 from barrierflow.errors import LeadershipLostError
 
 log = logging.getLogger("barrierflow.ha")
@@ -53,7 +54,7 @@ class LeaderElection:
         self.holder = holder or this_process()
         self._clock = clock
         self._sleep = sleep
-        self._holder_alive = holder_alive or process_alive
+        self._holder_alive = holder_alive or holder_process_alive
         self._term: LeaderTerm | None = None
         self._renewals = 0
         self._reserved_ids = 0  # checkpoint ids below it are reserved (written in the lease)
@@ -232,38 +233,9 @@ class LeaderElection:
 
 
 def this_process() -> Holder:
-    pid = os.getpid()
-    return Holder(socket.gethostname(), pid, process_start_time(pid) or 0, uuid.uuid4().hex)
+    return Holder(socket.gethostname(), os.getpid(), this_process_start(), uuid.uuid4().hex)
 
 
-def process_alive(holder: Holder) -> bool | None:
-    """Whether the holder's process still runs; None when that cannot be known from here (it
-    is on another host). A stopped process (a paused leader) runs."""
-    if holder.host != socket.gethostname():
-        return None
-    started = process_start_time(holder.pid)
-    if started is None:
-        return False
-    return holder.process_start in (0, started)
-
-
-def process_start_time(pid: int) -> int | None:
-    """The start time of process ``pid`` (clock ticks since boot, Linux), 0 where the OS does
-    not say, None when there is no such process or it is a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode(errors="replace")
-    except FileNotFoundError:
-        return None
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass
-        return 0
-    fields = stat.rsplit(")", 1)[1].split()
-    if fields[0] in ("Z", "X"):  # exited, not yet reaped
-        return None
-    return int(fields[19])
+def holder_process_alive(holder: Holder) -> bool | None:
+    """Whether the holder's process still runs (None: on another host, it cannot be known)."""
+    return process_alive(holder.host, holder.pid, holder.process_start)

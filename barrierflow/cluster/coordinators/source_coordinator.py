@@ -192,9 +192,11 @@ class SourceCoordinator(OperatorCoordinator):
             self._enumerator.start()
 
     def close(self) -> None:
+        """The job ended: the enumerator closes, and the source removes what it made for it."""
         self._close_enumerator()
         if self._own_executor is not None:
             self._own_executor.shutdown(wait=False, cancel_futures=True)
+        self.source.job_ended()
 
     def _close_enumerator(self) -> None:
         if self._enumerator_context is not None:

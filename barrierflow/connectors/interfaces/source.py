@@ -94,3 +94,7 @@ class Source(ABC):
         """On the driver, before the job is submitted: refuse bad configuration (a broker
         unreachable, a path missing) with a ``ConfigurationError``, at once rather than in a
         restart loop on the executors."""
+
+    def job_ended(self) -> None:  # noqa: B027 - an optional hook
+        """On the driver, once the job ended (finished, failed for good or canceled): remove
+        what the source made for the job alone (``from_spark``'s staged files)."""

@@ -7,11 +7,13 @@ DataFrame partition). Each file is a split, handed out one at a time to the read
 ``stage`` runs once, on the driver, when the job is checked before submission; it is not
 shipped to the executors (it holds the DataFrame, which only the driver has).
 
-**I/O:** ``stage`` (a Spark job); the readers read the files.
+**I/O:** ``stage`` (a Spark job); the readers read the files; ``job_ended`` removes a
+temporary directory of them.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +35,13 @@ Stage = Callable[[], tuple[pa.Schema, list[str]]]
 
 
 class StagedFilesSource(Source):
-    def __init__(self, stage: Stage, what: str) -> None:
+    """``temporary_dir``: a directory made for the job's staged files alone, removed when the
+    job ended."""
+
+    def __init__(self, stage: Stage, what: str, temporary_dir: str | None = None) -> None:
         self._stage: Stage | None = stage
         self.what = what
+        self._temporary_dir = temporary_dir
         self.schema: pa.Schema | None = None
         self.paths: list[str] | None = None
 
@@ -66,6 +72,10 @@ class StagedFilesSource(Source):
         self.check()
         assert self.schema is not None
         return ParquetSplitReader(self.schema, context)
+
+    def job_ended(self) -> None:
+        if self._temporary_dir is not None:
+            shutil.rmtree(self._temporary_dir, ignore_errors=True)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_stage": None}  # the DataFrame stays on the driver

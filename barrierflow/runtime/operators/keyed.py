@@ -42,6 +42,7 @@ class KeyedOperator(Operator):
 
     def open_keyed(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
+        self.open_dead_letters(ctx)
         kg_range = key_group_range_for_subtask(ctx.max_parallelism, ctx.parallelism, ctx.subtask)
         self.backend = create_keyed_state_backend(
             ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir, ctx.recovery_dir
@@ -101,6 +102,11 @@ class KeyedProcessOperator(KeyedOperator):
         fn.open(self.runtime_context(ctx))
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = self.spec.function
         return self._process_keyed(batch, self.spec.key_selector, fn.process_element, self._ctx)
 

@@ -24,6 +24,11 @@ def _method(fn: Any, name: str) -> Callable[[Any], Any]:
 
 class MapOperator(Operator):
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "map")
         records = batch.values
         out: list[Any] = []
@@ -38,6 +43,11 @@ class MapOperator(Operator):
 
 class FlatMapOperator(Operator):
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "flat_map")
         timestamps = batch.timestamps
         timed = timestamps is not None
@@ -60,6 +70,11 @@ class FlatMapOperator(Operator):
 
 class FilterOperator(Operator):
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "filter")
         records = batch.values
         kept: list[Any] = []
@@ -80,6 +95,11 @@ class ProcessOperator(Operator):
         self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         return self._process(batch, self.spec.function.process_element, self._ctx)
 
     def _process(

@@ -27,7 +27,7 @@ from typing import Any
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.control import messages as msg
 from barrierflow.datastream.functions.one_input import Function, RuntimeContext
-from barrierflow.datastream.output_tag import OutputTag, SideOutput
+from barrierflow.datastream.output_tag import DeadLetter, OutputTag, SideOutput
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import TransformationKind
@@ -40,11 +40,27 @@ from barrierflow.state.operator_state import OperatorStateStore
 
 
 class UserFunctionError(Exception):
-    """User code failed on a record; carries where, and the original exception as cause."""
+    """User code failed on a record; carries where, and the original exception as cause.
+    ``operator``, ``exception_type`` and ``record`` tell one failure from another: the
+    JobMaster stops restarting a job that fails the same way again and again (a poison
+    record)."""
+
+    def __init__(
+        self, message: str, operator: str = "", exception_type: str = "", record: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.operator = operator
+        self.exception_type = exception_type
+        self.record = record
 
 
 class OperatorEventError(Exception):
     """An operator event reached an operator that takes none, or that failed on it."""
+
+
+def dead_letter(record: Any, failure: UserFunctionError) -> DeadLetter:
+    cause = failure.__cause__ or failure
+    return DeadLetter(record, failure.operator, f"{type(cause).__name__}: {cause}")
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,8 @@ class OperatorSpec:
     key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
     # NEEDED: it reads its input's timestamp column, or carries it to outputs that need it
     input_timestamps: TimestampColumn = TimestampColumn.NEEDED
+    # the side output (tag id) records its function fails on go to; None: they fail the job
+    dead_letters: str | None = None
 
 
 @dataclass
@@ -148,19 +166,58 @@ class Operator:
         self._where = spec.uid
         # no one downstream reads the timestamps of its input: the chain drops them before it
         self.drops_timestamps = spec.input_timestamps is TimestampColumn.DROPPED
+        self.dead_letters: str | None = None  # set at open (``open_dead_letters``)
 
     def open(self, ctx: OperatorContext) -> None:
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
+        self.open_dead_letters(ctx)
         fn = self.spec.function
         if isinstance(fn, Function):
             fn.open(ctx.runtime_context(self.name))
 
     def failure(self, record: Any, error: BaseException, key: Any = None) -> UserFunctionError:
         key_text = f" (key {key!r:.100})" if key is not None else ""
+        described = _describe_record(record)
         return UserFunctionError(
-            f"{self._where} failed on record {_describe_record(record)}{key_text}: "
-            f"{type(error).__name__}: {error}"
+            f"{self._where} failed on record {described}{key_text}: "
+            f"{type(error).__name__}: {error}",
+            operator=f"'{self.uid}' ({self.name})",
+            exception_type=type(error).__name__,
+            record=described,
         )
+
+    def open_dead_letters(self, ctx: OperatorContext) -> None:
+        """Dead-letter mode (``with_dead_letters``): the operator counts what it routes there
+        (``numRecordsDeadLettered``, served at /metrics)."""
+        self.dead_letters = self.spec.dead_letters
+        if self.dead_letters is not None:
+            group = ctx.runtime_context(self.name).get_metrics_group()
+            self._dead_lettered = group.counter("numRecordsDeadLettered")
+
+    def each_record(
+        self, batch: RecordBatch, process: Callable[[RecordBatch], RecordBatch]
+    ) -> RecordBatch:
+        """Dead-letter mode: ``process`` on one record at a time, so that a record the function
+        fails on goes to the dead letters (with its timestamp) while the others go on. Slower
+        than a batch at once, and only for operators asked to. What the function did to keyed
+        state before it raised stays done."""
+        values: list[Any] = []
+        stamps = batch.timestamps
+        out_stamps: list[int] | None = None if stamps is None else []
+        for i, record in enumerate(batch.values):
+            one = RecordBatch([record], None if stamps is None else [stamps[i]])
+            try:
+                done = process(one)
+            except UserFunctionError as e:
+                values.append(SideOutput(self.dead_letters, dead_letter(record, e)))
+                if out_stamps is not None:
+                    out_stamps.append(stamps[i])
+                self._dead_lettered.inc()
+                continue
+            values.extend(done.values)
+            if out_stamps is not None:
+                out_stamps.extend(done.timestamps or [stamps[i]] * len(done.values))
+        return RecordBatch(values, out_stamps)
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
         """The outputs of a batch of records. Timestamps, where the batch has them, follow

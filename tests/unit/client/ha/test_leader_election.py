@@ -12,12 +12,12 @@ from barrierflow.checkpoint.storage_layout import epoch_file
 from barrierflow.client.ha.ha_files import LocalHaFiles, ha_files
 from barrierflow.client.ha.leader_election import (
     LeaderElection,
-    process_alive,
-    process_start_time,
+    holder_process_alive,
     this_process,
 )
 from barrierflow.client.ha.lease import Holder
 from barrierflow.client.ha.records import LeaseRecord, UnreadableRecordError, decode
+from barrierflow.cluster.process_identity import process_start_time
 from barrierflow.errors import ConfigurationError, LeadershipLostError
 
 
@@ -171,7 +171,7 @@ def test_storage_without_an_exclusive_create_is_refused():
 
 def test_this_process_is_alive_and_a_process_that_is_gone_is_not():
     me = this_process()
-    assert process_alive(me) is True
-    assert process_alive(Holder(me.host, me.pid, me.process_start + 1, "x")) is False  # reused
-    assert process_alive(Holder("another-host", me.pid, me.process_start, "x")) is None
+    assert holder_process_alive(me) is True
+    assert holder_process_alive(Holder(me.host, me.pid, me.process_start + 1, "x")) is False
+    assert holder_process_alive(Holder("another-host", me.pid, me.process_start, "x")) is None
     assert process_start_time(2**22 + 12345) is None
