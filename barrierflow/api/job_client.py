@@ -106,6 +106,19 @@ class JobClient:
         savepoint.add_done_callback(on_savepoint)
         return CompletableFuture(stopped)
 
+    def rescale(
+        self, parallelism: int | None = None, per_operator: dict[str, int] | None = None
+    ) -> CompletableFuture[Any]:
+        """Changes the running job's parallelism (barrierflow's; Flink changes it through its
+        REST API): ``parallelism`` for every operator that has no parallelism of its own,
+        ``per_operator`` (uid -> parallelism) for some, whose chains follow. The job takes a
+        checkpoint and restarts from it at the new parallelism; the future gets the rescale's
+        record (its downtime too) once the job runs so, or ``RescaleRefused`` saying why it
+        did not change."""
+        return CompletableFuture(
+            self._job_master.rescale(parallelism, per_operator, reason="JobClient.rescale")
+        )
+
     def get_accumulators(self) -> CompletableFuture[dict[str, Any]]:
         """PyFlink's accumulators are Java's; a barrierflow job has none (its user metrics
         are at ``/metrics``)."""

@@ -7,6 +7,7 @@ from barrierflow.cli import (  # noqa: F401
     fsck_command,
     job_commands,
     list_command,
+    rescale_command,
     run_command,
     state_commands,
 )

@@ -142,7 +142,7 @@ class _RunningJob:
             time.sleep(0.2)
 
 
-def _running_job(
+def running_job(
     job_id: str,
     configuration: Configuration,
     checkpoint_dir: str | None,
@@ -198,7 +198,7 @@ def savepoint(
         return
     if job_id is None:
         raise fail("Which job? Give its id (or --dispose PATH)", 2)
-    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
+    job = running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")
     _print_savepoint(job.savepoint(target_dir, snapshot_format, wait_s))
 
@@ -253,7 +253,7 @@ def stop(
     The sources stop at the savepoint, the sinks commit up to it, and the job ends (FINISHED).
     """
     configuration = configure(conf_file, dynamic)
-    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
+    job = running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     how = "draining its input first" if drain else "at a savepoint"
     errors.print(f"Stopping job {job_id} ({job.name}), {how}...")
     path = job.savepoint(savepoint_path, snapshot_format, wait_s, stop=True, drain=drain)
@@ -289,7 +289,7 @@ def cancel(
     if target_dir is not None and not with_savepoint:
         raise fail(f"A target directory ({target_dir}) goes with -s", 2)
     configuration = configure(conf_file, dynamic)
-    job = _running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
+    job = running_job(job_id, configuration, checkpoint_dir, ha_dir, jobmanager, secret)
     path = None
     if with_savepoint:
         errors.print(f"Triggering a savepoint of job {job_id} ({job.name})...")

@@ -6,6 +6,7 @@ context both check. Performs no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -136,13 +137,18 @@ class Pipeline:
             )
         return True
 
-    def stream_graph(self) -> StreamGraph:
+    def stream_graph(
+        self, parallelism: int | None = None, parallelism_of: Mapping[str, int] | None = None
+    ) -> StreamGraph:
+        """The job's graph; ``parallelism`` (the default one) and ``parallelism_of`` (per
+        operator uid) over the program's: a running job rescaled."""
         return build_stream_graph(
             self.job_name,
             list(self.transformations),
-            self.parallelism,
+            parallelism or self.parallelism,
             self.max_parallelism,
             self.is_batch(),
+            parallelism_of,
         )
 
 

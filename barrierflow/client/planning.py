@@ -8,10 +8,12 @@ storage that is briefly unreachable is waited for.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import tempfile
 import uuid
+from collections.abc import Mapping
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
@@ -24,7 +26,7 @@ from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.errors import ConfigurationError
-from barrierflow.graph.execution_graph import build_execution_graph
+from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, Alignment, CheckpointOptions
 from barrierflow.runtime.network import channel_faults
@@ -107,7 +109,19 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
             port_is_default=not conf.contains("rest.port"),
         ),
         registry_dir=conf.get("job-registry.dir"),
+        regraph=functools.partial(_graph_at, pipeline),
         max_identical_failures=conf.get("restart-strategy.max-identical-failures"),
+    )
+
+
+def _graph_at(
+    pipeline: Pipeline, parallelism: int | None, parallelism_of: Mapping[str, int]
+) -> ExecutionGraph:
+    """The job's graph at another parallelism (a rescale): its default ``parallelism`` and
+    per-operator ``parallelism_of`` over the program's; a ConfigurationError if the program
+    cannot run so (above the max parallelism, a forward() between two parallelisms)."""
+    return build_execution_graph(
+        build_job_graph(pipeline.stream_graph(parallelism, parallelism_of))
     )
 
 

@@ -22,6 +22,7 @@ class AttemptFailure:
     recoverable: bool = True  # False: a restart would fail the same way (no restart is tried)
     corrupt_checkpoint_file: str | None = None  # the restore met it: the checkpoint is unusable
     signature: FailureSignature | None = None  # the user's function failed on a known record
+    for_rescale: bool = False  # not a failure: the JobMaster stopped it to rescale the job
 
 
 @dataclass
@@ -52,11 +53,13 @@ class Attempt:
         recoverable: bool = True,
         corrupt_checkpoint_file: str | None = None,
         signature: FailureSignature | None = None,
+        for_rescale: bool = False,
     ) -> None:
-        """Records why the attempt failed; the first reason stays (later ones follow from it)."""
+        """Records why the attempt failed (or, ``for_rescale``, was stopped to rescale the
+        job); the first reason stays (later ones follow from it)."""
         if self.failure is None:
             self.failure = AttemptFailure(
-                error, traceback, recoverable, corrupt_checkpoint_file, signature
+                error, traceback, recoverable, corrupt_checkpoint_file, signature, for_rescale
             )
 
     def slot_registered(

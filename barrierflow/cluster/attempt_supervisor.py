@@ -27,7 +27,7 @@ import socket
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster import collected_records
@@ -65,6 +65,22 @@ class _NothingSubmitted:
         return True
 
 
+class AttemptListener(Protocol):
+    def attempt_running(self, number: int, now: float) -> None:
+        """Every task of attempt ``number`` runs (``now``: epoch seconds)."""
+
+    def attempt_sampled(self, number: int, first_record_at: float | None, now: float) -> None:
+        """A heartbeat of attempt ``number``; when it processed its first record, if it did."""
+
+
+class _NoListener:
+    def attempt_running(self, number: int, now: float) -> None:
+        pass
+
+    def attempt_sampled(self, number: int, first_record_at: float | None, now: float) -> None:
+        pass
+
+
 class AttemptSupervisor:
     def __init__(
         self,
@@ -75,8 +91,11 @@ class AttemptSupervisor:
         status_view: JobStatusView,
         operator_coordinators: OperatorCoordinatorHost,
         canceled: Callable[[], bool],
+        listener: AttemptListener | None = None,
     ) -> None:
-        """``canceled``: whether the job was canceled (then no attempt goes on)."""
+        """``canceled``: whether the job was canceled (then no attempt goes on);
+        ``listener``: hears when an attempt's tasks all run, and its heartbeats (a rescale
+        waits for them)."""
         self._plan = plan
         self._deployer = deployer
         self._channel = channel
@@ -84,6 +103,7 @@ class AttemptSupervisor:
         self._status_view = status_view
         self._operator_coordinators = operator_coordinators
         self._canceled = canceled
+        self._listener = listener or _NoListener()
         self.current: Attempt | None = None
         self.restores: list[RestoreStats] = []
         self.recovery_times = RecoveryTimes()
@@ -236,6 +256,8 @@ class AttemptSupervisor:
         if message.tasks:
             self._status_view.subtask_metrics(message.tasks)
             self.recovery_times.subtasks_sampled(attempt.number, message.tasks)
+        first = self.recovery_times.first_record_at(attempt.number)
+        self._listener.attempt_sampled(attempt.number, first, time.time())
 
     def _on_slot_stopped(self, attempt: Attempt, message: msg.SlotStopped) -> None:
         attempt.stopped_slots.add(message.slot)
@@ -258,6 +280,7 @@ class AttemptSupervisor:
             if attempt.restored_checkpoint is not None:
                 self._restored(attempt)
             self._coordinator.all_tasks_running()
+            self._listener.attempt_running(attempt.number, time.time())
 
     def _restored(self, attempt: Attempt) -> None:
         """Records which checkpoint the attempt restored, from where, and what it took."""
@@ -386,6 +409,12 @@ class AttemptSupervisor:
             msg.slot_identity(message.attempt, message.slot),
             msg.CancelAttempt(message.attempt, "stopping"),
         )
+
+    def stop_for_rescale(self, why: str) -> None:
+        """Ends the running attempt to rescale the job: ``supervise`` returns, and the
+        JobMaster starts the next attempt at the new parallelism (no restart is counted)."""
+        if self.current is not None:
+            self.current.fail(why, for_rescale=True)
 
     def wait(self, delay_s: float) -> None:
         """Sleeps before a restart, still answering requests (a cancel ends the wait)."""

@@ -52,7 +52,7 @@ def judge_corrupt_restore(
                 restored,
             )
             return
-        coordinator.mark_unusable(restored, f"its file {path} is corrupt ({damage})")
+        coordinator.restorable.mark_unusable(restored, f"its file {path} is corrupt ({damage})")
         return
     attempt.failure = AttemptFailure(
         f"the snapshot to restore from ({restore_root_uri}, checkpoint "

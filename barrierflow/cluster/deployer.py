@@ -29,3 +29,7 @@ class Deployer(Protocol):
     ) -> SubmittedAttempt:
         """Starts every slot at once (they are gang-scheduled) and returns at once; calls
         ``on_done`` from another thread when the attempt ended, with its error if it failed."""
+
+    def available_slots(self) -> int | None:
+        """How many slots the cluster can run at once now (a rescale is refused beyond
+        them); None when there is no such limit."""

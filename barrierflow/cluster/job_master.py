@@ -37,11 +37,9 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
-from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
@@ -52,6 +50,11 @@ from barrierflow.cluster.corrupt_restore import judge_corrupt_restore
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.identical_failures import IdenticalFailures
+from barrierflow.cluster.job_end import (
+    apply_retention_on_cancel,
+    job_result,
+    settle_failed_job_sinks,
+)
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
 from barrierflow.cluster.job_outcome import (
@@ -63,8 +66,9 @@ from barrierflow.cluster.job_outcome import (
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
+from barrierflow.cluster.rescale_operations import RescaleOperations
+from barrierflow.cluster.rescaling import Rescaler, RescaleRecord
 from barrierflow.cluster.savepoint_operations import SavepointOperations
-from barrierflow.cluster.sink_job_end import settle_sinks
 from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -75,6 +79,7 @@ from barrierflow.coordination.leadership import FencedStorageIo, JobEnd, refuse_
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
 from barrierflow.errors import LeadershipLostError
+from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir
 
@@ -132,6 +137,13 @@ class JobMaster:
             operator_coordinators=self._operator_coordinators,
             leadership=self._leadership,
         )
+        self._rescaler = Rescaler(
+            plan,
+            deployer.available_slots,
+            self._coordinator.checkpoint_now,
+            lambda why: self._supervisor.stop_for_rescale(why),
+            self.status_view.rescale_recorded,
+        )
         self._supervisor = AttemptSupervisor(
             plan,
             deployer,
@@ -140,8 +152,19 @@ class JobMaster:
             self.status_view,
             self._operator_coordinators,
             canceled=lambda: self._canceled,
+            listener=self._rescaler,
         )
         self._endpoints = JobEndpoints(plan, self._storage, self._channel, self._on_cancel)
+        self._rescales = RescaleOperations(
+            self._rescaler,
+            self._channel,
+            self._endpoints.authorized,
+            running=lambda: (
+                self.status is JobStatus.RUNNING
+                and bool(self._supervisor.current and self._supervisor.current.all_running)
+            ),
+            checkpointing=plan.coordinator_config.interval_s is not None,
+        )
         self._savepoints = SavepointOperations(
             plan,
             self._coordinator,
@@ -218,6 +241,17 @@ class JobMaster:
         """From any thread: see ``SavepointOperations.trigger``."""
         return self._savepoints.trigger(target_dir, snapshot_format, stop, drain)
 
+    def rescale(
+        self,
+        parallelism: int | None,
+        per_operator: Mapping[str, int] | None = None,
+        reason: str = "asked for",
+        trigger: str = "manual",
+        per_vertex: Mapping[str, int] | None = None,
+    ) -> Future[RescaleRecord]:
+        """From any thread: see ``RescaleOperations.rescale``."""
+        return self._rescales.rescale(parallelism, per_operator, reason, trigger, per_vertex)
+
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
         number = 0
@@ -233,12 +267,25 @@ class JobMaster:
                 restore, restore_uri = self._restore_point()
                 attempt = self._supervisor.start(number, restore, restore_uri)
                 self.status = JobStatus.RUNNING
+                self._rescaler.attempt_started(number)
                 self._supervisor.supervise(attempt)
+                if self._rescaler.stopping() and not self._canceled:
+                    self._supervisor.stop(attempt, job_ended=False)
+                    self._coordinator.attempt_ended(f"attempt {number} stopped to rescale")
+                    self._run_graph(self._rescaler.next_graph())
+                    continue
                 if attempt.failure is None and not self._canceled:
                     self._coordinator.attempt_ended("the job finished")
                     self.status = JobStatus.FINISHED
                     end = (JobEnd.FINISHED, None)
-                    return self._result(number, started)
+                    return job_result(
+                        self.plan,
+                        number,
+                        started,
+                        self._coordinator,
+                        self._supervisor,
+                        self._storage,
+                    )
                 self._supervisor.recovery_times.attempt_failed(time.time())
                 delay = self._end_attempt(attempt)
                 self.status = JobStatus.RESTARTING
@@ -259,10 +306,11 @@ class JobMaster:
         except JobExecutionError as e:
             self.status = JobStatus.FAILED
             if number > 0:  # before its first attempt, the job prepared nothing
-                self._settle_sinks()
+                settle_failed_job_sinks(self.plan, self._coordinator)
             end = (JobEnd.FAILED, str(e).split("\n\nTask traceback:")[0])
             raise
         finally:
+            self._rescaler.job_ended(f"the job ended ({self.status.name})")
             self._endpoints.job_ended(self.status.name, None if end is None else end[1])
             self._endpoints.close_rest()
             self._coordinator.shutdown(f"job {self.plan.job_id} ended ({self.status.name})")
@@ -276,6 +324,14 @@ class JobMaster:
                 local = local_job_dir(self.plan.task_config.state_backend, self.plan.job_id)
                 shutil.rmtree(local, ignore_errors=True)
             self._close()
+
+    def _run_graph(self, graph: ExecutionGraph | None) -> None:
+        """The next attempt runs ``graph`` (a rescale, or its fallback)."""
+        if graph is None:
+            return
+        self.plan.graph = graph
+        for part in (self.status_view, self._operator_coordinators, self._coordinator):
+            part.graph_changed(graph.job_graph)
 
     def _leadership_lost(self, error: LeadershipLostError) -> None:
         """From the lease's thread: the JobMaster's thread raises ``error`` at its next mail."""
@@ -294,22 +350,6 @@ class JobMaster:
         attempt = self._supervisor.current
         if attempt is not None:
             self._supervisor.stop(attempt, job_ended=False)
-
-    def _settle_sinks(self) -> None:
-        """The job failed for good: no attempt will come to clean up what its sinks left
-        prepared, so they settle it now against the last checkpoint the job completed (or
-        restored from, before any of its own)."""
-        coordinator = self._coordinator
-        completed = [c.checkpoint_id for c in coordinator.store.all()]  # readable or not
-        completed += [
-            r.checkpoint_id
-            for r in coordinator.history.records
-            if r.status is CheckpointStatus.COMPLETED
-        ]
-        if self.plan.restore_from is not None:
-            completed.append(self.plan.restore_from.checkpoint_id)
-        last = max(completed, default=None)
-        settle_sinks(self.plan.graph.job_graph, self.plan.job_id, self.plan.job_name, last)
 
     def _create_operator_coordinators(self) -> None:
         try:
@@ -336,6 +376,10 @@ class JobMaster:
                 self.plan.restore_root_uri,
             )
         failure = attempt.failure
+        if failure is not None:
+            fallback = self._rescaler.attempt_failed(attempt.number, failure.error)
+            if fallback is not None:
+                self._run_graph(fallback)
         poisoned = failure is not None and self._identical.attempt_failed(failure.signature)
         if not self._canceled and (failure is None or failure.recoverable) and not poisoned:
             delay = self.plan.restart_strategy.on_failure(time.monotonic())
@@ -366,7 +410,7 @@ class JobMaster:
         if not self._canceled:
             return
         self.status = JobStatus.CANCELED
-        self._apply_retention_on_cancel()
+        apply_retention_on_cancel(self.plan, self._coordinator, self._storage)
         raise JobCanceledError(f"job {self.plan.job_name} ({self.plan.job_id}) was canceled")
 
     def _close(self) -> None:
@@ -379,26 +423,6 @@ class JobMaster:
     def _fail_attempt(self, error: str, trace: str, recoverable: bool) -> None:
         """An operator coordinator failed: the running attempt fails with its error."""
         self._supervisor.fail(error, trace, recoverable)
-
-    def _apply_retention_on_cancel(self) -> None:
-        if self._storage is None:
-            return
-        retained = self._coordinator.store.all()
-        if self.plan.retain_on_cancel:
-            for c in retained:
-                log.info(
-                    "Retained checkpoint %s",
-                    self._storage.absolute(layout.checkpoint_dir(c.checkpoint_id)),
-                )
-            return
-        for c in retained:
-            self._storage.discard_checkpoint_dir(c.checkpoint_id)
-        self._storage.discard_shared_dir()
-        log.info(
-            "Deleted %d retained checkpoint(s) on cancel (externalized-checkpoint-retention "
-            "is not RETAIN_ON_CANCELLATION)",
-            len(retained),
-        )
 
     # --- storage --------------------------------------------------------------------------------
 
@@ -434,7 +458,7 @@ class JobMaster:
             uri = self.plan.task_config.storage_uri
             try:
                 metadata = with_storage_retries(
-                    coordinator.latest_restorable, "read the checkpoint to restore from", uri
+                    coordinator.restorable.latest, "read the checkpoint to restore from", uri
                 )
             except StorageUnavailableError as e:
                 raise JobExecutionError(f"job {self.plan.job_id} cannot restart: {e}") from e
@@ -447,25 +471,3 @@ class JobMaster:
             refuse_a_later_epoch(metadata, self._leadership.epoch)
             return metadata, self.plan.task_config.storage_uri
         return self.plan.restore_from, self.plan.restore_root_uri
-
-    def _result(self, attempts: int, started: float) -> JobExecutionResult:
-        attempt = self._supervisor.current
-        coordinator = self._coordinator
-        ids = tuple(c.checkpoint_id for c in coordinator.store.all())
-        final = None
-        if ids and self._storage is not None:
-            final = self._storage.absolute(layout.metadata_path(ids[-1]))
-        return JobExecutionResult(
-            job_id=self.plan.job_id,
-            job_name=self.plan.job_name,
-            attempts=attempts,
-            net_runtime_ms=int((time.monotonic() - started) * 1000),
-            final_checkpoint=final,
-            checkpoint_ids=ids,
-            num_completed_checkpoints=coordinator.num_completed,
-            num_failed_checkpoints=coordinator.num_failed,
-            checkpoint_history=tuple(coordinator.history.records),
-            processing_ms=attempt.processing_ms() if attempt is not None else 0,
-            restores=tuple(self._supervisor.restores),
-            recoveries=self._supervisor.recovery_times.stats(coordinator.history.records),
-        )

@@ -4,6 +4,7 @@ I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
@@ -42,6 +43,9 @@ class JobPlan:
     leadership: Leadership = NOT_HIGHLY_AVAILABLE
     registry_dir: str | None = None  # job-registry.dir; None: the default (job_registry.py)
     max_identical_failures: int = 3  # restart-strategy.max-identical-failures (0: off)
+    # the job's graph at another parallelism: (default parallelism or None, parallelism per
+    # operator uid) -> its graph; None: the job cannot be rescaled (built without a program)
+    regraph: Callable[[int | None, Mapping[str, int]], ExecutionGraph] | None = None
     first_checkpoint_id: int = 1  # ids below it were reserved by earlier leaders
 
     def checkpoint_settings(self) -> CheckpointSettings:

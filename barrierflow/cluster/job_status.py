@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from barrierflow.checkpoint.history import CheckpointRecord, CheckpointStatus
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind
@@ -244,6 +245,7 @@ class JobStatusSnapshot:
     settings: CheckpointSettings
     exceptions: tuple[JobException, ...]  # newest last
     leader: LeaderStatus | None = None  # under high availability
+    rescales: tuple[Any, ...] = ()  # RescaleRecord (cluster/rescaling.py), oldest first
 
     @property
     def duration_ms(self) -> int:

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from barrierflow.checkpoint.history import HISTORY_LENGTH, CheckpointRecord, CheckpointStatus
 from barrierflow.cluster.job_status import (
@@ -43,6 +44,7 @@ from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 
 RATE_WINDOW_MS = 2000.0  # rates are over about this much of a subtask's running time
 MAX_EXCEPTIONS = 16  # Flink keeps a bounded exception history too
+MAX_RESCALES = 100
 MAX_ACK_TIMESTAMPS = 100  # checkpoints whose per-subtask acknowledgement times are kept
 
 
@@ -54,6 +56,20 @@ class _Sample:
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _vertices_of(job_graph: JobGraph) -> list[tuple[str, str, int, tuple[VertexInput, ...]]]:
+    return [
+        (
+            v.id,
+            v.name,
+            v.parallelism,
+            tuple(
+                VertexInput(e.source.id, e.partitioner.kind.value) for e in job_graph.inputs_of(v)
+            ),
+        )
+        for v in job_graph.vertices
+    ]
 
 
 class JobStatusView:
@@ -70,20 +86,10 @@ class JobStatusView:
         self._job_name = job_graph.job_name
         self._max_parallelism = job_graph.max_parallelism
         self._settings = settings
-        self._vertices = [
-            (
-                v.id,
-                v.name,
-                v.parallelism,
-                tuple(
-                    VertexInput(e.source.id, e.partitioner.kind.value)
-                    for e in job_graph.inputs_of(v)
-                ),
-            )
-            for v in job_graph.vertices
-        ]
+        self._vertices = _vertices_of(job_graph)
         self._state = "CREATED"
         self._leader: LeaderStatus | None = None
+        self._rescales: dict[int, Any] = {}  # id -> the rescale's record (cluster/rescaling.py)
         self._start_ms = clock_ms()
         self._end_ms = -1
         self._attempt = 0
@@ -102,6 +108,19 @@ class JobStatusView:
         self._num_restored = 0
 
     # --- fed by the JobMaster -------------------------------------------------------------------
+
+    def rescale_recorded(self, record: Any) -> None:
+        """A rescale was asked for, or changed (``RescaleRecord``)."""
+        with self._lock:
+            self._rescales[record.id] = record
+            for old in sorted(self._rescales)[:-MAX_RESCALES]:
+                del self._rescales[old]
+
+    def graph_changed(self, job_graph: JobGraph) -> None:
+        """The job was rescaled: its vertices (and their parallelism) are those of
+        ``job_graph`` from the next attempt on."""
+        with self._lock:
+            self._vertices = _vertices_of(job_graph)
 
     def leader_elected(self, cluster_id: str, epoch: int, since_ms: int) -> None:
         with self._lock:
@@ -249,6 +268,7 @@ class JobStatusView:
                 settings=self._settings,
                 exceptions=tuple(self._exceptions),
                 leader=self._leader,
+                rescales=tuple(self._rescales[i] for i in sorted(self._rescales)),
             )
 
     def _subtask_status(self, key: TaskKey) -> SubtaskStatus:

@@ -102,6 +102,16 @@ class OperatorCoordinatorHost:
                 if hosted.coordinator is not None:
                     self._hosted[node.uid] = hosted
 
+    def graph_changed(self, job_graph: JobGraph) -> None:
+        """The job was rescaled: each coordinator's operator runs in another vertex, at another
+        parallelism, from the next attempt on (which restores it, with the new parallelism)."""
+        self._graph = job_graph
+        for vertex in job_graph.vertices:
+            for node in vertex.chain:
+                hosted = self._hosted.get(node.uid)
+                if hosted is not None:
+                    hosted.vertex, hosted.parallelism = vertex.id, vertex.parallelism
+
     def restore(self, metadata: CheckpointMetadata | None) -> None:
         """Before an attempt's tasks start: every coordinator restores from ``metadata`` (None:
         a fresh start) and, the first time, starts. Raises ``OperatorCoordinatorFailed``."""

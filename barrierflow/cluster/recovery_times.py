@@ -71,6 +71,11 @@ class RecoveryTimes:
                 recovering.first_record_at - recovering.submitted_at,
             )
 
+    def first_record_at(self, attempt: int) -> float | None:
+        """When ``attempt`` (one that restored a checkpoint) processed its first record."""
+        recovering = self._attempts.get(attempt)
+        return None if recovering is None else recovering.first_record_at
+
     def stats(self, history: Iterable[CheckpointRecord]) -> tuple[RecoveryStats, ...]:
         """Every recovery so far; its first checkpoint from the checkpoint history."""
         completed = sorted(

@@ -230,6 +230,23 @@ class SavepointReply(Message, frozen=True):
     error: str | None = None
 
 
+class RescaleJob(Message, frozen=True):
+    """Rescales ``job_id``: ``parallelism`` (0: unchanged) for every operator without one of
+    its own, ``per_operator`` (uid -> parallelism) for some. Answered by ``RescaleJobReply``
+    once the job runs at the new parallelism, or was refused."""
+
+    job_id: str
+    secret: str
+    parallelism: int = 0
+    per_operator: dict[str, int] = {}
+    reason: str = "asked for from the command line"
+
+
+class RescaleJobReply(Message, frozen=True):
+    record: bytes | None = None  # the RescaleRecord as JSON, once done
+    error: str | None = None
+
+
 class PingJob(Message, frozen=True):
     """Is the JobMaster of ``job_id`` alive? (Asked before another one takes the job over.)"""
 
@@ -264,6 +281,8 @@ AnyMessage = (
     | CancelJobReply
     | TriggerSavepoint
     | SavepointReply
+    | RescaleJob
+    | RescaleJobReply
     | PingJob
     | PingJobReply
 )

@@ -57,6 +57,7 @@ from barrierflow.coordination.checkpoint_request_decider import (
 )
 from barrierflow.coordination.checkpoint_stats_listener import CheckpointStatsListener
 from barrierflow.coordination.checkpoint_take_over import first_unused_id, read_retained
+from barrierflow.coordination.checkpoints_asked_for import CheckpointsAskedFor, OnDone
 from barrierflow.coordination.clock import Clock, SystemClock
 from barrierflow.coordination.completed_checkpoint_store import CompletedCheckpointStore
 from barrierflow.coordination.completion_marker import CompletionMarker
@@ -78,11 +79,11 @@ from barrierflow.coordination.pending_checkpoint import (
     TaskAcknowledgement,
     TaskKey,
 )
+from barrierflow.coordination.restorable_checkpoints import RestorableCheckpoints
 from barrierflow.coordination.savepoint_completion import SavepointCompletion, SavepointResult
 from barrierflow.coordination.shared_state_registry import SharedStateRegistry
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot, StorageHousekeeping
 from barrierflow.coordination.storage_io import InlineStorageIo, StorageIo
-from barrierflow.errors import CorruptCheckpointError
 from barrierflow.graph.job_graph import JobGraph
 from barrierflow.human_units import human_bytes
 from barrierflow.protocol.checkpoint_barrier import (
@@ -172,8 +173,8 @@ class CheckpointCoordinator:
         self._pending = PendingCheckpoints(config.timeout_s, SLOW_REPORT_EVERY_S)
         self._failures = CheckpointFailureManager(config.tolerable_failures)
         self.store = CompletedCheckpointStore(config.num_retained)
-        self._unusable: set[int] = set()  # retained, but a restore found a file corrupt
         self.registry = SharedStateRegistry()
+        self.restorable = RestorableCheckpoints(self.store, storage)
         self._housekeeping = StorageHousekeeping(
             storage, savepoint_storage, io, claimed, config.num_retained
         )
@@ -204,6 +205,7 @@ class CheckpointCoordinator:
         self._tasks: frozenset[TaskKey] = frozenset()
         self._sources: list[TaskKey] = []
         self._aborted: set[int] = set()  # this attempt's: their late acks' uploads are deleted
+        self._asked_for = CheckpointsAskedFor()  # by ``checkpoint_now``
         self.num_completed = 0
 
     @property
@@ -242,6 +244,11 @@ class CheckpointCoordinator:
 
     # --- attempts -------------------------------------------------------------------------------
 
+    def graph_changed(self, job_graph: JobGraph) -> None:
+        """The job was rescaled: its checkpoints hold the operators of ``job_graph`` at their
+        new parallelism from the next attempt on."""
+        self._graph = job_graph
+
     def start_attempt(self, tasks: frozenset[TaskKey], sources: list[TaskKey]) -> None:
         self.abort_all("the job restarted")
         self._savepoints.attempt_started()
@@ -260,6 +267,14 @@ class CheckpointCoordinator:
     def sources_finished(self) -> None:
         """Every source read all of its input: a final checkpoint is due now."""
         self._decider.sources_finished()
+
+    def checkpoint_now(self, on_done: OnDone) -> None:
+        """A checkpoint at once (FLIP-461's "trigger actively": a rescale takes one first, to
+        replay little), or the one already pending: ``on_done(checkpoint_id, None)`` on this
+        thread once a checkpoint completed after this call, ``on_done(None, why)`` if one
+        triggered for it failed first, or the attempt ended."""
+        self._asked_for.add(on_done, self._ids.next)
+        self._decider.request_checkpoint_now()
 
     def trigger_savepoint(
         self,
@@ -437,6 +452,7 @@ class CheckpointCoordinator:
         )
         # 6. notify: sinks commit, incremental backends may reuse this checkpoint's files
         self._notify_complete(cid)
+        self._asked_for.completed(cid)
 
     def _notify_complete(self, checkpoint_id: int) -> None:
         """Sinks commit when they hear this: only a leader may say it."""
@@ -450,6 +466,7 @@ class CheckpointCoordinator:
     def attempt_ended(self, reason: str) -> None:
         """Every task of the attempt has stopped: aborts what is pending, then sweeps."""
         self.abort_all(reason)
+        self._asked_for.attempt_ended(reason)
         self._sweep_orphans()
 
     def abort_all(self, reason: str) -> None:
@@ -478,6 +495,8 @@ class CheckpointCoordinator:
             self._housekeeping.delete_shared(self.registry.unregister_aborted(cid, uploaded))
             self._housekeeping.discard_checkpoint(cid)
         self._decider.aborted(options)
+        if not options.is_savepoint:
+            self._asked_for.failed(cid, detail)
         self._history.record(pending, CheckpointStatus.FAILED, elapsed_ms, detail)
         for task in self._tasks:
             self._gateway.notify_checkpoint_aborted(task, cid, references_released)
@@ -493,27 +512,3 @@ class CheckpointCoordinator:
     def _sweep_orphans(self) -> None:
         retained = {c.checkpoint_id for c in self.store.all()}
         self._housekeeping.sweep_orphans(retained, self.registry.known_keys())
-
-    # --- restore --------------------------------------------------------------------------------
-
-    def mark_unusable(self, checkpoint_id: int, reason: str) -> None:
-        """A restore of ``checkpoint_id`` found one of its files corrupt: no restore picks it
-        again (``latest_restorable`` falls back to an older one)."""
-        self._unusable.add(checkpoint_id)
-        log.error(
-            "Checkpoint %d cannot be restored (%s); falling back to an older checkpoint",
-            checkpoint_id,
-            reason,
-        )
-
-    def latest_restorable(self) -> CheckpointMetadata | None:
-        """The newest retained checkpoint whose metadata reads back intact and whose files no
-        restore found corrupt; falls back to older ones."""
-        for candidate in reversed(self.store.all()):
-            if candidate.checkpoint_id in self._unusable:
-                continue
-            try:
-                return self._storage.read_metadata(candidate.checkpoint_id)
-            except CorruptCheckpointError as e:
-                log.error("%s; falling back to an older checkpoint", e)
-        return None

@@ -10,6 +10,9 @@ Three kinds of request:
   (it skips the interval, not the min pause nor max concurrent); an aborted one makes the next
   due at once again. While only some sources ended, nothing is triggered unless
   ``checkpoints_after_tasks_finish``;
+- **now**: a periodic checkpoint asked for at once (a rescale checkpoints before it stops
+  the job, to replay little: FLIP-461's "trigger actively"); it skips the interval and the min
+  pause, not max concurrent (a checkpoint already pending serves as well when it completes);
 - **savepoint**: asked for by the user; due at once, in the order asked, past the interval, the
   min pause and max concurrent (as Flink's forced checkpoints), but one at a time, and nothing
   else is triggered while one is pending: a newer barrier would subsume its alignment at the
@@ -101,6 +104,7 @@ class CheckpointRequestDecider:
         self._final_due = False
         self._drain_requested = False  # a terminate savepoint was asked for
         self._ending = False  # a final snapshot or a suspend savepoint completed
+        self._now = False  # a checkpoint is asked for at once
 
     # --- facts ----------------------------------------------------------------------------------
 
@@ -136,6 +140,10 @@ class CheckpointRequestDecider:
             self._drain_requested = True
         self._savepoints.append(request)
 
+    def request_checkpoint_now(self) -> None:
+        """A periodic checkpoint, due at once (past the interval and the min pause)."""
+        self._now = True
+
     def withdraw(self, request: CheckpointRequest) -> bool:
         """Drops a savepoint request not yet triggered; False if it was not queued."""
         try:
@@ -155,6 +163,8 @@ class CheckpointRequestDecider:
             self._savepoint_pending = True
         if request.options.is_final:
             self._final_due = False
+        if request.kind is RequestKind.PERIODIC:
+            self._now = False
 
     def completed(self, options: CheckpointOptions, now_s: float) -> None:
         if options.is_savepoint:
@@ -192,6 +202,8 @@ class CheckpointRequestDecider:
             return WaitForEvent("some sources ended (checkpoints-after-tasks-finish is off)")
         if num_pending >= config.max_concurrent:
             return WaitForEvent(f"{num_pending} checkpoint(s) pending, the most allowed")
+        if self._now and not self._final_due:
+            return TriggerNow(self._periodic)
         deadline = now_s
         if self._last_trigger_s is not None and not self._final_due:
             deadline = max(deadline, self._last_trigger_s + (config.interval_s or 0.0))

@@ -6,6 +6,7 @@ a two-input operator say which of its inputs they feed. Performs no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -68,10 +69,13 @@ def build_stream_graph(
     default_parallelism: int,
     max_parallelism: int,
     batch: bool = False,
+    parallelism_of: Mapping[str, int] | None = None,
 ) -> StreamGraph:
     """Translates the transformations reachable from the sinks into a StreamGraph. In BATCH
     mode an operator whose function has a batch form (``for_batch()``: a running reduction
-    that emits only final results) runs that form."""
+    that emits only final results) runs that form. ``parallelism_of``: operator uid -> its
+    parallelism, over the program's (a rescale of the running job)."""
+    overrides = parallelism_of or {}
     sinks = [t for t in transformations if t.kind is TransformationKind.SINK]
     if not sinks:
         raise ConfigurationError("the job has no sink: add one with sink_to(...) before execute()")
@@ -81,22 +85,23 @@ def build_stream_graph(
     def node_for(transformation: Transformation) -> StreamNode:
         if transformation.id in nodes:
             return nodes[transformation.id]
-        parallelism = transformation.parallelism or default_parallelism
+        # Without uid(), an operator is named by its position in the program, which is stable
+        # across runs of the same program (needed to restore its state).
+        position = transformations.index(transformation)
+        uid = transformation.uid or f"{transformation.kind.uid_prefix}-{position}"
+        parallelism = overrides.get(uid) or transformation.parallelism or default_parallelism
         if parallelism > max_parallelism:
             raise ConfigurationError(
                 f"operator {transformation.uid or transformation.name!r} has parallelism "
                 f"{parallelism}, above the max parallelism {max_parallelism}; lower it or raise "
                 "set_max_parallelism()"
             )
-        # Without uid(), an operator is named by its position in the program, which is stable
-        # across runs of the same program (needed to restore its state).
-        position = transformations.index(transformation)
         function = transformation.function
         node = StreamNode(
             transformation.id,
             transformation.kind,
             transformation.name,
-            transformation.uid or f"{transformation.kind.uid_prefix}-{position}",
+            uid,
             parallelism,
             function.for_batch() if batch and hasattr(function, "for_batch") else function,
             transformation.key_selector,

@@ -55,6 +55,9 @@ class RecordingDeployer:
         self._condition = threading.Condition()
         self.attempts: list[DeployedAttempt] = []
 
+    def available_slots(self) -> int | None:
+        return None  # threads: no limit
+
     def submit(
         self,
         slots: list[SlotDescriptor],

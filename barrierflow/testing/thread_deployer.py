@@ -39,6 +39,9 @@ class ThreadSubmittedAttempt:
 
 
 class ThreadDeployer:
+    def available_slots(self) -> int | None:
+        return None  # threads: no limit
+
     def submit(
         self,
         slots: list[SlotDescriptor],

@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from barrierflow.checkpoint.history import CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
 from barrierflow.cluster.job_status import (
@@ -515,3 +517,17 @@ def checkpoint_config(settings: CheckpointSettings) -> JSON:
 def error(*messages: str) -> JSON:
     """Flink's error body."""
     return {"errors": list(messages)}
+
+
+def resource_requirements(job: JobStatusSnapshot) -> JSON:
+    """``GET /jobs/:jobid/resource-requirements``: each vertex's parallelism, as Flink's
+    adaptive scheduler shows it (lower bound 1, upper bound the parallelism it runs at)."""
+    return {
+        v.id: {"parallelism": {"lowerBound": 1, "upperBound": v.parallelism}} for v in job.vertices
+    }
+
+
+def rescales(job: JobStatusSnapshot) -> JSON:
+    """``GET /jobs/:jobid/rescales`` (barrierflow's, after FLIP-495): the rescale history,
+    newest first."""
+    return {"rescales": [msgspec.to_builtins(r) for r in reversed(job.rescales)]}

@@ -55,6 +55,15 @@ class JobControl(Protocol):
 
     def is_secret(self, secret: str) -> bool: ...
 
+    def rescale(
+        self,
+        parallelism: int | None,
+        per_operator: Mapping[str, int] | None = None,
+        reason: str = "asked for",
+        trigger: str = "manual",
+        per_vertex: Mapping[str, int] | None = None,
+    ) -> Future[Any]: ...
+
 
 @dataclass(frozen=True)
 class Response:
@@ -311,6 +320,51 @@ def _stop(api: RestApi, match: re.Match, query: Mapping, body: bytes) -> Respons
 @_job_route("GET", r"/savepoints/(?P<request>[0-9a-f]+)")
 def _savepoint_status(api: RestApi, match: re.Match, query: Mapping, body: bytes) -> Response:
     return api.savepoint_status(match.group("request"))
+
+
+@_job_route("GET", "/resource-requirements")
+def _resource_requirements(api: RestApi, match: re.Match, query: Mapping, body: bytes) -> Response:
+    return json_response(200, flink_json.resource_requirements(api._view.snapshot()))
+
+
+@_job_route("PUT", "/resource-requirements", changes_job=True)
+def _set_resource_requirements(
+    api: RestApi, match: re.Match, query: Mapping, body: bytes
+) -> Response:
+    """Flink's body: per vertex id, ``{"parallelism": {"lowerBound": l, "upperBound": u}}``;
+    the job is rescaled to each vertex's upper bound. Answers at once (202) with the
+    rescale's id; ``GET /jobs/:id/rescales`` follows it."""
+    try:
+        asked = json.loads(body or b"{}")
+        per_vertex = {v: int(r["parallelism"]["upperBound"]) for v, r in asked.items()}
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        return json_response(
+            400,
+            flink_json.error(
+                'expected {"<vertex id>": {"parallelism": {"lowerBound": n, "upperBound": m}}, '
+                f"...}}: {e}"
+            ),
+        )
+    known = {v.id for v in api._view.snapshot().vertices}
+    unknown = sorted(set(per_vertex) - known)
+    if unknown:
+        return json_response(
+            400, flink_json.error(f"no vertex {unknown}; vertices: {sorted(known)}")
+        )
+    future = api._control.rescale(None, reason="PUT resource-requirements", per_vertex=per_vertex)
+    try:
+        record = future.result(timeout=0.5)  # a refusal comes at once
+    except TimeoutError:
+        rescales = api._view.snapshot().rescales
+        return json_response(202, {"rescale-id": rescales[-1].id if rescales else None})
+    except Exception as e:  # noqa: BLE001 - the refusal, to the client
+        return json_response(409, flink_json.error(str(e)))
+    return json_response(200, {"rescale-id": record.id})
+
+
+@_job_route("GET", "/rescales")
+def _rescales(api: RestApi, match: re.Match, query: Mapping, body: bytes) -> Response:
+    return json_response(200, flink_json.rescales(api._view.snapshot()))
 
 
 @_job_route("GET", "/checkpoints")

@@ -17,6 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable
 
+from barrierflow.cluster.spark.session import available_slots
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
 
@@ -68,3 +69,8 @@ class SparkDeployer:
         thread = threading.Thread(target=run, name=f"spark-{description}", daemon=True)
         thread.start()
         return SparkSubmittedAttempt(sc, group, thread)
+
+    def available_slots(self) -> int:
+        """Local: the ``local[N]`` cores; a cluster: what its registered executors can run
+        at once (Spark's own barrier-stage count)."""
+        return available_slots(self._context)

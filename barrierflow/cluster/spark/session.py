@@ -211,6 +211,13 @@ def _check_slots(sc, num_slots: int) -> None:
         time.sleep(0.5)
 
 
+def available_slots(sc) -> int:
+    """The task slots ``sc`` offers now: ``local[N]``'s N, or its executors' cores."""
+    if sc.master.startswith("local"):
+        return sc.defaultParallelism
+    return _cluster_slots(sc)
+
+
 def _cluster_slots(sc) -> int:
     """Tasks the registered executors can run at once: what Spark's own barrier-stage check
     counts (``SparkContext.maxNumConcurrentTasks``)."""

@@ -278,12 +278,12 @@ def test_the_latest_restorable_checkpoint_falls_back_past_a_corrupt_one():
     h.acknowledge_all(older)
     newer = h.trigger()
     h.acknowledge_all(newer)
-    assert h.coordinator.latest_restorable().checkpoint_id == newer
+    assert h.coordinator.restorable.latest().checkpoint_id == newer
     path = layout.metadata_path(newer)
     h.storage.files[path] = h.storage.files[path][:-3]
-    assert h.coordinator.latest_restorable().checkpoint_id == older
+    assert h.coordinator.restorable.latest().checkpoint_id == older
     h.storage.files[layout.metadata_path(older)] = b"garbage"
-    assert h.coordinator.latest_restorable() is None
+    assert h.coordinator.restorable.latest() is None
 
 
 def test_seed_105_a_checkpoint_a_restore_found_corrupt_is_skipped_by_the_next_restore():
@@ -293,11 +293,11 @@ def test_seed_105_a_checkpoint_a_restore_found_corrupt_is_skipped_by_the_next_re
     newer = h.trigger()
     h.acknowledge_all(newer)
 
-    h.coordinator.mark_unusable(newer, "its file chk-2/x is corrupt")
+    h.coordinator.restorable.mark_unusable(newer, "its file chk-2/x is corrupt")
 
-    assert h.coordinator.latest_restorable().checkpoint_id == older
-    h.coordinator.mark_unusable(older, "its file chk-1/x is corrupt")
-    assert h.coordinator.latest_restorable() is None
+    assert h.coordinator.restorable.latest().checkpoint_id == older
+    h.coordinator.restorable.mark_unusable(older, "its file chk-1/x is corrupt")
+    assert h.coordinator.restorable.latest() is None
 
 
 def test_take_over_adopts_the_newest_readable_checkpoints_and_continues_after_every_used_id():

@@ -255,3 +255,29 @@ def test_a_canonical_snapshot_is_in_the_key_group_format_and_restores_into_the_h
     heap.restore([handle], StorageRestoreStreams(subtask.storage, shares_storage=False))
     heap.key_context.key = 42
     assert heap.get_state(COUNT).value() == 7
+
+
+def test_a_rescale_up_opens_the_old_database_and_clips_it_copying_no_row(tmp_path, monkeypatch):
+    """Each new subtask of a rescale up opens its old subtask's files as its database and
+    deletes the key groups outside its range by range: no row goes through Python."""
+    from barrierflow.state.key_groups import assign_to_key_group
+
+    old = Subtask(tmp_path)
+    old.put(range(2000), "v")
+    handle = old.checkpoint(1)
+    low = KeyGroupRange(0, MAX_PARALLELISM // 2 - 1)
+    copied = []
+    monkeypatch.setattr(RocksDBKeyedStateBackend, "_copy_rows", lambda *a: copied.append(a))
+    new = RocksDBKeyedStateBackend(
+        MAX_PARALLELISM, low, str(tmp_path / "new"), MiB, MiB, incremental=True
+    )
+    new.restore([handle], StorageRestoreStreams(old.storage, shares_storage=True))
+    assert copied == []
+    mine = [k for k in range(2000) if assign_to_key_group(k, MAX_PARALLELISM) in low]
+    state = new.get_state(COUNT)
+    for key in range(2000):
+        new.key_context.key = key
+        assert state.value() == ("v" if key in mine else None)
+    raw = new._tables["count"].db
+    assert len(list(raw.keys())) == len(mine)  # the others deleted, not only hidden
+    new.dispose()

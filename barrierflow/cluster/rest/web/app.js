@@ -338,6 +338,42 @@ function renderExceptions(ex) {
     el("pre", {}, e.stacktrace))));
 }
 
+// --- rescaling -----------------------------------------------------------------------------------
+
+function renderRescales(history) {
+  const change = (r) => Object.entries(r.to_parallelism)
+    .filter(([name, p]) => r.from_parallelism[name] !== p)
+    .map(([name, p]) => `${name}: ${r.from_parallelism[name]} → ${p}`).join("; ") || "–";
+  fillRows(document.querySelector("#rescale-table tbody"), history.rescales.map((r) => [
+    time(r.requested_ms), r.trigger, change(r), r.status,
+    r.downtime_ms == null ? "–" : ms(r.downtime_ms), r.detail || r.reason]));
+}
+
+async function rescale(event) {
+  event.preventDefault();
+  const parallelism = parseInt(document.getElementById("rescale-parallelism").value, 10);
+  const status = document.getElementById("rescale-status");
+  if (!(parallelism >= 1)) { status.textContent = "a parallelism of 1 or more"; return; }
+  const body = {};
+  for (const v of state.job.vertices) {
+    body[v.id] = { parallelism: { lowerBound: 1, upperBound: parallelism } };
+  }
+  const headers = { "Content-Type": "application/json" };
+  const secret = sessionStorage.getItem("barrierflow-secret");
+  if (secret) headers.Authorization = "Bearer " + secret;
+  const response = await fetch(`/jobs/${state.jobId}/resource-requirements`,
+    { method: "PUT", headers, body: JSON.stringify(body) });
+  if (response.status === 401 || response.status === 403) {
+    document.getElementById("auth").hidden = false;
+    status.textContent = "rescaling needs the job's secret";
+    return;
+  }
+  const answer = await response.json();
+  status.textContent = response.ok ? `rescale ${answer["rescale-id"]} asked for`
+    : (answer.errors || ["refused"]).join("; ");
+  poll();
+}
+
 // --- polling -----------------------------------------------------------------------------------
 
 let configShown = false;
@@ -359,6 +395,7 @@ async function poll() {
       configShown = true;
     }
     if (state.tab === "exceptions") renderExceptions(await get(`/jobs/${state.jobId}/exceptions`));
+    if (state.tab === "overview") renderRescales(await get(`/jobs/${state.jobId}/rescales`));
     document.getElementById("error").hidden = true;
     document.getElementById("updated").textContent = time(Date.now());
     document.body.dataset.loaded = "true";
@@ -373,6 +410,7 @@ window.addEventListener("hashchange", () => { showTab(); poll(); });
 for (const b of document.querySelectorAll("#subtabs button")) {
   b.addEventListener("click", () => showSub(b.dataset.sub));
 }
+document.getElementById("rescale-form").addEventListener("submit", rescale);
 document.getElementById("secret-save").addEventListener("click", () => {
   sessionStorage.setItem("barrierflow-secret", document.getElementById("secret").value);
   document.getElementById("auth").hidden = true;

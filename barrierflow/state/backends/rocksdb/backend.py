@@ -318,26 +318,49 @@ class RocksDBKeyedStateBackend:
     # --- restore --------------------------------------------------------------------------------
 
     def restore(self, handles: list[KeyedStateHandle], streams: RestoreStreams) -> None:
-        """One incremental handle of exactly this key-group range opens as the database (from
-        the local copy when there is one) if no state was declared yet; otherwise rows are
-        copied in from each handle."""
+        """Incremental handles (Flink's rescale of RocksDB state): if no state was declared yet,
+        the one that shares the most key groups with this range opens as the database (from
+        the local copy when there is one) and is *clipped* to the range, its rows outside it
+        deleted by range (a rescale up: each new subtask opens its old subtask's files and
+        clips them, no row copied); the rows of this range in the others are copied in (a
+        rescale down). The key-group format's rows are built into SST files and ingested."""
         for handle in handles:
             self._schemas.restored(handle.states, handle.types)
         incremental = [h for h in handles if isinstance(h, IncrementalKeyedHandle)]
         full = [h for h in handles if isinstance(h, KeyGroupsHandle)]
-        if (
-            not self._tables
-            and len(incremental) == 1
-            and not full
-            and (incremental[0].key_group_start, incremental[0].key_group_end)
-            == (self._range.start, self._range.end)
-        ):
-            self._open_restored(incremental[0], streams)
-            return
+        if not self._tables and incremental:
+            base = max(incremental, key=self._shared_key_groups)
+            self._open_restored(base, streams)
+            self._clip(base)
+            incremental.remove(base)
         for handle in incremental:
             self._copy_rows(handle, streams)
         for handle in full:
             self._restore_full(handle, streams)
+
+    def _shared_key_groups(self, handle: IncrementalKeyedHandle) -> int:
+        low = max(handle.key_group_start, self._range.start)
+        high = min(handle.key_group_end, self._range.end)
+        return max(0, high - low + 1)
+
+    def _clip(self, handle: IncrementalKeyedHandle) -> None:
+        """Deletes the restored rows of key groups outside this backend's range: a key starts
+        with its key group (2 bytes, big endian), so each side is one range deletion."""
+        outside = []
+        if handle.key_group_start < self._range.start:
+            outside.append(
+                (handle.key_group_start.to_bytes(2, "big"), self._range.start.to_bytes(2, "big"))
+            )
+        if handle.key_group_end > self._range.end:
+            outside.append(
+                (
+                    (self._range.end + 1).to_bytes(2, "big"),
+                    (handle.key_group_end + 1).to_bytes(2, "big"),
+                )
+            )
+        for table in self._tables.values():
+            for begin, end in outside:
+                table.db.delete_range(begin, end)
 
     def _open_restored(self, handle: IncrementalKeyedHandle, streams: RestoreStreams) -> None:
         """A local copy that fails to open is deleted and the files downloaded instead (else
