@@ -60,14 +60,14 @@ class TypedCount(Count):
 def verify(metadata_path: str | None, events: int, keys: int) -> None:
     """Restores the final checkpoint's keyed state into one backend and checks the counts."""
     from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-    from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+    from barrierflow.checkpoint.storage import CheckpointDirectory, locate_snapshot
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
     from barrierflow.state.key_groups import KeyGroupRange
 
     if metadata_path is None:
         raise SystemExit("--verify needs checkpointing")
     root, metadata = locate_snapshot(metadata_path)
-    storage = CheckpointStorage(root)
+    storage = CheckpointDirectory(root)
     (op,) = [o for o in metadata.operators if any(s.keyed_state for s in o.subtasks)]
     full_range = KeyGroupRange(0, op.max_parallelism - 1)
     backend = HeapKeyedStateBackend(op.max_parallelism, full_range)

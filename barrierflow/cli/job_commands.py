@@ -22,7 +22,7 @@ import typer
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import (
-    CheckpointStorage,
+    CheckpointDirectory,
     FileSystemSavepointStorage,
     job_root_uri,
     locate_snapshot,
@@ -67,7 +67,7 @@ class _RunningJob:
     ) -> None:
         directory = checkpoint_dir or _configured_checkpoint_dir(configuration)
         self.job_id = job_id
-        self.storage = CheckpointStorage(job_root_uri(directory, job_id))
+        self.storage = CheckpointDirectory(job_root_uri(directory, job_id))
         address = job_master_client.read_address(self.storage)
         if address is None:
             raise fail(f"No running job {job_id} under {directory}")
@@ -303,7 +303,7 @@ def exceptions(
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
+def _job_storage(job_id: str, directory: str) -> CheckpointDirectory:
     """The job's root under ``directory``; an unknown job ends the command (exit code 2)."""
     uri = job_root_uri(directory, job_id)
     try:
@@ -320,7 +320,7 @@ def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
             f"directory (--checkpoint-dir)",
             2,
         )
-    return CheckpointStorage(uri)
+    return CheckpointDirectory(uri)
 
 
 def _exception_json(e: JobException) -> dict[str, object]:

@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Callable
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
@@ -36,7 +36,7 @@ from barrierflow.control import messages as msg
 log = logging.getLogger("barrierflow.jobmaster")
 
 
-def refuse_if_still_running(storage: CheckpointStorage, job_id: str) -> None:
+def refuse_if_still_running(storage: CheckpointDirectory, job_id: str) -> None:
     """Before a new JobMaster takes a job over (``--resume``): refuses while the one whose
     address file is there still answers."""
     address = job_master_client.read_address(storage)
@@ -56,7 +56,7 @@ class JobEndpoints:
     def __init__(
         self,
         plan: JobPlan,
-        storage: CheckpointStorage | None,
+        storage: CheckpointDirectory | None,
         channel: ControlChannel,
         on_cancel: Callable[[], None],
     ) -> None:

@@ -43,7 +43,7 @@ from concurrent.futures import Future
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory, FileSystemSavepointStorage
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster.attempt import Attempt
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
@@ -96,7 +96,7 @@ class JobMaster:
         self._canceled = False
         # The job's checkpoint directory; without one, the history lives in memory.
         uri = plan.task_config.storage_uri
-        self._storage = CheckpointStorage(uri) if uri else None
+        self._storage = CheckpointDirectory(uri) if uri else None
         claimed = None
         if plan.claim_restored and plan.restore_from is not None:
             claimed = ClaimedSnapshot(plan.restore_root_uri, plan.restore_from)

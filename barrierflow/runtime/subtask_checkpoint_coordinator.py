@@ -53,7 +53,7 @@ from barrierflow.checkpoint.metadata import (
     SubtaskCheckpointStats,
 )
 from barrierflow.checkpoint.state_streams import CheckpointAbortedError, CheckpointStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.checkpoint_barrier import (
@@ -161,7 +161,7 @@ class SubtaskCheckpointCoordinator:
             ExactlyOnceBarrierHandler(n) if config.exactly_once else AtLeastOnceBarrierHandler(n)
         )
         self._storage = (
-            CheckpointStorage(config.storage_uri, config.write_buffer_size)
+            CheckpointDirectory(config.storage_uri, config.write_buffer_size)
             if config.storage_uri
             else None
         )
@@ -353,7 +353,7 @@ class SubtaskCheckpointCoordinator:
     def _streams(self, snapshot: _Snapshot, uid: str) -> CheckpointStreams:
         d, options = self._d, snapshot.barrier.options
         storage = (
-            CheckpointStorage(options.target_location, d.config.write_buffer_size)
+            CheckpointDirectory(options.target_location, d.config.write_buffer_size)
             if options.is_savepoint
             else self._storage
         )

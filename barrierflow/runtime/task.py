@@ -43,7 +43,7 @@ from concurrent.futures import Executor
 import zmq
 
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
@@ -147,7 +147,7 @@ class StreamTask:
         self._ctl = self._network.control(msg.task_identity(d.attempt, d.vertex, d.subtask))
         started = time.perf_counter()
         restore_streams = StorageRestoreStreams(
-            CheckpointStorage(d.restore_uri) if d.restore_uri else None,
+            CheckpointDirectory(d.restore_uri) if d.restore_uri else None,
             shares_storage=d.restore_uri is not None and d.restore_uri == d.config.storage_uri,
         )
         chain = self.chain

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
@@ -62,7 +62,7 @@ def test_after_many_checkpoints_with_compaction_shared_holds_only_retained_files
     result = env.execute("incremental")
 
     assert result.num_completed_checkpoints >= 15
-    storage = CheckpointStorage(job_root_uri(str(tmp_path / "ckpt"), result.job_id))
+    storage = CheckpointDirectory(job_root_uri(str(tmp_path / "ckpt"), result.job_id))
     retained = [storage.read_metadata(cid) for cid in result.checkpoint_ids]
     referenced = set().union(*(m.shared_paths() for m in retained))
     assert set(storage.list_shared()) == referenced

@@ -13,7 +13,7 @@ import pytest
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import file_systems, storage_retry
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError
 from barrierflow.client.planning import plan_job
 from barrierflow.connectors import DiscardingSink, SequenceSource
@@ -61,7 +61,7 @@ def outage(tmp_path):
 
 def _snapshot(tmp_path) -> str:
     """A completed checkpoint's directory, the ``-s`` path."""
-    CheckpointStorage(str(tmp_path / "earlier")).write_metadata(
+    CheckpointDirectory(str(tmp_path / "earlier")).write_metadata(
         CheckpointMetadata("earlier", "job", 4, 0, 0, [])
     )
     return str(tmp_path / "earlier" / "chk-4")

@@ -13,7 +13,7 @@ import pytest
 
 from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
@@ -138,7 +138,7 @@ def test_messages_of_an_older_attempt_are_dropped_and_their_senders_told_to_canc
         ghost = msg.task_identity(1, vertex, subtask)
         superseded = wait_for(lambda g=ghost: cluster.superseded(g))
         assert [m.attempt for m in superseded] == [1]
-    storage = CheckpointStorage(f"{tmp_path}/fencing")
+    storage = CheckpointDirectory(f"{tmp_path}/fencing")
     assert cluster.all_sent(msg.NotifyCheckpointComplete) == []
     assert storage.list_completed() == []
 

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
@@ -187,7 +187,7 @@ def test_state_is_checkpointed_with_the_trigger_and_restored_after_a_failover(tm
     assert calls(coordinator, "snapshot_state")[0] == (cid,)
     cluster.acknowledge(1, first, cid)
     wait_for(lambda: (cid,) in calls(coordinator, "complete"))
-    metadata = CheckpointStorage(f"{tmp_path}/fencing").read_metadata(cid)
+    metadata = CheckpointDirectory(f"{tmp_path}/fencing").read_metadata(cid)
     assert metadata.operator(UID).coordinator.data == b"3"
 
     cluster.event(1, 1, b"after the checkpoint")  # forgotten by the restore

@@ -18,7 +18,7 @@ from barrierflow.checkpoint.metadata import (
     OperatorSubtaskState,
     SharedFileHandle,
 )
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.graph.execution_graph import build_execution_graph
@@ -37,7 +37,7 @@ class Job:
             build_job_graph(build_stream_graph("job", env._transformations, 1, 128))
         )
         self.uid = graph.job_graph.vertices[0].chain[0].uid
-        self.storage = CheckpointStorage(str(root))
+        self.storage = CheckpointDirectory(str(root))
         config = CoordinatorConfig(1.0, 60.0, 0.0, max_concurrent, 10, num_retained)
         self.harness = CoordinatorHarness(graph, config, self.storage)
         self.coordinator = self.harness.coordinator

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.client.ha.job_leadership import JobEndedError, ha_settings
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.common import Configuration
@@ -110,7 +110,7 @@ def test_a_job_still_running_is_taken_over_with_ids_past_the_last_reservation(tm
 
     assert second.job_id == first.job_id
     assert min(second.checkpoint_ids) >= 101  # epoch 1 reserved ids 1-100
-    storage = CheckpointStorage(str(tmp_path / "ckpt" / first.job_id))
+    storage = CheckpointDirectory(str(tmp_path / "ckpt" / first.job_id))
     assert {r.leader_epoch for r in storage.read_history().records} == {1, 2}
     assert job_record(tmp_path)["epoch"] == 2
 
