@@ -31,8 +31,9 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from chaos_faults import task_processes
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import odd_even
 
 BACKENDS = {

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from barrierflow.common import Types
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 
 COUNT = ValueStateDescriptor("count", Types.LONG())
 

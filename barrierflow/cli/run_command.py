@@ -21,10 +21,9 @@ from barrierflow.cli.job_outcome_report import outcome_of
 from barrierflow.cli.status_line import StatusLine
 from barrierflow.client.dry_run import DryRunFinished
 from barrierflow.client.submission_context import SubmissionContext, installed
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.spark import jvm_launch
 from barrierflow.cluster.spark.session import default_spark_log, launch_jvm_early
-from barrierflow.errors import ConfigurationError
+from barrierflow.errors import ConfigurationError, JobExecutionError
 
 
 @app.command()

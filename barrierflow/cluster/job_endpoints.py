@@ -26,12 +26,12 @@ from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.rest_api import JobControl, RestApi
 from barrierflow.cluster.rest.server import RestServer, is_loopback
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobExecutionError
 
 log = logging.getLogger("barrierflow.jobmaster")
 

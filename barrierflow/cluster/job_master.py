@@ -53,12 +53,7 @@ from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
-from barrierflow.cluster.job_outcome import (
-    JobCanceledError,
-    JobExecutionError,
-    JobExecutionResult,
-    JobStatus,
-)
+from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
@@ -73,7 +68,7 @@ from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.leadership import FencedStorageIo, JobEnd, refuse_a_later_epoch
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
-from barrierflow.errors import LeadershipLostError
+from barrierflow.errors import JobCanceledError, JobExecutionError, LeadershipLostError
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir
 

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs import event_time
 from tests.jobs.odd_even import Fault
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from barrierflow import CheckpointingMode, StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
 from tests.jobs import odd_even
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 

@@ -11,11 +11,11 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
-from barrierflow.connectors import FileSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
 from tests.jobs import odd_even
 from tests.jobs.kill_before_commit import KillBeforeCommit
 

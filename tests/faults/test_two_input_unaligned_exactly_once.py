@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs import backpressured_connect, odd_even
 from tests.jobs.backpressured_connect import UNALIGNED, Fail
 

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import backpressured, odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.storage import CheckpointDirectory
-from barrierflow.cluster.job_outcome import JobCanceledError
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError
 from tests.jobs import backpressured
 
 pytestmark = pytest.mark.spark

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_LENGTH, CheckpointStatus
 from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError
 from tests.jobs import web_ui_job
 from tests.unit.cluster.test_job_master_rest import request
 

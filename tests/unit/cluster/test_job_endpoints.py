@@ -17,10 +17,10 @@ from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import ZmqJobMasterNetwork
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobExecutionError
 from barrierflow.testing.in_memory_network import InMemoryJobMasterNetwork
 from tests.unit.cluster.test_job_master_fencing import job_plan
 

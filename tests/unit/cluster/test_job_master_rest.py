@@ -15,7 +15,6 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from barrierflow import JobCanceledError
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_master import JobMaster
@@ -23,6 +22,7 @@ from barrierflow.cluster.rest import server as rest_server
 from barrierflow.cluster.rest.rest_api import RestApi
 from barrierflow.cluster.rest.server import RestConfig, RestServer, RestServerError
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobCanceledError
 from barrierflow.testing.in_memory_network import InMemoryJobMasterNetwork
 from barrierflow.testing.recording_deployer import RecordingDeployer
 from tests.unit.cluster.test_job_master_fencing import Cluster, job_plan, wait_for

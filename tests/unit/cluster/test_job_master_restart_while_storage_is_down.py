@@ -10,8 +10,8 @@ import dataclasses
 import logging
 
 from barrierflow.checkpoint.storage import CheckpointDirectory
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
+from barrierflow.errors import JobExecutionError
 from tests.unit.cluster import test_job_master_fencing as rig
 from tests.unit.cluster.test_job_master_corrupt_restore import (
     _cancel,

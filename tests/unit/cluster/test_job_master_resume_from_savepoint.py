@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.client.planning import plan_job
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from tests.unit.cluster import test_job_master_fencing as rig
 
 
@@ -39,7 +40,7 @@ def _program(root: str) -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment()
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(f"file://{root}")
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
     return env
 
 

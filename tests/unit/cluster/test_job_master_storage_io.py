@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import threading
 
-from barrierflow import JobCanceledError
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobCanceledError
 from tests.unit.cluster.test_job_master_fencing import Cluster, wait_for
 
 

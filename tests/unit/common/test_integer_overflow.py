@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.common import Types
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import ConfigurationError
 from barrierflow.type_conversion import IntegerOverflow, value_converter
 
 

@@ -12,8 +12,8 @@ import pytest
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHandle
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.errors import CorruptCheckpointError
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.key_groups import KeyGroupRange
 

@@ -12,7 +12,11 @@ import pytest
 
 from barrierflow.checkpoint.key_group_format import write_key_groups
 from barrierflow.common.typeinfo import Types
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.backends.rocksdb.database import INGEST

@@ -10,7 +10,7 @@ import pytest
 
 from barrierflow.common import Time
 from barrierflow.datastream.functions.one_input import AggregateFunction
-from barrierflow.state import (
+from barrierflow.datastream.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
     MapStateDescriptor,

@@ -11,7 +11,7 @@ from typing import Any
 import cloudpickle
 import pytest
 
-from barrierflow.state import (
+from barrierflow.datastream.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
     MapStateDescriptor,

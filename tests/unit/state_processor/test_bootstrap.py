@@ -10,9 +10,9 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common import Types
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.errors import ConfigurationError
 from barrierflow.runtime.timer_service import TIMERS
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.key_groups import (

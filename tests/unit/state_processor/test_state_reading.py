@@ -16,6 +16,11 @@ from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageResto
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common import Types
 from barrierflow.common.types import Row
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
@@ -23,7 +28,6 @@ from barrierflow.protocol.checkpoint_barrier import (
 )
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.runtime.window_state import CONTENTS
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.broadcast_state import BroadcastStateStore

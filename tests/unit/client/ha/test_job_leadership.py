@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.client.ha.job_leadership import JobEndedError, ha_settings
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.common import Configuration
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError, StorageConfigError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs.odd_even import read_committed
@@ -36,7 +37,7 @@ def program(tmp_path, conf: dict, name: str = "counts", uid: str = "sink"):
         env = StreamExecutionEnvironment().set_parallelism(2)
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
-    env.from_source(SequenceSource(1, 300), "numbers").map(lambda x: [x]).sink_to(
+    env.from_source(NumberSequenceSource(1, 300), "numbers").map(lambda x: [x]).sink_to(
         FileSink(str(tmp_path / "out"))
     ).uid(uid)
     return env, name
