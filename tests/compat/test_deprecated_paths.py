@@ -226,12 +226,13 @@ def test_an_old_path_warns_naming_the_new_one_and_gives_its_object(face, name, n
     assert old is at(new)
 
 
-def test_each_use_of_an_old_path_warns_again():
+def test_each_use_of_an_old_path_warns_again_pointing_at_the_code_that_used_it():
     import barrierflow.connectors as connectors
 
     for _ in range(2):
-        with pytest.warns(DeprecationWarning, match="NumberSequenceSource"):
+        with pytest.warns(DeprecationWarning, match="NumberSequenceSource") as caught:
             connectors.SequenceSource  # noqa: B018
+        assert caught[0].filename == __file__
 
 
 def test_a_star_import_of_an_old_face_still_gives_its_names_with_warnings():
