@@ -1,70 +1,49 @@
 """barrierflow: stateful stream processing in Python on Apache Spark, with Flink's checkpointing.
 
-``from barrierflow import StreamExecutionEnvironment`` is the public entry. The names load
-lazily (module ``__getattr__``): an executor that imports the runtime must not load the API,
+Each public name has one import path (docs/public-api.md): PyFlink's, for the names PyFlink has
+(``barrierflow.datastream``, ``barrierflow.common`` and their modules, as ``pyflink.X`` is
+``barrierflow.X``); barrierflow's own connectors under ``barrierflow.datastream.connectors``;
+``barrierflow.state_processor``; the errors a program catches in ``barrierflow.errors``. The
+root package holds none of them.
+
+The names it offered before (``from barrierflow import StreamExecutionEnvironment``) are
+deprecated: each warns, naming its path, and gives the object there. Nothing loads until a name
+is used (module ``__getattr__``): an executor that imports the runtime must not load the API,
 the JobMaster, YAML or Spark's driver side with it.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from typing import Any
 
-# public name -> the module that defines it
-_EXPORTS = {
-    "CheckpointConfig": "barrierflow.api.checkpoint_config",
-    "CheckpointingMode": "barrierflow.api.checkpoint_config",
-    "ConfigurationError": "barrierflow.errors",
-    "JobCanceledError": "barrierflow.cluster.job_outcome",
-    "JobClient": "barrierflow.api.job_client",
-    "JobExecutionError": "barrierflow.cluster.job_outcome",
-    "JobExecutionResult": "barrierflow.cluster.job_outcome",
-    "JobStatus": "barrierflow.cluster.job_outcome",
-    "RestartStrategies": "barrierflow.api.restart_strategies",
-    "SavepointError": "barrierflow.cluster.job_outcome",
-    "SavepointFormatType": "barrierflow.api.job_client",
-    "StreamExecutionEnvironment": "barrierflow.api.environment",
-}
+from barrierflow.lazy_names import MovedNames
 
-__all__ = [
-    "CheckpointConfig",
-    "CheckpointingMode",
-    "ConfigurationError",
-    "JobCanceledError",
-    "JobClient",
-    "JobExecutionError",
-    "JobExecutionResult",
-    "JobStatus",
-    "RestartStrategies",
-    "SavepointError",
-    "SavepointFormatType",
-    "StreamExecutionEnvironment",
-]
+_MOVED = MovedNames(
+    __name__,
+    {
+        **{
+            n: f"barrierflow.datastream.{n}"
+            for n in ("CheckpointConfig", "CheckpointingMode", "StreamExecutionEnvironment")
+        },
+        **{
+            n: f"barrierflow.common.{n}"
+            for n in ("JobClient", "JobExecutionResult", "JobStatus", "RestartStrategies")
+        },
+        **{
+            n: f"barrierflow.errors.{n}"
+            for n in (
+                "ConfigurationError",
+                "JobCanceledError",
+                "JobExecutionError",
+                "SavepointError",
+            )
+        },
+        "SavepointFormatType": "barrierflow.common.job_client.SavepointFormatType",
+    },
+)
+
+__all__ = _MOVED.names()  # ``from barrierflow import *`` keeps working, with a warning per name
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'barrierflow' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access does not come here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-if TYPE_CHECKING:
-    from barrierflow.api.checkpoint_config import CheckpointConfig, CheckpointingMode
-    from barrierflow.api.environment import StreamExecutionEnvironment
-    from barrierflow.api.job_client import JobClient, SavepointFormatType
-    from barrierflow.api.restart_strategies import RestartStrategies
-    from barrierflow.cluster.job_outcome import (
-        JobCanceledError,
-        JobExecutionError,
-        JobExecutionResult,
-        JobStatus,
-        SavepointError,
-    )
-    from barrierflow.errors import ConfigurationError
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)

@@ -1,9 +1,21 @@
-"""The errors that cross layers: raised deep inside, caught and reported at the surface.
+"""The errors that cross layers: raised deep inside, caught and reported at the surface; the
+public path of those a program catches (``ConfigurationError``, and how a job ends:
+``JobExecutionError``, ``JobCanceledError``, ``SavepointError``).
 
 Each message says what happened, the likely cause and what to do. Performs no I/O.
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "CorruptCheckpointError",
+    "JobCanceledError",
+    "JobExecutionError",
+    "LeadershipLostError",
+    "SavepointError",
+    "StorageConfigError",
+]
 
 
 class ConfigurationError(ValueError):
@@ -33,3 +45,22 @@ class LeadershipLostError(Exception):
         super().__init__(f"lost leadership{to} (this JobMaster led epoch {epoch}): {reason}")
         self.epoch = epoch
         self.lost_to = lost_to
+
+
+class JobExecutionError(Exception):
+    """The job failed for good; the message is the last attempt's error."""
+
+    def __init__(self, message: str, remote_traceback: str = "") -> None:
+        text = (
+            message if not remote_traceback else f"{message}\n\nTask traceback:\n{remote_traceback}"
+        )
+        super().__init__(text)
+        self.remote_traceback = remote_traceback
+
+
+class JobCanceledError(Exception):
+    """The job was canceled before it ended."""
+
+
+class SavepointError(Exception):
+    """A savepoint that could not be taken; the message says why."""

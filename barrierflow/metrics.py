@@ -17,6 +17,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+__all__ = ["Counter", "Distribution", "Meter", "MetricGroup"]
+
+
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 M = TypeVar("M")
 log = logging.getLogger("barrierflow.metrics")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' service and client
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Time
-from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.datastream import AsyncDataStream
+from barrierflow.datastream import AsyncDataStream, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from tests.jobs.http_enrichment import AsyncEnrich, SyncEnrich
 from tests.servers.http_service import http_service
 
@@ -31,7 +31,7 @@ def run(variant: str, records: int, port: int, capacity: int) -> dict:
     env = StreamExecutionEnvironment().set_parallelism(1)
     env.enable_checkpointing(1000)
     env.get_checkpoint_config().set_checkpoint_storage(tempfile.mkdtemp(prefix="bench-async-"))
-    numbers = env.from_source(SequenceSource(1, records), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, records), "numbers")
     if variant == "sync map":
         enriched = numbers.map(SyncEnrich(port))
     else:

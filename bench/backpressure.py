@@ -25,12 +25,13 @@ import statistics
 import tempfile
 import time
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind
-from barrierflow.state import ValueStateDescriptor
 
 MODES = {
     "aligned": {},
@@ -78,7 +79,7 @@ def run(spark, mode: str, args: argparse.Namespace) -> dict:
     env.enable_checkpointing(args.interval_ms)
     env.get_checkpoint_config().set_checkpoint_storage(tempfile.mkdtemp(prefix="bench-bp-"))
     (
-        env.from_source(SequenceSource(1, args.events), "events")
+        env.from_source(NumberSequenceSource(1, args.events), "events")
         .map(lambda i: (i * 2654435761) % keys)
         .key_by(lambda k: k)
         .process(Count())

@@ -28,7 +28,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint import file_systems
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_layout import JOBMASTER_ADDRESS_FILE
 
 BENCH = Path(__file__).resolve().parent
@@ -184,8 +184,8 @@ class JobDirectory:
             return [i.base_name for i in sorted(jobs, key=lambda i: i.mtime or 0)]
         return []
 
-    def storage(self, job_id: str) -> CheckpointStorage:
-        return CheckpointStorage(f"{self.uri}/{job_id}")
+    def storage(self, job_id: str) -> CheckpointDirectory:
+        return CheckpointDirectory(f"{self.uri}/{job_id}")
 
     def completed(self, job_id: str) -> list[int]:
         """Ids of the job's completed checkpoints, as its history records them."""

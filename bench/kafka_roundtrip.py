@@ -40,18 +40,20 @@ from pathlib import Path
 
 from peak_rss import PeakRss, child_pids
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors.kafka import (
-    DeliveryGuarantee,
-    JsonRowDeserializationSchema,
-    JsonRowSerializationSchema,
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
 )
+from barrierflow.datastream.formats.json import (
+    JsonRowDeserializationSchema,
+    JsonRowSerializationSchema,
+)
 from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers: the test broker
 from tests.servers.kafka import KafkaBroker, kafka_broker

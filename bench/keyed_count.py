@@ -33,11 +33,12 @@ import time
 
 from peak_rss import PeakRss
 
-from barrierflow import CheckpointingMode, StreamExecutionEnvironment
 from barrierflow.common import Types, WatermarkStrategy
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 
 
 class Count(KeyedProcessFunction):
@@ -60,14 +61,14 @@ class TypedCount(Count):
 def verify(metadata_path: str | None, events: int, keys: int) -> None:
     """Restores the final checkpoint's keyed state into one backend and checks the counts."""
     from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-    from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+    from barrierflow.checkpoint.storage import CheckpointDirectory, locate_snapshot
     from barrierflow.protocol.key_group_range import KeyGroupRange
     from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 
     if metadata_path is None:
         raise SystemExit("--verify needs checkpointing")
     root, metadata = locate_snapshot(metadata_path)
-    storage = CheckpointStorage(root)
+    storage = CheckpointDirectory(root)
     (op,) = [o for o in metadata.operators if any(s.keyed_state for s in o.subtasks)]
     full_range = KeyGroupRange(0, op.max_parallelism - 1)
     backend = HeapKeyedStateBackend(op.max_parallelism, full_range)
@@ -116,7 +117,7 @@ def main() -> None:
         env.enable_checkpointing(args.interval_ms, mode)
         storage = args.checkpoint_dir or tempfile.mkdtemp(prefix="barrierflow-bench-")
         env.get_checkpoint_config().set_checkpoint_storage(storage)
-    events = env.from_source(SequenceSource(0, args.events - 1), "events")
+    events = env.from_source(NumberSequenceSource(0, args.events - 1), "events")
     if args.event_time:
         events = events.assign_timestamps_and_watermarks(
             WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda i, _: i)

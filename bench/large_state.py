@@ -35,10 +35,13 @@ import time
 
 import cloudpickle
 
-from barrierflow import JobCanceledError, RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
+from barrierflow.errors import JobCanceledError
 
 VARIANTS = {
     "rocksdb-full": {"state.backend.type": "rocksdb"},
@@ -161,7 +164,7 @@ def run(variant: str, args: argparse.Namespace) -> dict:
     env.get_checkpoint_config().set_checkpoint_storage(ckpt)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(2, 500))
     (
-        env.from_source(SequenceSource(0, split_length * p - 1), "events")
+        env.from_source(NumberSequenceSource(0, split_length * p - 1), "events")
         .map(Events(args.keys, split_length, p, update_rate, args.checkpoints, ckpt, scratch))
         .key_by(lambda k: k)
         .process(Count())
@@ -199,9 +202,9 @@ def run(variant: str, args: argparse.Namespace) -> dict:
 
 
 def run_savepoints(args: argparse.Namespace) -> list[dict]:
-    from barrierflow import SavepointFormatType
     from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
     from barrierflow.cluster.spark.session import get_or_create_session
+    from barrierflow.common.job_client import SavepointFormatType
 
     spark = get_or_create_session(3)
     work = tempfile.mkdtemp(prefix="barrierflow-large-state-savepoints-")
@@ -219,7 +222,7 @@ def run_savepoints(args: argparse.Namespace) -> list[dict]:
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION
     )
     (
-        env.from_source(SequenceSource(0, split_length * p - 1), "events")
+        env.from_source(NumberSequenceSource(0, split_length * p - 1), "events")
         .map(Events(args.keys, split_length, p, update_rate, 10**9, ckpt, scratch))
         .key_by(lambda k: k)
         .process(Count())
@@ -283,7 +286,7 @@ def _restore(spark, path: str, parallelism: int) -> dict:
     )
     env.set_restore_path(path)
     (
-        env.from_source(SequenceSource(0, parallelism - 1), "probe")
+        env.from_source(NumberSequenceSource(0, parallelism - 1), "probe")
         .uid("probe")
         .key_by(lambda k: k)
         .process(Count())

@@ -31,8 +31,9 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from chaos_faults import task_processes
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import odd_even
 
 BACKENDS = {
@@ -51,7 +52,7 @@ BACKENDS = {
 PHASES = ("detect_s", "resubmit_s", "start_s")
 
 
-def _completed_after(storage: CheckpointStorage, since: float) -> bool:
+def _completed_after(storage: CheckpointDirectory, since: float) -> bool:
     history = storage.read_history()
     return history is not None and any(
         r.status.value == "COMPLETED" and r.trigger_timestamp_ms / 1000 > since
@@ -71,7 +72,7 @@ def measure(backend: str, kills: int, delay_ms: int, work: str, seed: int) -> di
     )  # fmt: skip
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(kills + 5, delay_ms))
     client = env.execute_async(f"recovery-{backend}")
-    storage = CheckpointStorage(f"{base}/ckpt/{client.get_job_id()}")
+    storage = CheckpointDirectory(f"{base}/ckpt/{client.get_job_id()}")
     killed_at: list[float] = []
     since = 0.0
     while len(killed_at) < kills and not client.done():

@@ -23,9 +23,9 @@ import tempfile
 import time
 
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 
@@ -37,13 +37,13 @@ def snapshot(root: str, keys: int, max_parallelism: int) -> list:
     for key in range(keys):
         heap.key_context.key = key
         count.update(1 + key % 8)
-    storage = CheckpointStorage(root)
+    storage = CheckpointDirectory(root)
     streams = CheckpointStreams(storage, 1, "count", 0, 1, inline_threshold=0)
     return heap.snapshot(1)(streams)
 
 
 def restore_round(root: str, handles: list, args: argparse.Namespace) -> dict:
-    storage = CheckpointStorage(root)
+    storage = CheckpointDirectory(root)
     seconds, per_key = [], []
     for subtask in range(args.parallelism):
         kg_range = key_group_range_for_subtask(args.max_parallelism, args.parallelism, subtask)

@@ -52,8 +52,9 @@ import sys
 import threading
 import time
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 
 MARKS = sys.argv[1]
 
@@ -70,7 +71,7 @@ def first(value):
 _seen = False
 env = StreamExecutionEnvironment.get_execution_environment().set_parallelism(2)
 (
-    env.from_source(SequenceSource(0, 9_999), "numbers")
+    env.from_source(NumberSequenceSource(0, 9_999), "numbers")
     .map(first)
     .key_by(lambda k: k)
     .reduce(lambda a, b: a + b)

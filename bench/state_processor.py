@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from barrierflow.common import Types
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 
 COUNT = ValueStateDescriptor("count", Types.LONG())
 
@@ -139,7 +139,7 @@ def fsck_phase(checkpoints: int, keys_per_checkpoint: int, threads: int) -> None
 
 def migrate_phase(values: int) -> None:
     from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
-    from barrierflow.checkpoint.storage import CheckpointStorage
+    from barrierflow.checkpoint.storage import CheckpointDirectory
     from barrierflow.common.types import Row
     from barrierflow.protocol.checkpoint_barrier import (
         CheckpointKind,
@@ -170,13 +170,13 @@ def migrate_phase(values: int) -> None:
             root = f"{scratch}/{kind}-savepoint"
             options = CheckpointOptions(CheckpointKind.SAVEPOINT, SnapshotFormat.NATIVE,
                                         target_location=root)  # fmt: skip
-            streams = CheckpointStreams(CheckpointStorage(root), 1, "p", 0, 1, 0, savepoint=True)
+            streams = CheckpointStreams(CheckpointDirectory(root), 1, "p", 0, 1, 0, savepoint=True)
             handles = source.snapshot(1, options)(streams)
             source.dispose()
             timings = {}
             for label, declared in (("as written", v1), ("migrated", v2)):
                 target = backend(kind, f"target-{label}")
-                target.restore(handles, StorageRestoreStreams(CheckpointStorage(root), False))
+                target.restore(handles, StorageRestoreStreams(CheckpointDirectory(root), False))
                 started = time.perf_counter()
                 target.get_state(ValueStateDescriptor("profile", declared))
                 timings[label] = time.perf_counter() - started

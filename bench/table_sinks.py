@@ -25,9 +25,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow.connectors import FileSink, ParquetWriterFactory
-from barrierflow.connectors.delta import DeltaSink
-from barrierflow.connectors.iceberg import IcebergSink
+from barrierflow.datastream.connectors.delta import DeltaSink
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.iceberg import IcebergSink
+from barrierflow.datastream.formats.parquet import ParquetWriterFactory
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 

@@ -18,9 +18,9 @@ from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.testing.harness import OperatorHarness, operator
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
-from barrierflow.windowing.triggers import default_trigger
+from barrierflow.windowing.window_assigners import TumblingEventTimeWindows
 from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import default_trigger
 
 
 def main() -> None:

@@ -21,10 +21,11 @@ import time
 
 from peak_rss import PeakRss
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
-from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.window import TumblingEventTimeWindows
 
 
 def main() -> None:
@@ -57,7 +58,7 @@ def main() -> None:
         Duration.of_millis(100)
     ).with_timestamp_assigner(lambda event, _: event[1])
     (
-        env.from_source(SequenceSource(0, args.events - 1), "events")
+        env.from_source(NumberSequenceSource(0, args.events - 1), "events")
         .map(lambda i: ((i * 2654435761) % keys, i // per_ms))
         .assign_timestamps_and_watermarks(strategy)
         .key_by(lambda event: event[0])

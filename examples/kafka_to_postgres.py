@@ -17,15 +17,11 @@ It creates the table ``page_views`` if missing, reads the topic ``page-views`` f
 
 import os
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors.kafka import (
-    JsonRowDeserializationSchema,
-    KafkaOffsetsInitializer,
-    KafkaSource,
-)
-from barrierflow.connectors.postgres import PostgresSink
-from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
+from barrierflow.datastream.connectors.postgres import PostgresSink
+from barrierflow.datastream.formats.json import JsonRowDeserializationSchema
+from barrierflow.datastream.state import ValueStateDescriptor
 
 UPSERT = (
     "INSERT INTO page_views (page, views) VALUES (%s, %s) "

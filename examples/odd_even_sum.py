@@ -8,10 +8,10 @@ second run into the same one would double the output).
 
 import shutil
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 
 
 class RunningSum(KeyedProcessFunction):
@@ -31,7 +31,7 @@ def main() -> None:
     env.enable_checkpointing(200)  # milliseconds
     env.get_checkpoint_config().set_checkpoint_storage("file:///tmp/barrierflow-odd-even/ckpt")
     (
-        env.from_source(SequenceSource(1, 20000), "numbers")
+        env.from_source(NumberSequenceSource(1, 20000), "numbers")
         .key_by(lambda x: x % 2)
         .process(RunningSum())
         .uid("running-sum")

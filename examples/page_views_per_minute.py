@@ -11,8 +11,11 @@ Run: ``barrierflow run examples/page_views_per_minute.py`` (or ``python`` the fi
 
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.common.watermark_strategy import TimestampAssigner
-from barrierflow.datastream import StreamExecutionEnvironment
-from barrierflow.datastream.functions import KeyedProcessFunction, ProcessWindowFunction
+from barrierflow.datastream import (
+    KeyedProcessFunction,
+    ProcessWindowFunction,
+    StreamExecutionEnvironment,
+)
 from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.datastream.window import TumblingEventTimeWindows
 

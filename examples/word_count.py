@@ -8,10 +8,9 @@ import os
 import re
 from pathlib import Path
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, FileSource
-from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource
+from barrierflow.datastream.state import ValueStateDescriptor
 
 WORD = re.compile(r"[a-z0-9']+")
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import QueueCollector
-from barrierflow.cluster.job_outcome import JobCanceledError
+from barrierflow.errors import JobCanceledError
 
 if TYPE_CHECKING:
     from barrierflow.api.job_client import JobClient

@@ -29,8 +29,8 @@ from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import PrintCollector, QueueCollector
 from barrierflow.common.typeinfo import TypeInformation, Types, checked_type
 from barrierflow.connectors.builtin.collect_sink import CollectSink
+from barrierflow.connectors.interfaces.sink import Sink
 from barrierflow.connectors.interfaces.stream_transformer import SupportsPreprocessing
-from barrierflow.connectors.sink import Sink
 from barrierflow.datastream.functions.one_input import (
     FilterFunction,
     FlatMapFunction,
@@ -50,8 +50,8 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
-from barrierflow.windowing.assigners import GlobalWindows, WindowAssigner
-from barrierflow.windowing.triggers import CountEvictor, CountTrigger, PurgingTrigger
+from barrierflow.windowing.window_assigners import GlobalWindows, WindowAssigner
+from barrierflow.windowing.window_triggers import CountEvictor, CountTrigger, PurgingTrigger
 
 if TYPE_CHECKING:
     from barrierflow.api.environment import StreamExecutionEnvironment

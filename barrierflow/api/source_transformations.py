@@ -14,7 +14,7 @@ from typing import Any
 
 from barrierflow.common.typeinfo import checked_type
 from barrierflow.connectors.builtin.collection_source import CollectionSource
-from barrierflow.connectors.source import Source
+from barrierflow.connectors.interfaces.source import Source
 from barrierflow.datastream.functions.one_input import SourceFunction
 from barrierflow.declared_types.conversion import IntegerOverflow, value_converter
 from barrierflow.errors import ConfigurationError
@@ -36,7 +36,8 @@ def source_transformation(
     type_info = checked_type(type_info, "from_source()")
     if not isinstance(source, Source):
         raise ConfigurationError(
-            f"from_source() needs a source such as SequenceSource or FileSource, got {source!r}"
+            "from_source() needs a source such as NumberSequenceSource or FileSource, "
+            f"got {source!r}"
         )
     if isinstance(watermark_strategy, str) and source_name is None:
         watermark_strategy, source_name = None, watermark_strategy

@@ -15,9 +15,9 @@ from barrierflow.datastream.output_tag import OutputTag
 from barrierflow.errors import ConfigurationError
 from barrierflow.eventtime.durations import millis_of
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.windowing.assigners import WindowAssigner
-from barrierflow.windowing.triggers import CountEvictor, Trigger, default_trigger
+from barrierflow.windowing.window_assigners import WindowAssigner
 from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import CountEvictor, Trigger, default_trigger
 
 if TYPE_CHECKING:
     from barrierflow.api.datastream import DataStream, KeyedStream

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.metadata import FileHandle, InlineHandle, StreamHandle
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 
 
 class CheckpointAbortedError(Exception):
@@ -35,7 +35,7 @@ class CheckpointStreams:
 
     def __init__(
         self,
-        storage: CheckpointStorage | None,
+        storage: CheckpointDirectory | None,
         checkpoint_id: int,
         operator_uid: str,
         subtask: int,
@@ -88,7 +88,7 @@ class StorageRestoreStreams:
     """Reads the state of the checkpoint being restored, counting the bytes read from storage
     (a restore from local state reads none)."""
 
-    def __init__(self, storage: CheckpointStorage | None, shares_storage: bool) -> None:
+    def __init__(self, storage: CheckpointDirectory | None, shares_storage: bool) -> None:
         self._storage = storage
         self.shares_storage = shares_storage
         self.bytes_read = 0
@@ -117,7 +117,7 @@ class StorageRestoreStreams:
         self._require_storage().download_file(handle, local_path)
         self.bytes_read += handle.size
 
-    def _require_storage(self) -> CheckpointStorage:
+    def _require_storage(self) -> CheckpointDirectory:
         if self._storage is None:
             raise RuntimeError("the restored checkpoint has state files but no storage was given")
         return self._storage

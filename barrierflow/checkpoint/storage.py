@@ -52,8 +52,11 @@ def job_root_uri(base_uri: str, job_id: str) -> str:
     return f"{base_uri.rstrip('/')}/{job_id}"
 
 
-class CheckpointStorage:
-    """The files of one job's checkpoints, under its job root ``<checkpoint-dir>/<job-id>``."""
+class CheckpointDirectory:
+    """The files under one checkpoint root: a job's checkpoints under its job root
+    ``<checkpoint-dir>/<job-id>`` (``chk-N/``, ``shared/``, its history and address files), or
+    one savepoint's directory. (PyFlink's ``CheckpointStorage``, which chooses where a job
+    checkpoints, is ``api/checkpoint_storage.py``'s.)"""
 
     def __init__(self, job_root_uri: str, write_buffer_size: int = 4096) -> None:
         self.job_root_uri = job_root_uri
@@ -284,22 +287,22 @@ class FileSystemSavepointStorage:
     def create(self, target_dir: str, job_id: str) -> str:
         name = layout.savepoint_dir_name(job_id, uuid.uuid4().hex[:12])
         location = f"{target_dir.rstrip('/')}/{name}"
-        CheckpointStorage(location).check_writable(
+        CheckpointDirectory(location).check_writable(
             "savepoint directory", "choose another target directory"
         )
         return location
 
     def write_metadata(self, location: str, metadata: CheckpointMetadata) -> str:
-        return CheckpointStorage(location).write_metadata(metadata, layout.METADATA_FILE)
+        return CheckpointDirectory(location).write_metadata(metadata, layout.METADATA_FILE)
 
     def discard(self, location: str) -> None:
-        CheckpointStorage(location).delete_root()
+        CheckpointDirectory(location).delete_root()
 
     def dispose(self, root: str, metadata: CheckpointMetadata) -> None:
         if metadata.is_savepoint:
             self.discard(root)
             return
-        storage = CheckpointStorage(root)
+        storage = CheckpointDirectory(root)
         storage.discard_checkpoint_dir(metadata.checkpoint_id)
         storage.delete_files(sorted(metadata.shared_paths()))
 

@@ -1,4 +1,7 @@
-"""The ``barrierflow`` command: run a job file, take savepoints, stop and cancel jobs, inspect
+"""Internal: the implementation of the ``barrierflow`` command, which is the public entry
+(``barrierflow --help``; docs/public-api.md).
+
+The ``barrierflow`` command: run a job file, take savepoints, stop and cancel jobs, inspect
 and check checkpoints, query state. Each group of commands has a module; importing them
 registers them on ``app``."""
 

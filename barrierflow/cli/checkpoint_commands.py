@@ -13,7 +13,7 @@ from rich.table import Table
 from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.checkpoint.metadata import CheckpointMetadata, stream_size
 from barrierflow.checkpoint.snapshot_directories import Found, find_snapshot_directories
-from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+from barrierflow.checkpoint.storage import CheckpointDirectory, locate_snapshot
 from barrierflow.cli.app import checkpoints_app, console, errors, fail, time_of
 from barrierflow.cli.storage_options import ConfFileOption, DynamicOption, configure
 from barrierflow.errors import CorruptCheckpointError, StorageConfigError
@@ -54,7 +54,7 @@ def _snapshot_row(uri: str) -> dict:
 
 def _rows(job_root: str) -> list[dict]:
     """One row per checkpoint of the job: from its history, else from retained metadata."""
-    storage = CheckpointStorage(job_root)
+    storage = CheckpointDirectory(job_root)
     retained = set(storage.list_completed())
     history = storage.read_history()
     rows = []
@@ -233,7 +233,7 @@ def _find(
     uri: str, checkpoint_id: int
 ) -> tuple[CheckpointRecord | None, CheckpointMetadata | None]:
     for root in _job_roots(uri):
-        storage = CheckpointStorage(root)
+        storage = CheckpointDirectory(root)
         history = storage.read_history()
         records = history.records if history else []
         record = next((r for r in records if r.checkpoint_id == checkpoint_id), None)

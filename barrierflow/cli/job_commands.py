@@ -22,7 +22,7 @@ import typer
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.storage import (
-    CheckpointStorage,
+    CheckpointDirectory,
     FileSystemSavepointStorage,
     job_root_uri,
     locate_snapshot,
@@ -362,7 +362,7 @@ def _print_exceptions(job_id: str, newest_first: tuple[JobException, ...], as_js
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
+def _job_storage(job_id: str, directory: str) -> CheckpointDirectory:
     """The job's root under ``directory``; an unknown job ends the command (exit code 2)."""
     uri = job_root_uri(directory, job_id)
     try:
@@ -379,7 +379,7 @@ def _job_storage(job_id: str, directory: str) -> CheckpointStorage:
             f"directory (--checkpoint-dir)",
             2,
         )
-    return CheckpointStorage(uri)
+    return CheckpointDirectory(uri)
 
 
 def _exception_json(exception: JobException) -> dict[str, object]:

@@ -22,7 +22,7 @@ from barrierflow.cli.job_outcome_report import outcome_of
 from barrierflow.cli.status_line import StatusLine
 from barrierflow.client.dry_run import DryRunFinished, PlanRequested
 from barrierflow.client.submission_context import SubmissionContext, installed
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.errors import JobExecutionError
 
 
 def run_job_file(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import msgspec
 
 from barrierflow.api.configuration import Configuration
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.checkpoint.storage_layout import JOB_RECORD_FILE
 from barrierflow.cli.app import fail
 from barrierflow.cluster.job_registry import JobRegistry, Liveness, RegistryEntry, liveness
@@ -26,7 +26,7 @@ from barrierflow.cluster.job_registry import JobRegistry, Liveness, RegistryEntr
 
 @dataclass(frozen=True)
 class JobPlace:
-    job_root: CheckpointStorage
+    job_root: CheckpointDirectory
     where: str  # how it was found, for messages
     entry: RegistryEntry | None = None
 
@@ -43,7 +43,7 @@ def job_place(
     ``running``: the command acts on a running job (a stale or ended entry is refused)."""
     directory = checkpoint_dir or configuration.get("execution.checkpointing.dir")
     if directory:
-        return JobPlace(CheckpointStorage(job_root_uri(directory, job_id)), f"under {directory}")
+        return JobPlace(CheckpointDirectory(job_root_uri(directory, job_id)), f"under {directory}")
     if ha_dir:
         return _in_ha_storage(job_id, ha_dir)
     registry = JobRegistry(registry_dir or configuration.get("job-registry.dir"))
@@ -73,7 +73,7 @@ def job_place(
             f"reach it; its web UI is at {entry.rest_url or '(none)'}",
             1,
         )
-    return JobPlace(CheckpointStorage(entry.job_root_uri), "in the job registry", entry)
+    return JobPlace(CheckpointDirectory(entry.job_root_uri), "in the job registry", entry)
 
 
 class _HaJob(msgspec.Struct):
@@ -97,6 +97,6 @@ def _in_ha_storage(job_id: str, ha_dir: str) -> JobPlace:
         if record.job_id == job_id and record.checkpoint_storage:
             where = f"in HA storage {ha_dir} (cluster id {cluster})"
             return JobPlace(
-                CheckpointStorage(job_root_uri(record.checkpoint_storage, job_id)), where
+                CheckpointDirectory(job_root_uri(record.checkpoint_storage, job_id)), where
             )
     raise fail(f"No job {job_id} with a checkpoint directory in the HA storage {ha_dir}", 2)

@@ -24,8 +24,12 @@ from pathlib import Path
 
 from barrierflow.client.ha.job_leadership import JobEndedError
 from barrierflow.client.ha.records import JobState
-from barrierflow.cluster.job_outcome import JobCanceledError, JobExecutionError
-from barrierflow.errors import ConfigurationError, LeadershipLostError
+from barrierflow.errors import (
+    ConfigurationError,
+    JobCanceledError,
+    JobExecutionError,
+    LeadershipLostError,
+)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2

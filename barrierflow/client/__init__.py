@@ -1,4 +1,6 @@
-"""Submission: a job's pipeline planned, checked and handed to an executor (Flink's client).
+"""Internal: submission, a job's pipeline planned, checked and handed to an executor (Flink's
+client); a program submits through ``barrierflow.datastream.StreamExecutionEnvironment``
+(docs/public-api.md).
 
 The environment (``api/environment.py``) declares a job and, at ``execute()``, builds its
 ``Pipeline`` (``pipeline.py``: plain values, no I/O) and gives it to its ``JobSubmitter``

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_layout import metadata_path
 from barrierflow.client.pipeline import Pipeline
 from barrierflow.cluster.job_plan import JobPlan
@@ -43,7 +43,7 @@ def check_resumed_state(plan: JobPlan) -> None:
     uri = plan.task_config.storage_uri
     if uri is None:
         return
-    storage = CheckpointStorage(uri)
+    storage = CheckpointDirectory(uri)
     for checkpoint_id in reversed(storage.list_completed()):
         try:
             latest = storage.read_metadata(checkpoint_id)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 
 from barrierflow.checkpoint import file_systems
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.checkpoint.storage_retry import with_storage_retries
 from barrierflow.client.pipeline import Checkpointing, Pipeline
@@ -195,7 +195,7 @@ def _check_job_directory(storage_uri: str, restore_path: str | None) -> None:
     """A StorageConfigError if the job's directory is not writable; retried while the storage
     is unreachable. ``restore_path`` is recorded as soon as the directory is: a driver killed
     before the job's first checkpoint leaves nothing else for ``run --resume`` to restore."""
-    storage = CheckpointStorage(storage_uri)
+    storage = CheckpointDirectory(storage_uri)
     with_storage_retries(storage.check_writable, "write to", storage_uri)
     if restore_path:
         data = restore_path.encode()

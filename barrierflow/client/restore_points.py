@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+from barrierflow.checkpoint.storage import CheckpointDirectory, locate_snapshot
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.checkpoint.storage_retry import with_storage_retries
 from barrierflow.errors import ConfigurationError, CorruptCheckpointError, StorageConfigError
@@ -31,7 +31,7 @@ def started_from(storage_uri: str) -> tuple[str | None, CheckpointMetadata | Non
     """The snapshot a job to resume was started from (``-s``), if it was and it still reads:
     (its path, its metadata, the URI its paths are relative to). The JobMaster restores it
     only when the job completed no checkpoint of its own."""
-    storage = CheckpointStorage(storage_uri)
+    storage = CheckpointDirectory(storage_uri)
     data = with_storage_retries(
         lambda: storage.read_small_file(RESTORED_FROM_FILE), "read the restore path in", storage_uri
     )

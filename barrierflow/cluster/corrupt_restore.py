@@ -17,7 +17,7 @@ import tempfile
 
 from barrierflow.checkpoint.fsck import references
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.attempt import Attempt, AttemptFailure
 from barrierflow.coordination.checkpoint_coordinator import CheckpointCoordinator
 from barrierflow.errors import CorruptCheckpointError
@@ -29,7 +29,7 @@ def judge_corrupt_restore(
     attempt: Attempt,
     path: str,
     coordinator: CheckpointCoordinator,
-    storage: CheckpointStorage | None,
+    storage: CheckpointDirectory | None,
     restore_root_uri: str | None,
 ) -> None:
     """``attempt``'s restore reported ``path`` unusable: marks the retained checkpoint it
@@ -64,7 +64,7 @@ def judge_corrupt_restore(
 
 
 def _damage(
-    storage: CheckpointStorage | None, metadata: CheckpointMetadata, path: str
+    storage: CheckpointDirectory | None, metadata: CheckpointMetadata, path: str
 ) -> str | None:
     """Why ``path``, a file a restore of ``metadata`` reported unusable, is, read back here;
     None when it reads back intact or the checkpoint does not name it."""

@@ -12,7 +12,7 @@ not match or a body that does not decode is refused with ``CorruptCheckpointErro
 file: a damaged history must not be shown as the job's.
 
 **I/O:** ``encode_exceptions`` and ``decode_exceptions`` perform none; ``write_exceptions`` and
-``read_exceptions`` read and write the file through ``CheckpointStorage`` (whole, never half).
+``read_exceptions`` read and write the file through ``CheckpointDirectory`` (whole, never half).
 **Threading:** any thread; the JobMaster writes from its own, after each failed attempt.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import msgspec
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_status import JobException
 from barrierflow.errors import CorruptCheckpointError
 
@@ -100,7 +100,9 @@ def decode_exceptions(data: bytes, path: str = layout.EXCEPTIONS_FILE) -> tuple[
     return tuple(JobException(r.timestamp_ms, r.attempt, r.error, r.traceback) for r in records)
 
 
-def write_exceptions(storage: CheckpointStorage | None, exceptions: Sequence[JobException]) -> None:
+def write_exceptions(
+    storage: CheckpointDirectory | None, exceptions: Sequence[JobException]
+) -> None:
     """Replaces the job's exception history with ``exceptions`` (oldest first); nothing for a
     job without a checkpoint directory (``storage`` None).
 
@@ -120,7 +122,7 @@ def write_exceptions(storage: CheckpointStorage | None, exceptions: Sequence[Job
         )
 
 
-def read_exceptions(storage: CheckpointStorage) -> tuple[JobException, ...] | None:
+def read_exceptions(storage: CheckpointDirectory) -> tuple[JobException, ...] | None:
     """The job's exceptions, oldest first; None when it recorded none (no file).
 
     Raises ``CorruptCheckpointError`` for a damaged file or one of another format version.

@@ -13,7 +13,7 @@ import time
 
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointStatus
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
 from barrierflow.cluster.job_outcome import JobExecutionResult
 from barrierflow.cluster.job_plan import JobPlan
@@ -29,7 +29,7 @@ def job_result(
     started: float,
     coordinator: CheckpointCoordinator,
     supervisor: AttemptSupervisor,
-    storage: CheckpointStorage | None,
+    storage: CheckpointDirectory | None,
 ) -> JobExecutionResult:
     """The result of a job that finished (``started``: monotonic seconds)."""
     attempt = supervisor.current
@@ -70,7 +70,7 @@ def settle_failed_job_sinks(plan: JobPlan, coordinator: CheckpointCoordinator) -
 
 
 def apply_retention_on_cancel(
-    plan: JobPlan, coordinator: CheckpointCoordinator, storage: CheckpointStorage | None
+    plan: JobPlan, coordinator: CheckpointCoordinator, storage: CheckpointDirectory | None
 ) -> None:
     """The job was canceled: its retained checkpoints stay (RETAIN_ON_CANCELLATION) or go."""
     if storage is None:

@@ -26,11 +26,10 @@ from collections.abc import Callable
 import msgspec
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_registry import JobRegistry, RegistryEntry
 from barrierflow.cluster.job_status_view import JobStatusView
@@ -38,11 +37,12 @@ from barrierflow.cluster.process_identity import this_process_start
 from barrierflow.cluster.rest.rest_api import JobControl, RestApi
 from barrierflow.cluster.rest.server import RestServer, is_loopback
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobExecutionError
 
 log = logging.getLogger("barrierflow.jobmaster")
 
 
-def refuse_if_still_running(storage: CheckpointStorage, job_id: str) -> None:
+def refuse_if_still_running(storage: CheckpointDirectory, job_id: str) -> None:
     """Before a new JobMaster takes a job over (``--resume``): refuses while the one whose
     address file is there still answers."""
     address = job_master_client.read_address(storage)
@@ -62,7 +62,7 @@ class JobEndpoints:
     def __init__(
         self,
         plan: JobPlan,
-        storage: CheckpointStorage | None,
+        storage: CheckpointDirectory | None,
         channel: ControlChannel,
         on_cancel: Callable[[], None],
     ) -> None:

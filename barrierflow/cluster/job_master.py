@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory, FileSystemSavepointStorage
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster.attempt import Attempt
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
@@ -57,12 +57,7 @@ from barrierflow.cluster.job_end import (
 )
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import JobMasterNetwork, ZmqJobMasterNetwork
-from barrierflow.cluster.job_outcome import (
-    JobCanceledError,
-    JobExecutionError,
-    JobExecutionResult,
-    JobStatus,
-)
+from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
@@ -78,7 +73,7 @@ from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.leadership import FencedStorageIo, JobEnd, refuse_a_later_epoch
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
-from barrierflow.errors import LeadershipLostError
+from barrierflow.errors import JobCanceledError, JobExecutionError, LeadershipLostError
 from barrierflow.graph.execution_graph import ExecutionGraph
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 from barrierflow.state.backends import local_job_dir
@@ -102,7 +97,7 @@ class JobMaster:
         self._canceled = False
         # The job's checkpoint directory; without one, the history lives in memory.
         uri = plan.task_config.storage_uri
-        self._storage = CheckpointStorage(uri) if uri else None
+        self._storage = CheckpointDirectory(uri) if uri else None
         claimed = None
         if plan.claim_restored and plan.restore_from is not None:
             claimed = ClaimedSnapshot(plan.restore_root_uri, plan.restore_from)

@@ -12,13 +12,13 @@ import msgspec
 import zmq
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 
 PING_TIMEOUT_S = 3.0  # a JobMaster answers a ping from its control thread at once
 
 
-def read_address(storage: CheckpointStorage) -> dict | None:
+def read_address(storage: CheckpointDirectory) -> dict | None:
     """What a running JobMaster recorded (endpoint, secret, job name, pid), if anything."""
     data = storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE)
     return json.loads(data) if data is not None else None

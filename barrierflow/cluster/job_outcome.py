@@ -1,5 +1,5 @@
-"""How a job ends, as its caller sees it: its status, the result of a finished job, and the
-errors of one that failed or was canceled. Performs no I/O."""
+"""How a job ends, as its caller sees it: its status and the result of a finished job (the
+errors of one that failed or was canceled are ``errors.py``'s). Performs no I/O."""
 
 from __future__ import annotations
 
@@ -45,25 +45,6 @@ class JobStatus(enum.Enum):
 
 
 _GLOBALLY_TERMINAL = frozenset({JobStatus.FINISHED, JobStatus.CANCELED, JobStatus.FAILED})
-
-
-class JobExecutionError(Exception):
-    """The job failed for good; the message is the last attempt's error."""
-
-    def __init__(self, message: str, remote_traceback: str = "") -> None:
-        text = (
-            message if not remote_traceback else f"{message}\n\nTask traceback:\n{remote_traceback}"
-        )
-        super().__init__(text)
-        self.remote_traceback = remote_traceback
-
-
-class JobCanceledError(Exception):
-    pass
-
-
-class SavepointError(Exception):
-    """A savepoint that could not be taken; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -97,42 +97,6 @@ class FailureRateRestart:
         return self.delay_s if len(self._failures) <= self.max_failures_per_interval else None
 
 
-class RestartStrategies:
-    """PyFlink-style factories: ``env.set_restart_strategy(RestartStrategies.no_restart())``."""
-
-    @staticmethod
-    def no_restart() -> NoRestart:
-        return NoRestart()
-
-    @staticmethod
-    def fixed_delay_restart(restart_attempts: int, delay_between_attempts_ms: int):
-        return FixedDelayRestart(restart_attempts, delay_between_attempts_ms / 1000)
-
-    @staticmethod
-    def exponential_delay_restart(
-        initial_backoff_ms: int = 1000,
-        max_backoff_ms: int = 60000,
-        backoff_multiplier: float = 1.5,
-        reset_backoff_threshold_ms: int = 3600000,
-        jitter_factor: float = 0.1,
-    ) -> ExponentialDelayRestart:
-        return ExponentialDelayRestart(
-            initial_backoff_ms / 1000,
-            max_backoff_ms / 1000,
-            backoff_multiplier,
-            reset_backoff_threshold_ms / 1000,
-            jitter_factor,
-        )
-
-    @staticmethod
-    def failure_rate_restart(
-        failure_rate: int, failure_interval_ms: int, delay_interval_ms: int
-    ) -> FailureRateRestart:
-        return FailureRateRestart(
-            failure_rate, failure_interval_ms / 1000, delay_interval_ms / 1000
-        )
-
-
 _TYPE_ALIASES = {
     "disable": "none",
     "off": "none",

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from barrierflow.cluster.control_channel import ControlChannel
-from barrierflow.cluster.job_outcome import SavepointError
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import CheckpointCoordinator
 from barrierflow.coordination.savepoint_completion import SavepointResult
+from barrierflow.errors import SavepointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 
 log = logging.getLogger("barrierflow.jobmaster")

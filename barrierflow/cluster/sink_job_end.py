@@ -21,7 +21,7 @@ import time
 
 from barrierflow.connectors.interfaces.commit_retry import commit_with_retries
 from barrierflow.connectors.interfaces.committables import Recovery
-from barrierflow.connectors.sink import CommitterContext, Sink
+from barrierflow.connectors.interfaces.sink import CommitterContext, Sink
 from barrierflow.graph.job_graph import JobGraph
 
 log = logging.getLogger("barrierflow.jobmaster")

@@ -12,10 +12,16 @@ import abc
 from typing import Any
 
 from barrierflow.connectors.files.file_format import Encoder
-from barrierflow.connectors.serialization import (
-    JsonRowDeserializationSchema,
-    JsonRowSerializationSchema,
-    SimpleStringSchema,
+from barrierflow.connectors.serialization import SimpleStringSchema
+from barrierflow.lazy_names import MovedNames
+
+# PyFlink has the JSON row schemas in ``pyflink.datastream.formats.json`` only.
+_MOVED = MovedNames(
+    __name__,
+    {
+        n: f"barrierflow.datastream.formats.json.{n}"
+        for n in ("JsonRowDeserializationSchema", "JsonRowSerializationSchema")
+    },
 )
 
 __all__ = [
@@ -23,12 +29,14 @@ __all__ = [
     "ByteArraySchema",
     "DeserializationSchema",
     "Encoder",
-    "JsonRowDeserializationSchema",
-    "JsonRowSerializationSchema",
     "RowFieldExtractorSchema",
     "SerializationSchema",
     "SimpleStringSchema",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)
 
 
 def _defines(cls: type, method: str) -> bool:

@@ -14,6 +14,8 @@ from typing import Any
 
 from barrierflow.errors import ConfigurationError
 
+__all__ = ["TypeInformation", "Types"]
+
 
 @dataclass(frozen=True)
 class TypeInformation:

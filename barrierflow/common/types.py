@@ -14,6 +14,8 @@ import enum
 from collections.abc import Iterator
 from typing import Any
 
+__all__ = ["Row", "RowKind"]
+
 
 class RowKind(enum.Enum):
     """What a row means in a changelog; a DataStream program sees INSERT."""

@@ -1,56 +1,39 @@
-"""Sources and sinks. The interfaces every connector and the runtime program against are in
-``interfaces/`` (pure: no I/O, no connector); what connectors share in ``base/`` (the split
-reader that keeps positions, static splits, struct codecs); each system's connectors in a
-package of their own: ``files``, ``kafka``, ``postgres`` (and ``jdbc.py`` on it), ``delta``,
-``iceberg``, ``spark_table``, ``tables`` (what the table connectors share), ``builtin``
-(sequences, collections, ``print()``'s collect sink, the discarding sink); record formats in
-``formats``. ``source.py``, ``split_enumerator.py``, ``source_reader.py`` and ``sink.py`` are the
-interfaces' public paths.
+"""Internal: sources and sinks. Their public names are in ``barrierflow.datastream.connectors``
+and its modules (docs/public-api.md).
 
-This face loads each name when first asked for (module ``__getattr__``): importing it loads no
-connector and no client library (pyarrow, confluent-kafka, psycopg, deltalake, pyiceberg), so
-that executors of other jobs never load them."""
+The interfaces every connector and the runtime program against are in ``interfaces/`` (pure: no
+I/O, no connector); what connectors share in ``base/`` (the split reader that keeps positions,
+static splits, struct codecs); each system's connectors in a package of their own: ``files``,
+``kafka``, ``postgres`` (and JDBC's mapping onto it), ``delta``, ``iceberg``, ``spark_table``,
+``tables`` (what the table connectors share), ``builtin`` (sequences, collections, ``print()``'s
+collect sink, the discarding sink); record formats in ``formats``.
+
+The names this package offered before are deprecated: each warns, naming its public path, and
+gives the object there. Importing the package loads no connector and no client library
+(pyarrow, confluent-kafka, psycopg, deltalake, pyiceberg), so that executors of other jobs never
+load them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_DATASTREAM = "barrierflow.datastream.connectors"
+_MOVED = MovedNames(
     __name__,
     {
-        "DeliveryGuarantee": "barrierflow.connectors.interfaces.delivery_guarantee",
-        "DiscardingSink": "barrierflow.connectors.builtin.discarding_sink",
-        "FileSink": "barrierflow.connectors.files.file_sink",
-        "FileSource": "barrierflow.connectors.files.file_source",
-        "ParquetWriterFactory": "barrierflow.connectors.files.parquet",
-        "SequenceSource": "barrierflow.connectors.builtin.sequence_source",
+        "DeliveryGuarantee": f"{_DATASTREAM}.DeliveryGuarantee",
+        "DiscardingSink": f"{_DATASTREAM}.discarding.DiscardingSink",
+        "FileSink": f"{_DATASTREAM}.file_system.FileSink",
+        "FileSource": f"{_DATASTREAM}.file_system.FileSource",
+        "ParquetWriterFactory": "barrierflow.datastream.formats.parquet.ParquetWriterFactory",
+        "SequenceSource": f"{_DATASTREAM}.number_seq.NumberSequenceSource",
     },
 )
 
-__all__ = [
-    "DeliveryGuarantee",
-    "DiscardingSink",
-    "FileSink",
-    "FileSource",
-    "ParquetWriterFactory",
-    "SequenceSource",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.builtin.discarding_sink import DiscardingSink
-    from barrierflow.connectors.builtin.sequence_source import SequenceSource
-    from barrierflow.connectors.files.file_sink import FileSink
-    from barrierflow.connectors.files.file_source import FileSource
-    from barrierflow.connectors.files.parquet import ParquetWriterFactory
-    from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
+    return _MOVED.get(name)

@@ -1,6 +1,22 @@
-"""``JobSettings``'s public path, which connectors' ``check`` takes (``interfaces/
-job_settings.py`` defines it). Performs no I/O."""
+"""Deprecated: the connector interface's names are at one public path,
+``barrierflow.datastream.connectors.base``. Each name here warns and gives the one there."""
 
-from barrierflow.connectors.interfaces.job_settings import JobSettings
+from __future__ import annotations
 
-__all__ = ["JobSettings"]
+from typing import Any
+
+from barrierflow.lazy_names import MovedNames
+
+_BASE = "barrierflow.datastream.connectors.base"
+_MOVED = MovedNames(
+    __name__,
+    {
+        "JobSettings": f"{_BASE}.JobSettings",
+    },
+)
+
+__all__ = _MOVED.names()
+
+
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)

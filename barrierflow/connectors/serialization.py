@@ -1,5 +1,5 @@
-"""Serialization schemas of connectors: how a record becomes the bytes of a message, and back
-(PyFlink's names; the JSON row schemas are in ``formats/json_row.py``). Performs no I/O.
+"""``SimpleStringSchema``: a record that is a ``str`` as the bytes of a message, and back
+(public at PyFlink's path, ``barrierflow.common``). Performs no I/O.
 
 A message a deserializer cannot read raises ``ValueError``; the source that called it names
 the message (topic, partition, offset) in the error it raises.
@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from barrierflow.connectors.formats.json_row import (
-    JsonRowDeserializationSchema,
-    JsonRowSerializationSchema,
+from barrierflow.lazy_names import MovedNames
+
+# The JSON row schemas are ``formats/json_row.py``'s; their paths here are deprecated.
+_MOVED = MovedNames(
+    __name__,
+    {
+        n: f"barrierflow.datastream.formats.json.{n}"
+        for n in ("JsonRowDeserializationSchema", "JsonRowSerializationSchema")
+    },
 )
 
-__all__ = ["JsonRowDeserializationSchema", "JsonRowSerializationSchema", "SimpleStringSchema"]
+__all__ = ["SimpleStringSchema"]
+
+
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)
 
 
 class SimpleStringSchema:

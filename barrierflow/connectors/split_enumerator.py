@@ -1,10 +1,24 @@
-"""The split enumerator interface's public path (``interfaces/split_enumerator.py`` defines
-it). Performs no I/O."""
+"""Deprecated: the connector interface's names are at one public path,
+``barrierflow.datastream.connectors.base``. Each name here warns and gives the one there."""
 
-from barrierflow.connectors.interfaces.split_enumerator import (
-    Split,
-    SplitEnumerator,
-    SplitEnumeratorContext,
+from __future__ import annotations
+
+from typing import Any
+
+from barrierflow.lazy_names import MovedNames
+
+_BASE = "barrierflow.datastream.connectors.base"
+_MOVED = MovedNames(
+    __name__,
+    {
+        "Split": f"{_BASE}.Split",
+        "SplitEnumerator": f"{_BASE}.SplitEnumerator",
+        "SplitEnumeratorContext": f"{_BASE}.SplitEnumeratorContext",
+    },
 )
 
-__all__ = ["Split", "SplitEnumerator", "SplitEnumeratorContext"]
+__all__ = _MOVED.names()
+
+
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)

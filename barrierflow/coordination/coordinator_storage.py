@@ -1,7 +1,7 @@
 """What the checkpoint coordinator reads and writes of a job's checkpoint storage, and of the
 directories of savepoints.
 
-``checkpoint/storage.py``'s ``CheckpointStorage`` implements it over any file system;
+``checkpoint/storage.py``'s ``CheckpointDirectory`` implements it over any file system;
 ``barrierflow/testing``'s ``InMemoryCheckpointStorage`` in memory, for unit tests. Paths are
 relative to the job's directory (``checkpoint/storage_layout.py``).
 

@@ -1,11 +1,16 @@
 """PyFlink's ``pyflink.datastream``, at the same path: a PyFlink DataStream program changes only
 its imports. Each name is defined once in barrierflow's own modules and re-exported here, lazily
 (module ``__getattr__``), so that an executor unpickling a user function of
-``barrierflow.datastream.functions`` loads neither the API nor the JobMaster."""
+``barrierflow.datastream.functions`` loads neither the API nor the JobMaster.
+
+``AllWindowFunction`` and ``ProcessAllWindowFunction`` here are deprecated (PyFlink has them in
+``functions`` only): they warn and give those."""
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
+
+from barrierflow.lazy_names import LazyNames, MovedNames
 
 _EXPORTS = {
     "StreamExecutionEnvironment": "barrierflow.api.environment",
@@ -22,6 +27,7 @@ _EXPORTS = {
     "ExternalizedCheckpointRetention": "barrierflow.api.checkpoint_config",
     "TimeDomain": "barrierflow.datastream.functions.one_input",
     "OutputTag": "barrierflow.datastream.output_tag",
+    "DeadLetter": "barrierflow.datastream.output_tag",
     "AsyncDataStream": "barrierflow.api.async_data_stream",
     **{
         name: "barrierflow.datastream.functions.async_io"
@@ -50,21 +56,19 @@ _EXPORTS = {
         name: "barrierflow.windowing.windows"
         for name in ("CountWindow", "GlobalWindow", "TimeWindow", "Window")
     },
-    "Trigger": "barrierflow.windowing.triggers",
-    "TriggerResult": "barrierflow.windowing.triggers",
-    "WindowAssigner": "barrierflow.windowing.assigners",
-    "MergingWindowAssigner": "barrierflow.windowing.assigners",
+    "Trigger": "barrierflow.windowing.window_triggers",
+    "TriggerResult": "barrierflow.windowing.window_triggers",
+    "WindowAssigner": "barrierflow.windowing.window_assigners",
+    "MergingWindowAssigner": "barrierflow.windowing.window_assigners",
     **{
         name: "barrierflow.datastream.functions.one_input"
         for name in (
             "AggregateFunction",
-            "AllWindowFunction",
             "FilterFunction",
             "FlatMapFunction",
             "KeyedProcessFunction",
             "KeySelector",
             "MapFunction",
-            "ProcessAllWindowFunction",
             "ProcessFunction",
             "ProcessWindowFunction",
             "ReduceFunction",
@@ -89,17 +93,23 @@ _EXPORTS = {
     },
 }
 
+_NAMES = LazyNames(__name__, _EXPORTS)
+_MOVED = MovedNames(
+    __name__,
+    {
+        n: f"barrierflow.datastream.functions.{n}"
+        for n in ("AllWindowFunction", "ProcessAllWindowFunction")
+    },
+)
+
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'barrierflow.datastream' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return _MOVED.get(name)
+    return _NAMES.get(name, globals())
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return _NAMES.listing(globals())

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+__all__ = ["DeadLetter", "OutputTag"]
+
 
 class OutputTag:
     """PyFlink's ``OutputTag(tag_id, type_info=None)``: tags with the same id are the same."""

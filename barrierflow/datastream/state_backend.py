@@ -22,6 +22,14 @@ from barrierflow.state.backends.registry import (
     backend_kind,
 )
 
+__all__ = [
+    "EmbeddedRocksDBStateBackend",
+    "HashMapStateBackend",
+    "NamedStateBackend",
+    "PredefinedOptions",
+    "StateBackend",
+]
+
 
 @dataclass(frozen=True)
 class HashMapStateBackend:

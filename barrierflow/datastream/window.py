@@ -1,6 +1,11 @@
 """PyFlink's ``pyflink.datastream.window``, at the same path."""
 
-from barrierflow.windowing.assigners import (
+from barrierflow.windowing.serializers import (
+    CountWindowSerializer,
+    GlobalWindowSerializer,
+    TimeWindowSerializer,
+)
+from barrierflow.windowing.window_assigners import (
     CountSlidingWindowAssigner,
     CountTumblingWindowAssigner,
     DynamicEventTimeSessionWindows,
@@ -16,12 +21,7 @@ from barrierflow.windowing.assigners import (
     TumblingProcessingTimeWindows,
     WindowAssigner,
 )
-from barrierflow.windowing.serializers import (
-    CountWindowSerializer,
-    GlobalWindowSerializer,
-    TimeWindowSerializer,
-)
-from barrierflow.windowing.triggers import (
+from barrierflow.windowing.window_triggers import (
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
     CountEvictor,

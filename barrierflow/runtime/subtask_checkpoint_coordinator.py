@@ -53,7 +53,7 @@ from barrierflow.checkpoint.metadata import (
     SubtaskCheckpointStats,
 )
 from barrierflow.checkpoint.state_streams import CheckpointAbortedError, CheckpointStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 from barrierflow.protocol.buffer_codec import BufferEncoder
 from barrierflow.protocol.checkpoint_barrier import (
@@ -163,7 +163,7 @@ class SubtaskCheckpointCoordinator:
             else AtLeastOnceBarrierHandler(channels)
         )
         self._storage = (
-            CheckpointStorage(config.storage_uri, config.write_buffer_size)
+            CheckpointDirectory(config.storage_uri, config.write_buffer_size)
             if config.storage_uri
             else None
         )
@@ -355,7 +355,7 @@ class SubtaskCheckpointCoordinator:
     def _streams(self, snapshot: _Snapshot, uid: str) -> CheckpointStreams:
         descriptor, options = self._descriptor, snapshot.barrier.options
         storage = (
-            CheckpointStorage(options.target_location, descriptor.config.write_buffer_size)
+            CheckpointDirectory(options.target_location, descriptor.config.write_buffer_size)
             if options.is_savepoint
             else self._storage
         )

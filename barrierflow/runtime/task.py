@@ -43,7 +43,7 @@ from concurrent.futures import Executor
 import zmq
 
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
@@ -151,7 +151,7 @@ class StreamTask:
         )
         started = time.perf_counter()
         restore_streams = StorageRestoreStreams(
-            CheckpointStorage(descriptor.restore_uri) if descriptor.restore_uri else None,
+            CheckpointDirectory(descriptor.restore_uri) if descriptor.restore_uri else None,
             shares_storage=descriptor.restore_uri is not None
             and descriptor.restore_uri == descriptor.config.storage_uri,
         )

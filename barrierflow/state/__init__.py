@@ -1,39 +1,43 @@
-"""Public state declarations and the state objects functions get
-(``from barrierflow.state import ValueStateDescriptor``)."""
+"""Internal: keyed and operator state, key groups, the state backends (``backends/``) and what a
+function's runtime context hands out. The public names (descriptors, ``StateTtlConfig``, the
+state classes) are in ``barrierflow.datastream.state``, PyFlink's path.
 
-from barrierflow.state.broadcast_state import BroadcastState, ReadOnlyBroadcastState
-from barrierflow.state.descriptors import (
-    AggregatingStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    StateDescriptor,
-    ValueStateDescriptor,
-)
-from barrierflow.state.state_ttl_config import StateTtlConfig
-from barrierflow.state.user_state import (
-    AggregatingState,
-    ListState,
-    MapState,
-    ReducingState,
-    State,
-    ValueState,
+The names this package offered before (``from barrierflow.state import ValueStateDescriptor``)
+are deprecated: each warns and gives the public one. Pickled state names the defining modules
+(``barrierflow.state.descriptors``...), never this face, so it unpickles without a warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from barrierflow.lazy_names import MovedNames
+
+_MOVED = MovedNames(
+    __name__,
+    {
+        n: f"barrierflow.datastream.state.{n}"
+        for n in (
+            "AggregatingState",
+            "AggregatingStateDescriptor",
+            "BroadcastState",
+            "ListState",
+            "ListStateDescriptor",
+            "MapState",
+            "MapStateDescriptor",
+            "ReadOnlyBroadcastState",
+            "ReducingState",
+            "ReducingStateDescriptor",
+            "State",
+            "StateDescriptor",
+            "StateTtlConfig",
+            "ValueState",
+            "ValueStateDescriptor",
+        )
+    },
 )
 
-__all__ = [
-    "AggregatingState",
-    "AggregatingStateDescriptor",
-    "BroadcastState",
-    "ListState",
-    "ListStateDescriptor",
-    "MapState",
-    "MapStateDescriptor",
-    "ReadOnlyBroadcastState",
-    "ReducingState",
-    "ReducingStateDescriptor",
-    "State",
-    "StateDescriptor",
-    "StateTtlConfig",
-    "ValueState",
-    "ValueStateDescriptor",
-]
+__all__ = _MOVED.names()
+
+
+def __getattr__(name: str) -> Any:
+    return _MOVED.get(name)

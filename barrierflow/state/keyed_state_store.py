@@ -19,7 +19,7 @@ from barrierflow.state.descriptors import (
     StateDescriptor,
     StateKind,
 )
-from barrierflow.state.reducing_state import AggregatingState, ReducingState
+from barrierflow.state.reducing_state import ValueBackedAggregatingState, ValueBackedReducingState
 from barrierflow.state.schema_evolution import IncompatibleStateError
 from barrierflow.state.state_ttl_config import StateTtlConfig
 from barrierflow.state.ttl_state import (
@@ -29,7 +29,13 @@ from barrierflow.state.ttl_state import (
     check_ttl_unchanged,
 )
 from barrierflow.state.typed_state import typed
-from barrierflow.state.user_state import list_state, map_state, value_state
+from barrierflow.state.user_state import (
+    AggregatingState,
+    ReducingState,
+    list_state,
+    map_state,
+    value_state,
+)
 
 _TTL_STATES = {StateKind.VALUE: TtlValueState, StateKind.LIST: TtlListState,
                StateKind.MAP: TtlMapState}  # fmt: skip
@@ -85,11 +91,11 @@ class KeyedStateStore:
             raise TypeError(
                 f"get_reducing_state needs a ReducingStateDescriptor, not {descriptor!r}"
             )
-        return ReducingState(self.get_state(descriptor), descriptor.reduce_function)
+        return ValueBackedReducingState(self.get_state(descriptor), descriptor.reduce_function)
 
     def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> AggregatingState:
         if not isinstance(descriptor, AggregatingStateDescriptor):
             raise TypeError(
                 f"get_aggregating_state needs an AggregatingStateDescriptor, not {descriptor!r}"
             )
-        return AggregatingState(self.get_state(descriptor), descriptor.agg_function)
+        return ValueBackedAggregatingState(self.get_state(descriptor), descriptor.agg_function)

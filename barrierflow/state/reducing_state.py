@@ -1,5 +1,5 @@
-"""ReducingState and AggregatingState: one value per key that ``add`` combines, kept in a value
-state of the backend (so they checkpoint, rescale and restore like one, with or without TTL).
+"""PyFlink's ReducingState and AggregatingState on a value state of the backend: one value per
+key that ``add`` combines (so they checkpoint, rescale and restore like one, with or without TTL).
 
 **Threading:** the task thread only.
 """
@@ -11,7 +11,7 @@ from typing import Any
 from barrierflow.state import user_state
 
 
-class ReducingState(user_state.ReducingState):
+class ValueBackedReducingState(user_state.ReducingState):
     def __init__(self, value_state: Any, reduce_function: Any) -> None:
         self._state = value_state
         self._reduce = getattr(reduce_function, "reduce", reduce_function)
@@ -27,7 +27,7 @@ class ReducingState(user_state.ReducingState):
         self._state.clear()
 
 
-class AggregatingState(user_state.AggregatingState):
+class ValueBackedAggregatingState(user_state.AggregatingState):
     def __init__(self, value_state: Any, agg_function: Any) -> None:
         self._state = value_state
         self._agg = agg_function

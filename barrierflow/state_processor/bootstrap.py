@@ -22,7 +22,7 @@ import msgspec
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common.typeinfo import TypeInformation, checked_type
 from barrierflow.datastream.functions.one_input import RuntimeContext
 from barrierflow.errors import ConfigurationError
@@ -140,7 +140,7 @@ def write_subtask(write: SubtaskWrite, subtask: int, rows: Iterable[Any]) -> byt
             CheckpointKind.SAVEPOINT, _SAVEPOINT_FORMAT, target_location=write.savepoint_uri
         )
         streams = CheckpointStreams(
-            CheckpointStorage(write.savepoint_uri),
+            CheckpointDirectory(write.savepoint_uri),
             1,
             write.uid,
             subtask,

@@ -12,7 +12,7 @@ import tempfile
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import FileHandle
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.errors import CorruptCheckpointError
 
 
@@ -23,8 +23,8 @@ def copy_state_file(
     fd, local = tempfile.mkstemp(prefix="barrierflow-copy-")
     os.close(fd)
     try:
-        CheckpointStorage(source).download_file(handle, local)
-        copied = CheckpointStorage(target).upload_file(handle.path, local)
+        CheckpointDirectory(source).download_file(handle, local)
+        copied = CheckpointDirectory(target).upload_file(handle.path, local)
         if (copied.size, copied.checksum) != (handle.size, handle.checksum):
             raise CorruptCheckpointError(
                 f"{target}/{handle.path}", "the copy differs from what was read; copy again"

@@ -19,7 +19,7 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
 )
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.state.operator_state import read_snapshot
 
 
@@ -38,7 +38,7 @@ class StateRow:
 
 
 def savepoint_metadata(root_uri: str, metadata: CheckpointMetadata) -> list[StateRow]:
-    streams = StorageRestoreStreams(CheckpointStorage(root_uri), shares_storage=False)
+    streams = StorageRestoreStreams(CheckpointDirectory(root_uri), shares_storage=False)
     rows = []
     for op in metadata.operators:
         if op.subtasks:

@@ -29,7 +29,7 @@ from barrierflow.checkpoint.metadata import (
     KeyGroupsHandle,
     OperatorState,
 )
-from barrierflow.checkpoint.storage import CheckpointStorage, locate_snapshot
+from barrierflow.checkpoint.storage import CheckpointDirectory, locate_snapshot
 from barrierflow.datastream.state_backend import HashMapStateBackend, StateBackend, kind_of
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
@@ -141,7 +141,7 @@ class SavepointWriter:
         4. ``_metadata``, last: until it is there, ``path`` is no savepoint.
         """
         path = path.rstrip("/")
-        storage = CheckpointStorage(path)
+        storage = CheckpointDirectory(path)
         if storage.read_small_file(layout.METADATA_FILE) is not None:  # step 1
             raise ConfigurationError(f"{path} holds a savepoint already; choose a new directory")
         storage.check_writable("savepoint directory", "choose another directory")

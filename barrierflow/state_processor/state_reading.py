@@ -19,7 +19,7 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.key_group_format import Section, read_key_group_ranges
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.state.backends.rocksdb.incremental_restore import incremental_sections
 from barrierflow.state.operator_state import DistributionMode, read_snapshot
 from barrierflow.state_processor.keyed_rows import KeyedRows
@@ -53,7 +53,7 @@ def read_keyed(
 
 
 def _sections(task: ReadTask) -> Iterator[tuple[int, Section]]:
-    streams = StorageRestoreStreams(CheckpointStorage(task.root_uri), shares_storage=False)
+    streams = StorageRestoreStreams(CheckpointDirectory(task.root_uri), shares_storage=False)
     key_groups = task.key_group_range
     for handle in task.keyed:
         if isinstance(handle, IncrementalKeyedHandle):
@@ -72,7 +72,7 @@ def operator_entries(
     """(distribution mode, entry) of each entry of operator state ``name`` in ``task``'s
     streams."""
     file_systems.initialize(settings)
-    streams = StorageRestoreStreams(CheckpointStorage(task.root_uri), shares_storage=False)
+    streams = StorageRestoreStreams(CheckpointDirectory(task.root_uri), shares_storage=False)
     for handle in task.operator_states:
         found = read_snapshot(streams.read(handle)).get(name)
         if found is not None:

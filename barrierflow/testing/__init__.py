@@ -1,1 +1,2 @@
-"""Test harnesses that run operators and tasks in-process: no Spark, no network."""
+"""Internal: the harnesses barrierflow's own tests run operators and tasks in, in-process, with no
+Spark and no network; not a public API (docs/public-api.md)."""

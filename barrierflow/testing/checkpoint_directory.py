@@ -17,7 +17,7 @@ from typing import Any
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata, OperatorState, OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common.typeinfo import Types
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
 from barrierflow.protocol.key_group_range import key_group_range_for_subtask, subtask_for_key_group
@@ -43,7 +43,7 @@ def write_job_checkpoints(
     """Checkpoints 1..``checkpoints`` of a job whose operator ``uid`` counts per key: before
     checkpoint N, each of ``keys_per_checkpoint`` new keys (``key_of(i)``) is counted once and
     the keys of checkpoint N-1 once more. Returns their metadata, oldest first."""
-    storage = CheckpointStorage(job_root_uri)
+    storage = CheckpointDirectory(job_root_uri)
     small = (("state.backend.rocksdb.block.cache-size", 1 << 20),
              ("state.backend.rocksdb.writebuffer.size", 1 << 20))  # fmt: skip
     config = StateBackendConfig(kind=backend, incremental=incremental, options=small)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
-from barrierflow.windowing.assigners import (
+from barrierflow.windowing.window_assigners import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
     WindowAssigner,

@@ -12,8 +12,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from barrierflow.windowing.assigners import WindowAssigner
-from barrierflow.windowing.triggers import CountEvictor, Trigger
+from barrierflow.windowing.window_assigners import WindowAssigner
+from barrierflow.windowing.window_triggers import CountEvictor, Trigger
 
 
 class Contents(enum.Enum):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 from chaos_jobs.spec import JobSpec
 from tests.jobs import (
     backpressured,
@@ -105,7 +105,7 @@ def _build_unaligned(env: StreamExecutionEnvironment, spec: JobSpec) -> None:
 
 def _build_kafka(env: StreamExecutionEnvironment, spec: JobSpec) -> None:
     if spec.postgres is not None:
-        from barrierflow.connectors.postgres import PostgresSink
+        from barrierflow.datastream.connectors.postgres import PostgresSink
 
         sink: Any = PostgresSink(spec.postgres, INSERT, batch_size=200)
     else:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.testing import channel_faults, storage_faults
 from chaos_jobs.catalog import JOBS
 from chaos_jobs.spec import JobSpec, Recovery, RunReport

@@ -13,7 +13,7 @@ Measured as ours where Bytewax lets it, and where it differs:
   first batch) to both processes exited (their last epoch's snapshot written), where ours runs
   from all tasks running to all finished, its final checkpoint included;
 - the events come from a source of 2 partitions of contiguous ranges in batches of 1,024, as
-  our ``SequenceSource``'s 2 splits are read into buffers of 1,024;
+  our ``NumberSequenceSource``'s 2 splits are read into buffers of 1,024;
 - Bytewax routes by string keys only (``key_on``): the key is ``str(k)``, ours the int ``k``;
 - state is Bytewax's ``stateful_map`` (its in-memory state, snapshotted into SQLite per epoch),
   ours a ``ValueState`` on the heap backend.

@@ -11,6 +11,9 @@ reason a PyFlink user can act on, and the names still to come with what builds t
 that is neither present nor listed fails the test; so does a listed name that is present now
 (the document must stay true). Names still to come are reported as an expected failure of
 their module, naming them, until they exist.
+
+A PyFlink path loads without a warning; the paths barrierflow had before its names took
+PyFlink's warn, naming the new one (``test_deprecated_paths.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import os
 import re
 import subprocess
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -103,6 +107,15 @@ def test_every_pyflink_name_is_offered_or_explained(module):
     waiting = [p for p in missing if listed(p, to_come)]
     if waiting:
         pytest.xfail(f"{len(waiting)} names still to come: {', '.join(waiting)}")
+
+
+@pytest.mark.parametrize("module", sorted(snapshot()["modules"]))
+def test_a_pyflink_path_loads_without_a_warning(module):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a PyFlink path is never a deprecated one
+        found = barrierflow_module(module)
+        for name in snapshot()["modules"][module]:
+            getattr(found, name, None)
 
 
 def test_the_document_lists_only_names_pyflink_has():

@@ -11,12 +11,12 @@ import os
 import cloudpickle
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Time
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream import AsyncDataStream
+from barrierflow.common import RestartStrategies, Time
+from barrierflow.datastream import AsyncDataStream, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 from tests.jobs import odd_even
 from tests.jobs.http_enrichment import AsyncEnrich
 from tests.servers.http_service import http_service
@@ -50,7 +50,7 @@ def _run(tmp_path, port: int, name: str, ordered: bool, kill_at: int | None):
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(str(base / "ckpt"))
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
-    numbers = env.from_source(SequenceSource(1, N), "numbers").set_parallelism(1)
+    numbers = env.from_source(NumberSequenceSource(1, N), "numbers").set_parallelism(1)
     throttled = numbers.map(odd_even.Throttle(0.0005, fault)).uid("throttle").set_parallelism(1)
     wait = AsyncDataStream.ordered_wait if ordered else AsyncDataStream.unordered_wait
     enriched = wait(throttled, AsyncEnrich(port), Time.seconds(30), 20)

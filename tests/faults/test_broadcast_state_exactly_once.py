@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs import broadcast_rules
 from tests.jobs.odd_even import Fault
 
@@ -59,7 +59,7 @@ def test_broadcast_state_restored_at_another_parallelism_reaches_every_subtask(
     with pytest.raises(JobExecutionError):
         first.execute("first")
     (job_root,) = (base / "ckpt").iterdir()
-    newest = max(CheckpointStorage(str(job_root)).list_completed())
+    newest = max(CheckpointDirectory(str(job_root)).list_completed())
 
     second = StreamExecutionEnvironment().set_parallelism(3)
     second.set_restore_path(str(job_root / f"chk-{newest}"))

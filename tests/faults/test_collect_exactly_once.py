@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.cluster import collected_records
 from barrierflow.cluster.collected_records import QueueCollector
 from barrierflow.connectors.builtin.collect_sink import CollectSink
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream import OutputTag
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import OutputTag, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -40,7 +41,7 @@ def _run(tmp_path, name: str, kill: bool) -> tuple[list, list]:
     letters = OutputTag("dead")
     # one source subtask: each key's records reach the sum in one order, so its sums are the
     # same in every run, and two runs compare record by record
-    source = env.from_source(SequenceSource(1, N), "numbers").set_parallelism(1)
+    source = env.from_source(NumberSequenceSource(1, N), "numbers").set_parallelism(1)
     numbers = source.map(odd_even.Throttle(0.0003, fault)).set_parallelism(1)
     parsed = numbers.map(parse).uid("parse").set_parallelism(1).with_dead_letters(letters)
     parsed.key_by(lambda x: x % 2).process(odd_even.RunningSum()).uid("sum").sink_to(
@@ -56,7 +57,7 @@ def _run(tmp_path, name: str, kill: bool) -> tuple[list, list]:
     )
 
 
-def test_a_killed_task_changes_neither_the_output_nor_the_dead_letters(tmp_path):
+def test_a_killed_task_changes_neither_the_output_nor_the_dead_letters(spark, tmp_path):
     golden_out, golden_dead = _run(tmp_path, "golden", kill=False)
     out, dead = _run(tmp_path, "killed", kill=True)
     assert [d[0] for d in golden_dead] == [v for v in range(1, N + 1) if v % 997 == 0]

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs import event_time
 from tests.jobs.odd_even import Fault
 
@@ -75,7 +75,7 @@ def test_windows_and_timers_restored_at_another_parallelism_survive_a_kill(
     with pytest.raises(JobExecutionError):
         first.execute("first")
     (job_root,) = (base / "ckpt").iterdir()
-    newest = max(CheckpointStorage(str(job_root)).list_completed())
+    newest = max(CheckpointDirectory(str(job_root)).list_completed())
 
     second = StreamExecutionEnvironment().set_parallelism(3)
     second.set_restore_path(str(job_root / f"chk-{newest}"))

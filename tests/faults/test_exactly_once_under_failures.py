@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from barrierflow import CheckpointingMode, StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
 from tests.jobs import odd_even
 from tests.jobs.sqlite_sink import SqliteSink, committed_records
 
@@ -205,7 +205,7 @@ def test_a_job_whose_driver_died_resumes_from_its_own_checkpoints_exactly_once(t
     odd_even.check_exactly_once(odd_even.read_committed(str(out)), n)
     records = json.loads((job_root / "_history.json").read_text())["records"]
     assert not [r for r in records if r["status"] == "FAILED"], "a checkpoint failed after resume"
-    storage = CheckpointStorage(str(job_root))
+    storage = CheckpointDirectory(str(job_root))
     retained = [storage.read_metadata(c) for c in storage.list_checkpoint_dirs()]
     assert len(retained) == 1  # the final one; the rest subsumed, orphans swept
     assert set(storage.list_shared()) == retained[0].shared_paths()

@@ -12,8 +12,9 @@ import uuid
 import psycopg
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.postgres import PostgresSink
 from tests.jobs import kafka_sums, odd_even
 from tests.jobs.kill_before_commit import KillBeforeCommit
 

@@ -8,8 +8,9 @@ import os
 import pyarrow as pa
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, ParquetWriterFactory
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.formats.parquet import ParquetWriterFactory
 from tests.jobs import odd_even
 from tests.jobs.kill_before_commit import KillBeforeCommit
 

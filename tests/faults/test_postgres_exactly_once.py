@@ -8,9 +8,9 @@ import os
 import psycopg
 import pytest
 
-from barrierflow import CheckpointingMode, StreamExecutionEnvironment
-from barrierflow.connectors import DeliveryGuarantee
-from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.postgres import PostgresSink
 from tests.jobs import odd_even
 from tests.jobs.kill_before_commit import KillBeforeCommit
 

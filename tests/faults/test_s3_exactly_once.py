@@ -11,11 +11,11 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import file_systems
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
-from barrierflow.connectors import FileSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
 from tests.jobs import odd_even
 from tests.jobs.kill_before_commit import KillBeforeCommit
 
@@ -61,7 +61,7 @@ def test_incremental_rocksdb_checkpoints_on_s3_restore_a_killed_job_exactly_once
     # shared/ holds exactly the files the retained checkpoints reference, listed by the
     # server itself (not through the storage code under test)
     job = f"checkpoints-faulty/{result.job_id}"
-    storage = CheckpointStorage(job_root_uri(checkpoints, result.job_id))
+    storage = CheckpointDirectory(job_root_uri(checkpoints, result.job_id))
     retained = [storage.read_metadata(cid) for cid in result.checkpoint_ids]
     referenced = set().union(*(m.shared_paths() for m in retained))
     assert referenced, "no shared file: were the checkpoints incremental?"

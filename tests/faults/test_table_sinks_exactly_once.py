@@ -12,10 +12,10 @@ from collections.abc import Callable
 import pyarrow as pa
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors.delta import DeltaSink
-from barrierflow.connectors.iceberg import IcebergSink
-from barrierflow.connectors.spark_table import SparkTableSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.delta import DeltaSink
+from barrierflow.datastream.connectors.iceberg import IcebergSink
+from barrierflow.datastream.connectors.spark_table import SparkTableSink
 from tests.jobs import odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs import backpressured_connect, odd_even
 from tests.jobs.backpressured_connect import UNALIGNED, Fail
 
@@ -64,8 +64,8 @@ def test_data_in_flight_into_both_inputs_restores_at_another_parallelism(spark, 
     with pytest.raises(JobExecutionError):
         first.execute("first")
     (job_root,) = (base / "ckpt").iterdir()
-    newest = max(CheckpointStorage(str(job_root)).list_completed())
-    metadata = CheckpointStorage(str(job_root)).read_metadata(newest)
+    newest = max(CheckpointDirectory(str(job_root)).list_completed())
+    metadata = CheckpointDirectory(str(job_root)).read_metadata(newest)
     assert any(s.channel_state for s in metadata.operator("count").subtasks)
 
     second = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(3)

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import backpressured, odd_even
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
@@ -118,8 +118,8 @@ def test_a_kill_then_a_restore_at_another_parallelism_routes_the_data_in_flight_
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     (job_root,) = (base / "ckpt").iterdir()
-    newest = max(CheckpointStorage(str(job_root)).list_completed())
-    metadata = CheckpointStorage(str(job_root)).read_metadata(newest)
+    newest = max(CheckpointDirectory(str(job_root)).list_completed())
+    metadata = CheckpointDirectory(str(job_root)).read_metadata(newest)
     assert any(s.channel_state for s in metadata.operator("count").subtasks)
 
     second = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(3)

@@ -10,8 +10,9 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction, MapFunction
 
 pytestmark = pytest.mark.spark
@@ -61,7 +62,7 @@ def test_a_slow_consumer_bounds_how_far_the_source_reads_ahead(spark, tmp_path):
         f.write("0")
     env = StreamExecutionEnvironment().set_parallelism(1)
     (
-        env.from_source(SequenceSource(1, N), "numbers")
+        env.from_source(NumberSequenceSource(1, N), "numbers")
         .map(ReportProgress(progress))
         .key_by(lambda x: x % 7)
         .process(SlowCount(progress))
@@ -94,7 +95,7 @@ def test_a_savepoint_under_back_pressure_completes_aligned_and_reports_its_durat
     env.enable_checkpointing(60_000)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     (
-        env.from_source(SequenceSource(1, N), "numbers")
+        env.from_source(NumberSequenceSource(1, N), "numbers")
         .map(ReportProgress(progress))
         .key_by(lambda x: x % 7)
         .process(SlowCount(progress))

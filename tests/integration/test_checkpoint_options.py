@@ -11,15 +11,12 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import (
-    JobCanceledError,
-    JobExecutionError,
-    RestartStrategies,
-    StreamExecutionEnvironment,
-)
 from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.cli import app
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError, JobExecutionError
 from tests.jobs import odd_even, probe
 
 pytestmark = pytest.mark.spark
@@ -167,14 +164,17 @@ def test_the_command_line_cancels_a_running_job(spark, tmp_path):
 def test_checkpoints_after_tasks_finish_decides_whether_checkpoints_go_on(
     spark, tmp_path, after_finish
 ):
-    from barrierflow.connectors import FileSink, SequenceSource
+    from barrierflow.datastream.connectors.file_system import FileSink
+    from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 
     env = _env()
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     env.get_checkpoint_config().set_checkpoints_after_tasks_finish(after_finish)
-    short = env.from_source(SequenceSource(1, 10), "short")  # ends at once
-    long = env.from_source(SequenceSource(11, 20_000), "long").map(odd_even.Throttle(0.0001, None))
+    short = env.from_source(NumberSequenceSource(1, 10), "short")  # ends at once
+    long = env.from_source(NumberSequenceSource(11, 20_000), "long").map(
+        odd_even.Throttle(0.0001, None)
+    )
     short.union(long).sink_to(FileSink(str(tmp_path / "out")))
 
     result = env.execute("after-finish")

@@ -13,12 +13,13 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.fsck_scan import fsck
 from barrierflow.cli import app
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError
 from barrierflow.testing.checkpoint_directory import write_job_checkpoints
 from tests.jobs.keyed_counts import ThenIdle, counts_job
 from tests.jobs.odd_even import read_committed

@@ -23,22 +23,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from barrierflow.common import SimpleStringSchema
 from barrierflow.common.types import Row
-from barrierflow.connectors import FileSink, FileSource, ParquetWriterFactory, SequenceSource
-from barrierflow.connectors.delta import DeltaSink, DeltaSource
-from barrierflow.connectors.iceberg import IcebergSink, IcebergSource
-from barrierflow.connectors.kafka import (
-    DeliveryGuarantee,
-    JsonRowSerializationSchema,
+from barrierflow.connectors.tables.staged_files_source import StagedFilesSource
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.delta import DeltaSink, DeltaSource
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource
+from barrierflow.datastream.connectors.iceberg import IcebergSink, IcebergSource
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
-    SimpleStringSchema,
 )
-from barrierflow.connectors.postgres import PostgresSink
-from barrierflow.connectors.spark_table import SparkTableSink
-from barrierflow.connectors.tables.staged_files_source import StagedFilesSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.connectors.postgres import PostgresSink
+from barrierflow.datastream.connectors.spark_table import SparkTableSink
+from barrierflow.datastream.formats.json import JsonRowSerializationSchema
+from barrierflow.datastream.formats.parquet import ParquetWriterFactory
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 from tests.jobs.directory_catalog import DirectoryCatalog
@@ -91,7 +93,7 @@ def _named(rows: list[dict]) -> list[Row]:
 def source(request, tmp_path) -> tuple[Any, list[Any]]:
     """A bounded source holding N records, and those records."""
     if request.param == "sequence":
-        return SequenceSource(1, N), list(range(1, N + 1))
+        return NumberSequenceSource(1, N), list(range(1, N + 1))
     if request.param == "file":
         for f in range(4):
             lines = [f"{f}-{i}" for i in range(N // 4)]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).parents[2]
 
 FAILS_TO_BUILD = """
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 env = StreamExecutionEnvironment.get_execution_environment()
 raise ValueError("the program's own mistake")
 env.execute("never")

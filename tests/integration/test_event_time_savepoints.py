@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.integration.test_savepoints import wait_for_checkpoints
 from tests.jobs import event_time
 

@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
-from barrierflow.connectors import FileSink
-from barrierflow.datastream.connectors.file_system import FileSource, StreamFormat
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource, StreamFormat
+from barrierflow.datastream.window import TumblingEventTimeWindows
 from tests.jobs.odd_even import read_committed
 
 pytestmark = pytest.mark.spark

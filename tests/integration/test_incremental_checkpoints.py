@@ -10,13 +10,15 @@ import cloudpickle
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream.state import ValueStateDescriptor
 from tests.jobs.odd_even import Throttle
 
 pytestmark = pytest.mark.spark
@@ -51,7 +53,7 @@ def test_after_many_checkpoints_with_compaction_shared_holds_only_retained_files
     env.get_checkpoint_config().set_num_retained_checkpoints(2)
     env.set_restart_strategy(RestartStrategies.no_restart())
     (
-        env.from_source(SequenceSource(1, 60_000), "numbers")
+        env.from_source(NumberSequenceSource(1, 60_000), "numbers")
         .map(Throttle(0.0001, None))
         .key_by(lambda x: x % 20_000)
         .process(CountPerKey())
@@ -62,7 +64,7 @@ def test_after_many_checkpoints_with_compaction_shared_holds_only_retained_files
     result = env.execute("incremental")
 
     assert result.num_completed_checkpoints >= 15
-    storage = CheckpointStorage(job_root_uri(str(tmp_path / "ckpt"), result.job_id))
+    storage = CheckpointDirectory(job_root_uri(str(tmp_path / "ckpt"), result.job_id))
     retained = [storage.read_metadata(cid) for cid in result.checkpoint_ids]
     referenced = set().union(*(m.shared_paths() for m in retained))
     assert set(storage.list_shared()) == referenced

@@ -10,10 +10,10 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.common.types import Row
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.base import SinkWriterContext
 from barrierflow.datastream.connectors.jdbc import (
     JdbcConnectionOptions,
     JdbcExecutionOptions,

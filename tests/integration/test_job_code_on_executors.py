@@ -8,8 +8,11 @@ import importlib
 
 import pytest
 
-from barrierflow import JobExecutionError, RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import JobExecutionError
 
 pytestmark = pytest.mark.spark
 
@@ -24,7 +27,7 @@ def test_a_job_whose_code_the_executors_cannot_import_fails_without_restarts(
     env.enable_checkpointing(200)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(5, 100))
-    env.from_source(SequenceSource(1, 100), "numbers").map(functions.double).sink_to(
+    env.from_source(NumberSequenceSource(1, 100), "numbers").map(functions.double).sink_to(
         DiscardingSink()
     )
     with pytest.raises(JobExecutionError) as failed:

@@ -11,11 +11,19 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import JobExecutionError, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.cli import app
-from barrierflow.connectors import DiscardingSink, FileSink, FileSource, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
+from barrierflow.errors import JobExecutionError
 from tests.jobs import odd_even
 
 pytestmark = pytest.mark.spark
@@ -41,7 +49,7 @@ def test_odd_even_job_commits_every_sum_once_while_checkpoints_complete(spark, t
 def test_operator_code_runs_in_executor_processes_not_in_the_driver(spark, tmp_path):
     env = StreamExecutionEnvironment().set_parallelism(2)
     (
-        env.from_source(SequenceSource(1, 200), "numbers")
+        env.from_source(NumberSequenceSource(1, 200), "numbers")
         .map(lambda x: [x, os.getpid()])
         .sink_to(FileSink(str(tmp_path / "out")))
     )
@@ -129,8 +137,8 @@ def test_union_of_two_sources_feeds_keyed_list_and_map_state(spark, tmp_path):
     env = StreamExecutionEnvironment().set_parallelism(2)
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
-    low = env.from_source(SequenceSource(0, 49), "low")
-    high = env.from_source(SequenceSource(50, 99), "high")
+    low = env.from_source(NumberSequenceSource(0, 49), "low")
+    high = env.from_source(NumberSequenceSource(50, 99), "high")
     (
         low.union(high)
         .filter(lambda x: x % 3 != 0)
@@ -153,7 +161,7 @@ def test_a_failing_user_function_names_the_operator_the_subtask_and_the_record(s
     env = StreamExecutionEnvironment().set_parallelism(2)
     env.set_restart_strategy(RestartStrategies.no_restart())
     (
-        env.from_source(SequenceSource(1, 100), "numbers")
+        env.from_source(NumberSequenceSource(1, 100), "numbers")
         .map(lambda x: 1 // (x - 42))
         .uid("divide")
         .sink_to(DiscardingSink())
@@ -172,7 +180,9 @@ def test_a_job_that_keeps_failing_gives_up_after_the_configured_restarts(spark, 
     env.enable_checkpointing(100)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(2, 10))
-    env.from_source(SequenceSource(1, 10), "numbers").map(lambda x: x / 0).sink_to(DiscardingSink())
+    env.from_source(NumberSequenceSource(1, 10), "numbers").map(lambda x: x / 0).sink_to(
+        DiscardingSink()
+    )
     with pytest.raises(JobExecutionError, match=r"after 3 attempt\(s\).*ZeroDivisionError"):
         env.execute("always-failing")
 
@@ -180,7 +190,8 @@ def test_a_job_that_keeps_failing_gives_up_after_the_configured_restarts(spark, 
 def test_execute_async_reports_running_and_cancel_stops_the_job_within_seconds(spark, tmp_path):
     import time
 
-    from barrierflow import JobCanceledError, JobStatus
+    from barrierflow.common import JobStatus
+    from barrierflow.errors import JobCanceledError
 
     env = StreamExecutionEnvironment().set_parallelism(2)
     odd_even.build(env, 10_000_000, str(tmp_path / "out"), str(tmp_path / "ckpt"), 100, 0.001)

@@ -8,21 +8,25 @@ import uuid
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.common import SimpleStringSchema
 from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy, commit_with_retries
 from barrierflow.connectors.interfaces.committables import Committable, Recovery, owner_of
-from barrierflow.connectors.kafka import (
-    DeliveryGuarantee,
+from barrierflow.connectors.kafka.partition_assignment import owner
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.base import (
+    CommitterContext,
+    JobSettings,
+    SinkWriterContext,
+    SourceReaderContext,
+)
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
-    SimpleStringSchema,
 )
-from barrierflow.connectors.kafka.partition_assignment import owner
-from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
-from barrierflow.connectors.sink import CommitterContext, JobSettings, SinkWriterContext
-from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator

@@ -10,16 +10,15 @@ import pytest
 
 from barrierflow.common import Types
 from barrierflow.common.types import Row
-from barrierflow.connectors.kafka import (
-    DeliveryGuarantee,
+from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.base import SinkWriterContext, SourceReaderContext
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
 )
-from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
-from barrierflow.connectors.sink import SinkWriterContext
-from barrierflow.connectors.source import SourceReaderContext
 from barrierflow.datastream.formats.avro import (
     AvroRowDeserializationSchema,
     AvroRowSerializationSchema,

@@ -10,9 +10,9 @@ import time
 import cloudpickle
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.storage import locate_snapshot
-from barrierflow.connectors import FileSink, FileSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource
 from barrierflow.datastream.functions.one_input import MapFunction
 from tests.jobs.odd_even import RunningSum, Throttle
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import DeliveryGuarantee, SequenceSource
+from barrierflow.common import RestartStrategies
 from barrierflow.connectors.interfaces.committables import Committable, Recovery, owner_of
-from barrierflow.connectors.postgres import PostgresSink, PostgresSinkError
-from barrierflow.connectors.sink import CommitterContext, SinkWriterContext
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.base import CommitterContext, SinkWriterContext
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.connectors.postgres import PostgresSink, PostgresSinkError
 from barrierflow.errors import ConfigurationError
 from tests.jobs import odd_even
 from tests.servers.postgres import postgres_server
@@ -241,7 +243,7 @@ def test_a_job_with_a_bad_record_fails_naming_it(spark, db):
     env = StreamExecutionEnvironment().set_parallelism(1)
     env.set_restart_strategy(RestartStrategies.no_restart())
     (
-        env.from_source(SequenceSource(1, 5), "numbers")
+        env.from_source(NumberSequenceSource(1, 5), "numbers")
         .map(lambda x: (x, "five" if x == 5 else x, x))
         .sink_to(PostgresSink(db, INSERT, DeliveryGuarantee.AT_LEAST_ONCE))
     )

@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Time, WatermarkStrategy
-from barrierflow.connectors import SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.window import TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
@@ -78,7 +78,7 @@ def test_from_source_with_a_watermark_strategy_windows_by_event_time(spark):
         lambda v, _: v * 100
     )
     counts = (
-        env.from_source(SequenceSource(0, 999), strategy, "numbers")
+        env.from_source(NumberSequenceSource(0, 999), strategy, "numbers")
         .key_by(lambda v: v % 2)
         .window(TumblingEventTimeWindows.of(Time.seconds(10)))
         .reduce(lambda a, b: a + b)

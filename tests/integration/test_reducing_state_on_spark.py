@@ -10,11 +10,16 @@ from collections import defaultdict
 import cloudpickle
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Time
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.common import RestartStrategies, Time
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import AggregateFunction, KeyedProcessFunction
-from barrierflow.state import AggregatingStateDescriptor, ReducingStateDescriptor, StateTtlConfig
+from barrierflow.datastream.state import (
+    AggregatingStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+)
 from tests.jobs.odd_even import Fault, Throttle, read_committed
 
 pytestmark = pytest.mark.spark
@@ -69,7 +74,7 @@ def test_reducing_and_aggregating_state_count_and_sum_per_key_across_a_restore(
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
     fault = Fault("raise", N // 2, str(fired), str(ckpt))
     (
-        env.from_source(SequenceSource(1, N), "numbers")
+        env.from_source(NumberSequenceSource(1, N), "numbers")
         .map(Throttle(0.0003, fault))
         .key_by(lambda v: v % KEYS)
         .process(CountAndSum())

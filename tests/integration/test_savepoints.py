@@ -17,15 +17,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import (
-    ConfigurationError,
-    JobStatus,
-    SavepointFormatType,
-    StreamExecutionEnvironment,
-)
 from barrierflow.checkpoint.storage import locate_snapshot
 from barrierflow.cli import app
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.common import JobStatus
+from barrierflow.common.job_client import SavepointFormatType
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 from tests.jobs.odd_even import Fault, RunningSum, build, check_exactly_once, read_committed
 
@@ -129,7 +128,7 @@ def test_a_job_lacking_a_stateful_operator_of_the_savepoint_starts_only_when_all
     changed = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     changed.set_restore_path(path)
     (
-        changed.from_source(SequenceSource(1, N), "numbers")
+        changed.from_source(NumberSequenceSource(1, N), "numbers")
         .key_by(lambda x: x % 2)
         .process(RunningSum())
         .uid("running-sum-v2")  # a new operator: the old one's state has nowhere to go

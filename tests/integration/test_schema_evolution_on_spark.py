@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import JobExecutionError, SavepointFormatType, StreamExecutionEnvironment
 from barrierflow.cli import app
+from barrierflow.common.job_client import SavepointFormatType
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobExecutionError
 from tests.jobs.keyed_counts import profiles_job
 from tests.jobs.odd_even import read_committed
 

@@ -16,11 +16,11 @@ import uuid
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import FileSink
-from barrierflow.connectors.delta import DeltaSink
-from barrierflow.connectors.spark_table import SparkTableSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.delta import DeltaSink
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.spark_table import SparkTableSink
 from barrierflow.errors import ConfigurationError
 from tests.jobs.odd_even import read_committed
 
@@ -87,7 +87,7 @@ def test_spark_reads_what_a_job_committed_to_an_iceberg_table(spark, tmp_path):
     import pyarrow as pa
     from pyiceberg.catalog import load_catalog
 
-    from barrierflow.connectors.iceberg import IcebergSink
+    from barrierflow.datastream.connectors.iceberg import IcebergSink
 
     properties = {
         "type": "sql",

@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from barrierflow import ConfigurationError, SavepointFormatType, StreamExecutionEnvironment
 from barrierflow.cli import app
 from barrierflow.common import Types
-from barrierflow.connectors import SequenceSource
+from barrierflow.common.job_client import SavepointFormatType
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend, HashMapStateBackend
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.errors import ConfigurationError
 from barrierflow.state_processor import (
     KeyedStateBootstrapFunction,
     KeyedStateReaderFunction,
@@ -160,7 +162,7 @@ def test_a_job_starts_from_a_savepoint_bootstrapped_from_a_dataframe(
     )
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(3)
     counts_job(env, 2 * KEYS, KEYS, str(tmp_path / "out"), str(tmp_path / "ckpt"), restored_into,
-               source=SequenceSource(0, 2 * KEYS - 1))  # fmt: skip
+               source=NumberSequenceSource(0, 2 * KEYS - 1))  # fmt: skip
     env.set_restore_path(path)
     env.execute("bootstrapped")
     counts = defaultdict(list)
@@ -176,7 +178,7 @@ def restore(spark, root: Path, path: str, allow_non_restored: bool = False) -> l
     (the old one's positions are at the end of its values): its output."""
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     counts_job(env, KEYS, KEYS, str(root / "out"), str(root / "ckpt"),
-               source=SequenceSource(0, KEYS - 1), source_uid="new-values")  # fmt: skip
+               source=NumberSequenceSource(0, KEYS - 1), source_uid="new-values")  # fmt: skip
     env.set_restore_path(path)
     if allow_non_restored:
         env.configure({"execution.state-recovery.ignore-unclaimed-state": True})

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
-from barrierflow.connectors import SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import (
     CoMapFunction,
     KeyedCoProcessFunction,
     MapFunction,
     ReduceFunction,
 )
-from barrierflow.state import ValueStateDescriptor
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
+from barrierflow.datastream.state import ValueStateDescriptor
+from barrierflow.datastream.window import TumblingEventTimeWindows
 from tests.jobs import connected_upgrade
 
 pytestmark = pytest.mark.spark
@@ -88,11 +88,11 @@ class Count(ReduceFunction):
 def test_timers_and_windows_after_connect_fire_only_when_both_inputs_passed_their_time(spark):
     env = StreamExecutionEnvironment().set_spark_session(spark).set_parallelism(2)
     env.configure({"pipeline.auto-watermark-interval": 10})
-    fast = env.from_source(SequenceSource(1, N), "fast").assign_timestamps_and_watermarks(
+    fast = env.from_source(NumberSequenceSource(1, N), "fast").assign_timestamps_and_watermarks(
         _timestamps()
     )
     slow = (
-        env.from_source(SequenceSource(1, N), "slow")
+        env.from_source(NumberSequenceSource(1, N), "slow")
         .map(Slow())
         .assign_timestamps_and_watermarks(_timestamps())
     )

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.history import CheckpointStatus
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobCanceledError
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError
 from tests.jobs import backpressured
 
 pytestmark = pytest.mark.spark
@@ -46,7 +46,7 @@ def _run_until_checkpoints(spark, tmp_path, conf: dict, completed: int = 3):
     client.cancel()
     with pytest.raises(JobCanceledError):
         client.get_job_execution_result().result(60)
-    storage = CheckpointStorage(str(tmp_path / "ckpt" / client.get_job_id()))
+    storage = CheckpointDirectory(str(tmp_path / "ckpt" / client.get_job_id()))
     done = [r for r in storage.read_history().records if r.status is CheckpointStatus.COMPLETED]
     return done[1:], backpressured.ProgressLogs(log_dir), storage
 

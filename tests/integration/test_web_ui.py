@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import HISTORY_LENGTH, CheckpointStatus
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError
 from tests.jobs import web_ui_job
 from tests.unit.cluster.test_job_master_rest import request
 
@@ -52,7 +53,7 @@ def wait_for(condition, timeout_s: float = 60.0, what: str = "a condition"):
 
 
 class RunningJob:
-    def __init__(self, client, storage: CheckpointStorage, url: str, secret: str) -> None:
+    def __init__(self, client, storage: CheckpointDirectory, url: str, secret: str) -> None:
         self.client = client
         self.storage = storage
         self.url = url
@@ -79,7 +80,7 @@ def job(spark, tmp_path_factory):
         StreamExecutionEnvironment(), checkpoints, f"file://{root}/savepoints", interval_ms=500
     )
     client = env.execute_async("web ui")
-    storage = CheckpointStorage(job_root_uri(checkpoints, client.get_job_id()))
+    storage = CheckpointDirectory(job_root_uri(checkpoints, client.get_job_id()))
     address = wait_for(
         lambda: storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE), what="the address file"
     )

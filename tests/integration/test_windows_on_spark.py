@@ -11,10 +11,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Duration, Time, WatermarkStrategy
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream import OutputTag
+from barrierflow.datastream import OutputTag, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import (
     AggregateFunction,
     KeyedProcessFunction,
@@ -22,8 +22,8 @@ from barrierflow.datastream.functions.one_input import (
     ProcessWindowFunction,
     WindowFunction,
 )
-from barrierflow.state import AggregatingStateDescriptor, ReducingStateDescriptor
-from barrierflow.windowing.assigners import (
+from barrierflow.datastream.state import AggregatingStateDescriptor, ReducingStateDescriptor
+from barrierflow.datastream.window import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
@@ -129,7 +129,7 @@ def outputs(spark, tmp_path_factory):
         Duration.of_millis(BOUND_MS)
     ).with_timestamp_assigner(lambda value, _: timestamp_of(value))
     numbers = (
-        env.from_source(SequenceSource(1, N), "numbers")
+        env.from_source(NumberSequenceSource(1, N), "numbers")
         .map(Throttle(0.0002, None))  # runs long enough for the processing-time timers
         .assign_timestamps_and_watermarks(strategy)
     )

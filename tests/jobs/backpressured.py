@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Types
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.common import RestartStrategies, Types
+from barrierflow.datastream import KeyedProcessFunction, MapFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 
 KEYS = 100
 
@@ -139,7 +139,7 @@ def build(
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
     (
-        env.from_source(SequenceSource(1, n), "numbers")
+        env.from_source(NumberSequenceSource(1, n), "numbers")
         .set_parallelism(1)
         .map(SourceProgress(log_dir, kill), output_type=Types.LONG() if typed else None)
         .set_parallelism(1)

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import KeyedCoProcessFunction, MapFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import KeyedCoProcessFunction, MapFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 from tests.jobs.backpressured import latest_completed
 
 KEYS = 50
@@ -113,14 +114,14 @@ def build(
         else RestartStrategies.no_restart()
     )
     first = (
-        env.from_source(SequenceSource(1, n), "first")
+        env.from_source(NumberSequenceSource(1, n), "first")
         .set_parallelism(1)
         .map(FailOnce(fail))
         .set_parallelism(1)
         .uid("fail")
     )
     second = (
-        env.from_source(SequenceSource(1, n), "second")
+        env.from_source(NumberSequenceSource(1, n), "second")
         .set_parallelism(1)
         .map(lambda v: -v)
         .set_parallelism(1)

@@ -16,12 +16,15 @@ from collections import Counter
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Duration, Types, WatermarkStrategy
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream import OutputTag
-from barrierflow.datastream.functions import KeyedBroadcastProcessFunction
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor
+from barrierflow.common import Duration, RestartStrategies, Types, WatermarkStrategy
+from barrierflow.datastream import (
+    KeyedBroadcastProcessFunction,
+    OutputTag,
+    StreamExecutionEnvironment,
+)
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ListStateDescriptor, MapStateDescriptor
 from tests.jobs.odd_even import Fault, Throttle
 
 KINDS = 5
@@ -102,7 +105,7 @@ def build(
         else RestartStrategies.no_restart()
     )
     rules = (
-        env.from_source(SequenceSource(1, len(THRESHOLDS)), "rules")
+        env.from_source(NumberSequenceSource(1, len(THRESHOLDS)), "rules")
         .set_parallelism(1)
         .map(rule_of)
         .uid("rules")
@@ -113,7 +116,7 @@ def build(
         Duration.of_millis(0)
     ).with_timestamp_assigner(lambda value, _: value)
     judged = (
-        env.from_source(SequenceSource(1, n), "events")
+        env.from_source(NumberSequenceSource(1, n), "events")
         .map(Throttle(delay_s, fault))
         .uid("throttle")
         .assign_timestamps_and_watermarks(strategy)

@@ -19,15 +19,16 @@ import time
 
 import cloudpickle
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.datastream.functions import (
+from barrierflow.datastream import (
     KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     MapFunction,
+    StreamExecutionEnvironment,
 )
-from barrierflow.state import MapStateDescriptor, ValueStateDescriptor
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 KINDS = 4
 THRESHOLDS = {0: 100, 1: 200, 2: 300, 3: 400}
@@ -108,7 +109,7 @@ def build(env: StreamExecutionEnvironment, n: int, delay_s: float = 0.0) -> obje
     )
     prices = env.from_collection(sorted(PRICES.items())).key_by(lambda p: p[0])
     tallies = (
-        env.from_source(SequenceSource(1, n), "events")
+        env.from_source(NumberSequenceSource(1, n), "events")
         .uid("events")
         .map(Slow(delay_s))
         .key_by(kind_of)

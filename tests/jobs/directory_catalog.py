@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from barrierflow.connectors.spark_table import CatalogTable, TableCatalog
+from barrierflow.datastream.connectors.spark_table import CatalogTable, TableCatalog
 from barrierflow.errors import ConfigurationError
 
 

@@ -13,16 +13,17 @@ from collections import Counter
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Duration, Time, WatermarkStrategy
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import (
+from barrierflow.common import Duration, RestartStrategies, Time, WatermarkStrategy
+from barrierflow.datastream import (
     AggregateFunction,
     KeyedProcessFunction,
     ProcessWindowFunction,
+    StreamExecutionEnvironment,
 )
-from barrierflow.state import MapStateDescriptor
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import MapStateDescriptor
+from barrierflow.datastream.window import TumblingEventTimeWindows
 from tests.jobs.odd_even import Fault, Throttle
 
 KEYS = 5
@@ -117,7 +118,7 @@ def build(
         Duration.of_millis(BOUND_MS)
     ).with_timestamp_assigner(lambda value, _: timestamp_of(value))
     stream = (
-        env.from_source(SequenceSource(1, n), "numbers")
+        env.from_source(NumberSequenceSource(1, n), "numbers")
         .map(Throttle(delay_s, fault))
         .uid("throttle")
         .assign_timestamps_and_watermarks(strategy)

@@ -11,10 +11,10 @@ import cloudpickle
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Types
-from barrierflow.connectors import FileSink, ParquetWriterFactory
-from barrierflow.datastream.connectors.file_system import FileSource, StreamFormat
+from barrierflow.common import RestartStrategies, Types
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink, FileSource, StreamFormat
+from barrierflow.datastream.formats.parquet import ParquetWriterFactory
 from tests.jobs.odd_even import MAX_PARALLELISM, Fault, RunningSum, Throttle
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64()), ("total", pa.int64())])

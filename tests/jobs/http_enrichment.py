@@ -12,8 +12,7 @@ import socket
 
 import cloudpickle
 
-from barrierflow.datastream import AsyncFunction
-from barrierflow.datastream.functions import MapFunction
+from barrierflow.datastream import AsyncFunction, MapFunction
 
 
 def _request(value: int) -> bytes:

@@ -8,14 +8,14 @@ from typing import Any
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors.kafka import (
-    DeliveryGuarantee,
+from barrierflow.common import RestartStrategies, SimpleStringSchema
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
-    SimpleStringSchema,
 )
 from tests.jobs.odd_even import MAX_PARALLELISM, Fault, RunningSum, Throttle
 

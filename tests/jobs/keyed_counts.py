@@ -17,14 +17,16 @@ from typing import Any
 
 import cloudpickle
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
-from barrierflow.common import Types
-from barrierflow.common.types import Row
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.connectors.source_reader import SourceReader, SourceReaderContext
-from barrierflow.connectors.split_enumerator import Split
-from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.common import RestartStrategies, Row, Types
+from barrierflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.base import SourceReader, SourceReaderContext, Split
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 
 COUNT = ValueStateDescriptor("count", Types.LONG())
 SUM = ValueStateDescriptor("sum", Types.LONG())
@@ -32,8 +34,8 @@ LAST = ListStateDescriptor("last", Types.LONG())
 BY_PARITY = MapStateDescriptor("by_parity", Types.STRING(), Types.LONG())
 
 
-class ThenIdle(SequenceSource):
-    """``SequenceSource(start, end)`` whose subtasks stay idle once they read their values;
+class ThenIdle(NumberSequenceSource):
+    """``NumberSequenceSource(start, end)`` whose subtasks stay idle once they read their values;
     with ``pause_s``, they read ``batch`` values at a time and pause after each batch."""
 
     def __init__(self, start: int, end: int, batch: int = 0, pause_s: float = 0.0) -> None:
@@ -180,7 +182,7 @@ def profiles_job(
     env.enable_checkpointing(200)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     env.set_restart_strategy(RestartStrategies.no_restart())
-    source = ThenIdle(0, n - 1) if idle else SequenceSource(0, n - 1)
+    source = ThenIdle(0, n - 1) if idle else NumberSequenceSource(0, n - 1)
     (
         env.from_source(source, "values")
         .uid("values" if version == 1 else f"values-v{version}")

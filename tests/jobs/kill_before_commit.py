@@ -12,7 +12,8 @@ from typing import Any
 
 import cloudpickle
 
-from barrierflow.connectors.sink import Committable, Committer, Sink, SinkWriter
+from barrierflow.datastream.connectors import Sink
+from barrierflow.datastream.connectors.base import Committable, Committer, SinkWriter
 
 
 class KillBeforeCommit(Sink):

@@ -16,10 +16,16 @@ from typing import Any
 
 import cloudpickle
 
-from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import (
+    CheckpointingMode,
+    KeyedProcessFunction,
+    MapFunction,
+    StreamExecutionEnvironment,
+)
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 
 # Keys 0 and 1 fall to key groups 0 and 44 of 128, both owned by subtask 0 at parallelism 2:
 # the jobs would run one busy keyed subtask and one idle. With 16 key groups they fall to key
@@ -116,7 +122,7 @@ def build(
         env.get_checkpoint_config().set_num_retained_checkpoints(num_retained)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 200))
     env.set_max_parallelism(MAX_PARALLELISM)
-    source = env.from_source(SequenceSource(1, n), "numbers")
+    source = env.from_source(NumberSequenceSource(1, n), "numbers")
     throttled = source.map(Throttle(delay_s, fault))
     if source_parallelism:  # the throttle stays chained to the source
         source.set_parallelism(source_parallelism)

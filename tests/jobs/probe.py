@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import cloudpickle
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream.functions import KeyedProcessFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream import KeyedProcessFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 from tests.jobs.odd_even import MAX_PARALLELISM, Throttle
 
 
@@ -85,7 +85,7 @@ def build(
     env.get_checkpoint_config().set_checkpoint_storage(os.path.join(tmp, "ckpt"))
     env.set_max_parallelism(MAX_PARALLELISM)  # both keyed subtasks busy (odd_even.py)
     (
-        env.from_source(SequenceSource(1, n), "numbers")
+        env.from_source(NumberSequenceSource(1, n), "numbers")
         .map(Throttle(delay_s, None))
         .uid("throttle")
         .key_by(lambda x: x % 2)

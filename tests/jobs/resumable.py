@@ -3,7 +3,7 @@
 
 import os
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import odd_even
 
 env = StreamExecutionEnvironment().set_parallelism(2)

@@ -5,7 +5,7 @@ state would be left behind) or ``max-parallelism`` (64 key groups instead of odd
 import os
 import tempfile
 
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs.odd_even import build
 
 variant = os.environ.get("BARRIERFLOW_TEST_VARIANT", "same")

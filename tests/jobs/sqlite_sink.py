@@ -12,7 +12,7 @@ from typing import Any
 
 import cloudpickle
 
-from barrierflow.connectors import sink as api
+from barrierflow.datastream.connectors import base as api
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS staged (txn TEXT, record TEXT);
 CREATE TABLE IF NOT EXISTS committed (txn TEXT PRIMARY KEY);

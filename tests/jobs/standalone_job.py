@@ -4,7 +4,8 @@ checkpoint directory, result file (the JobExecutionResult's attempts, as JSON)."
 
 import json
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
 from tests.jobs import odd_even
 from tests.jobs.arguments import job_arguments
 

@@ -10,10 +10,10 @@ import time
 
 import cloudpickle
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
-from barrierflow.datastream.functions import KeyedProcessFunction, MapFunction
-from barrierflow.state import ValueStateDescriptor
+from barrierflow.datastream import KeyedProcessFunction, MapFunction, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.state import ValueStateDescriptor
 
 KEYS = 1000
 
@@ -64,7 +64,7 @@ def build(
     env.enable_checkpointing(interval_ms)
     env.get_checkpoint_config().set_checkpoint_storage(checkpoint_dir)
     (
-        env.from_source(SequenceSource(1, 10**12), "numbers")
+        env.from_source(NumberSequenceSource(1, 10**12), "numbers")
         .set_parallelism(1)
         .map(Paced(per_second))
         .name("paced")

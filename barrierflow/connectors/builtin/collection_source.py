@@ -1,9 +1,9 @@
 """``env.from_collection(values)``: a bounded source of Python values shipped with the job.
 
 The values are split into contiguous ranges, one per source subtask; a split's position is the
-index of its next value, kept in the checkpoint like ``SequenceSource``'s, so a restore (also at
-another parallelism) rewinds to exactly the values not yet covered by the checkpoint. Performs
-no I/O.
+index of its next value, kept in the checkpoint like ``NumberSequenceSource``'s, so a restore
+(also at another parallelism) rewinds to exactly the values not yet covered by the checkpoint.
+Performs no I/O.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ranges of positions (``SequenceSource``'s numbers, ``from_collection``'s indexes): a split
+"""Ranges of positions (``NumberSequenceSource``'s numbers, ``from_collection``'s indexes): a split
 ``RangeSplit(next, end)`` is read from ``next`` on, one split at a time, and its position is its
 next. Performs no I/O."""
 
@@ -14,7 +14,7 @@ from barrierflow.connectors.base.sequential_split_reader import SequentialSplitR
 
 
 class RangeSplit(msgspec.Struct, frozen=True):
-    """The positions ``next`` to ``end``: ``end`` is the last (``SequenceSource``) or the one
+    """The positions ``next`` to ``end``: ``end`` is the last (``NumberSequenceSource``) or the one
     past it (``CollectionSource``), as its reader knows."""
 
     next: int

@@ -1,35 +1,24 @@
-"""Delta Lake: ``DeltaSink``, exactly once by one Delta transaction per checkpoint, and
-``DeltaSource``, a version's files or the files new versions add. Needs delta-rs:
-``pip install 'barrierflow[delta]'``. Each name loads when first asked for."""
+"""Internal: Delta Lake, ``DeltaSink`` exactly once by one Delta transaction per checkpoint and
+``DeltaSource``; the public names are in ``barrierflow.datastream.connectors.delta``. The names
+this package offered before are deprecated: each warns and gives the public one. Needs delta-rs
+only where a job reads or writes Delta."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "DeltaSink": "barrierflow.connectors.delta.delta_sink",
-        "DeltaSource": "barrierflow.connectors.delta.delta_source",
+        "DeltaSink": "barrierflow.datastream.connectors.delta.DeltaSink",
+        "DeltaSource": "barrierflow.datastream.connectors.delta.DeltaSource",
     },
 )
 
-__all__ = [
-    "DeltaSink",
-    "DeltaSource",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.delta.delta_sink import DeltaSink
-    from barrierflow.connectors.delta.delta_source import DeltaSource
+    return _MOVED.get(name)

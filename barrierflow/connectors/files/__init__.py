@@ -1,67 +1,41 @@
-"""Files: FileSource (a file per split, read by a stream or bulk format: lines of text here;
-CSV, Avro and Parquet in ``connectors/formats/``) and FileSink (exactly-once part files, JSON
-Lines, lines of text, Parquet, or the bulk formats of ``connectors/formats/``, in buckets).
-Each name loads when first asked for, so that importing the package (or its pure enumerator)
-loads no pyarrow."""
+"""Internal: files, FileSource (a file per split, read by a stream or bulk format: lines of text
+here; CSV, Avro and Parquet in ``connectors/formats/``) and FileSink (exactly-once part files,
+JSON Lines, lines of text, Parquet, or the bulk formats of ``connectors/formats/``, in buckets);
+the public names are in ``barrierflow.datastream.connectors.file_system`` (and
+``barrierflow.datastream.formats.parquet`` for ``ParquetWriterFactory``). The names this package
+offered before are deprecated: each warns and gives the public one. Importing the package (or
+its pure enumerator) loads no pyarrow."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "BucketAssigner": "barrierflow.connectors.files.bucket_assigner",
-        "BulkFormat": "barrierflow.connectors.files.file_source",
-        "FileSink": "barrierflow.connectors.files.file_sink",
-        "FileSinkBuilder": "barrierflow.connectors.files.file_sink",
-        "FileSource": "barrierflow.connectors.files.file_source",
-        "FileSourceBuilder": "barrierflow.connectors.files.file_source",
-        "OutputFileConfig": "barrierflow.connectors.files.file_sink_options",
-        "OutputFileConfigBuilder": "barrierflow.connectors.files.file_sink_options",
-        "ParquetWriterFactory": "barrierflow.connectors.files.parquet",
-        "RollingPolicy": "barrierflow.connectors.files.file_sink_options",
-        "StreamFormat": "barrierflow.connectors.files.file_source",
+        **{
+            n: f"barrierflow.datastream.connectors.file_system.{n}"
+            for n in (
+                "BucketAssigner",
+                "BulkFormat",
+                "FileSink",
+                "FileSinkBuilder",
+                "FileSource",
+                "FileSourceBuilder",
+                "OutputFileConfig",
+                "OutputFileConfigBuilder",
+                "RollingPolicy",
+                "StreamFormat",
+            )
+        },
+        "ParquetWriterFactory": "barrierflow.datastream.formats.parquet.ParquetWriterFactory",
     },
 )
 
-__all__ = [
-    "BucketAssigner",
-    "BulkFormat",
-    "FileSink",
-    "FileSinkBuilder",
-    "FileSource",
-    "FileSourceBuilder",
-    "OutputFileConfig",
-    "OutputFileConfigBuilder",
-    "ParquetWriterFactory",
-    "RollingPolicy",
-    "StreamFormat",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.files.bucket_assigner import BucketAssigner
-    from barrierflow.connectors.files.file_sink import FileSink, FileSinkBuilder
-    from barrierflow.connectors.files.file_sink_options import (
-        OutputFileConfig,
-        OutputFileConfigBuilder,
-        RollingPolicy,
-    )
-    from barrierflow.connectors.files.file_source import (
-        BulkFormat,
-        FileSource,
-        FileSourceBuilder,
-        StreamFormat,
-    )
-    from barrierflow.connectors.files.parquet import ParquetWriterFactory
+    return _MOVED.get(name)

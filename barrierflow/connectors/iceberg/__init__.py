@@ -1,35 +1,24 @@
-"""Apache Iceberg: ``IcebergSink``, exactly once by one append snapshot per checkpoint, and
-``IcebergSource``, a snapshot's files or the files new snapshots add. Needs pyiceberg:
-``pip install 'barrierflow[iceberg]'``. Each name loads when first asked for."""
+"""Internal: Apache Iceberg, ``IcebergSink`` exactly once by one append snapshot per checkpoint
+and ``IcebergSource``; the public names are in ``barrierflow.datastream.connectors.iceberg``.
+The names this package offered before are deprecated: each warns and gives the public one.
+Needs pyiceberg only where a job reads or writes Iceberg."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "IcebergSink": "barrierflow.connectors.iceberg.iceberg_sink",
-        "IcebergSource": "barrierflow.connectors.iceberg.iceberg_source",
+        "IcebergSink": "barrierflow.datastream.connectors.iceberg.IcebergSink",
+        "IcebergSource": "barrierflow.datastream.connectors.iceberg.IcebergSource",
     },
 )
 
-__all__ = [
-    "IcebergSink",
-    "IcebergSource",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.iceberg.iceberg_sink import IcebergSink
-    from barrierflow.connectors.iceberg.iceberg_source import IcebergSource
+    return _MOVED.get(name)

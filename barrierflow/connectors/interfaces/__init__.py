@@ -1,4 +1,7 @@
-"""The interfaces every connector and the runtime program against, and nothing else: sources
+"""Internal: the connector interfaces; their public path is
+``barrierflow.datastream.connectors.base``.
+
+The interfaces every connector and the runtime program against, and nothing else: sources
 (``source.py``, ``split_enumerator.py``, ``source_reader.py``), sinks (``sink.py``: writer,
 committer, global committer), committables in the checkpoint and who commits which after a
 rescale (``committables.py``), commit retries (``commit_retry.py``), delivery guarantees, job

@@ -1,76 +1,43 @@
-"""Kafka: a source of topic partitions and a transactional sink, with PyFlink's builders.
-Needs confluent-kafka: ``pip install 'barrierflow[kafka]'``. Each name loads when first asked
-for."""
+"""Internal: Kafka, a source of topic partitions and a transactional sink; their public names
+are in ``barrierflow.datastream.connectors.kafka``. The names this package offered before are
+deprecated: each warns and gives the public one. Needs confluent-kafka only where a job reads or
+writes Kafka."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_KAFKA = "barrierflow.connectors.kafka"
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "DeliveryGuarantee": "barrierflow.connectors.interfaces.delivery_guarantee",
-        "JsonRowDeserializationSchema": "barrierflow.connectors.serialization",
-        "JsonRowSerializationSchema": "barrierflow.connectors.serialization",
-        "KafkaOffsetResetStrategy": f"{_KAFKA}.offsets",
-        "KafkaOffsetsInitializer": f"{_KAFKA}.offsets",
-        "KafkaRecordSerializationSchema": f"{_KAFKA}.record_serialization",
-        "KafkaRecordSerializationSchemaBuilder": f"{_KAFKA}.record_serialization",
-        "KafkaSink": f"{_KAFKA}.sink",
-        "KafkaSinkBuilder": f"{_KAFKA}.sink",
-        "KafkaSource": f"{_KAFKA}.source",
-        "KafkaSourceBuilder": f"{_KAFKA}.source",
-        "KafkaTopicPartition": f"{_KAFKA}.offsets",
-        "KafkaTopicSelector": f"{_KAFKA}.record_serialization",
-        "SimpleStringSchema": "barrierflow.connectors.serialization",
+        **{
+            n: f"barrierflow.datastream.connectors.kafka.{n}"
+            for n in (
+                "KafkaOffsetResetStrategy",
+                "KafkaOffsetsInitializer",
+                "KafkaRecordSerializationSchema",
+                "KafkaRecordSerializationSchemaBuilder",
+                "KafkaSink",
+                "KafkaSinkBuilder",
+                "KafkaSource",
+                "KafkaSourceBuilder",
+                "KafkaTopicPartition",
+                "KafkaTopicSelector",
+            )
+        },
+        **{
+            n: f"barrierflow.datastream.formats.json.{n}"
+            for n in ("JsonRowDeserializationSchema", "JsonRowSerializationSchema")
+        },
+        "DeliveryGuarantee": "barrierflow.datastream.connectors.DeliveryGuarantee",
+        "SimpleStringSchema": "barrierflow.common.SimpleStringSchema",
     },
 )
 
-__all__ = [
-    "DeliveryGuarantee",
-    "JsonRowDeserializationSchema",
-    "JsonRowSerializationSchema",
-    "KafkaOffsetResetStrategy",
-    "KafkaOffsetsInitializer",
-    "KafkaRecordSerializationSchema",
-    "KafkaRecordSerializationSchemaBuilder",
-    "KafkaSink",
-    "KafkaSinkBuilder",
-    "KafkaSource",
-    "KafkaSourceBuilder",
-    "KafkaTopicPartition",
-    "KafkaTopicSelector",
-    "SimpleStringSchema",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
-    from barrierflow.connectors.kafka.offsets import (
-        KafkaOffsetResetStrategy,
-        KafkaOffsetsInitializer,
-        KafkaTopicPartition,
-    )
-    from barrierflow.connectors.kafka.record_serialization import (
-        KafkaRecordSerializationSchema,
-        KafkaRecordSerializationSchemaBuilder,
-        KafkaTopicSelector,
-    )
-    from barrierflow.connectors.kafka.sink import KafkaSink, KafkaSinkBuilder
-    from barrierflow.connectors.kafka.source import KafkaSource, KafkaSourceBuilder
-    from barrierflow.connectors.serialization import (
-        JsonRowDeserializationSchema,
-        JsonRowSerializationSchema,
-        SimpleStringSchema,
-    )
+    return _MOVED.get(name)

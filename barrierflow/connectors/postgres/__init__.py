@@ -1,36 +1,26 @@
-"""PostgreSQL: ``PostgresSink``, exactly once by prepared transactions (``sink.py``). Needs
-psycopg: ``pip install 'barrierflow[postgres]'``. Each name loads when first asked for."""
+"""Internal: PostgreSQL, ``PostgresSink`` exactly once by prepared transactions (``sink.py``), and
+JDBC's mapping onto it (``jdbc.py``); the public names are in
+``barrierflow.datastream.connectors.postgres`` and ``.jdbc``. The names this package offered
+before are deprecated: each warns and gives the public one. Needs psycopg only where a job
+writes to PostgreSQL."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "PostgresSink": "barrierflow.connectors.postgres.sink",
-        "PostgresSinkError": "barrierflow.connectors.postgres.client",
-        "transaction_id_prefix": "barrierflow.connectors.postgres.client",
+        "PostgresSink": "barrierflow.datastream.connectors.postgres.PostgresSink",
+        "PostgresSinkError": "barrierflow.datastream.connectors.postgres.PostgresSinkError",
+        "transaction_id_prefix": "barrierflow.datastream.connectors.postgres.transaction_id_prefix",
     },
 )
 
-__all__ = [
-    "PostgresSink",
-    "PostgresSinkError",
-    "transaction_id_prefix",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.postgres.client import PostgresSinkError, transaction_id_prefix
-    from barrierflow.connectors.postgres.sink import PostgresSink
+    return _MOVED.get(name)

@@ -1,38 +1,27 @@
-"""A table of the Spark session's catalog: ``SparkTableSink``, exactly once into a Parquet
-table by staged files committed per checkpoint, with no Spark job while the job runs. The
-session's catalog is reached through ``TableCatalog`` (``cluster/spark/session_catalog.py``
-is Spark's), so that this package imports no Spark. Each name loads when first asked for."""
+"""Internal: a table of the Spark session's catalog, ``SparkTableSink``, exactly once into a
+Parquet table by staged files committed per checkpoint, with no Spark job while the job runs;
+the public names are in ``barrierflow.datastream.connectors.spark_table``. The session's catalog
+is reached through ``TableCatalog`` (``cluster/spark/session_catalog.py`` is Spark's), so that
+this package imports no Spark. The names this package offered before are deprecated: each warns
+and gives the public one."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from barrierflow.connectors.base.lazy_names import LazyNames
+from barrierflow.lazy_names import MovedNames
 
-_NAMES = LazyNames(
+_MOVED = MovedNames(
     __name__,
     {
-        "CatalogTable": "barrierflow.connectors.spark_table.catalog_table",
-        "SparkTableSink": "barrierflow.connectors.spark_table.spark_table_sink",
-        "TableCatalog": "barrierflow.connectors.spark_table.catalog_table",
+        "CatalogTable": "barrierflow.datastream.connectors.spark_table.CatalogTable",
+        "SparkTableSink": "barrierflow.datastream.connectors.spark_table.SparkTableSink",
+        "TableCatalog": "barrierflow.datastream.connectors.spark_table.TableCatalog",
     },
 )
 
-__all__ = [
-    "CatalogTable",
-    "SparkTableSink",
-    "TableCatalog",
-]
+__all__ = _MOVED.names()
 
 
 def __getattr__(name: str) -> Any:
-    return _NAMES.get(name, globals())
-
-
-def __dir__() -> list[str]:
-    return _NAMES.listing(globals())
-
-
-if TYPE_CHECKING:
-    from barrierflow.connectors.spark_table.catalog_table import CatalogTable, TableCatalog
-    from barrierflow.connectors.spark_table.spark_table_sink import SparkTableSink
+    return _MOVED.get(name)

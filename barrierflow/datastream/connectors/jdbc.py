@@ -1,14 +1,14 @@
 """PyFlink's ``pyflink.datastream.connectors.jdbc``: ``JdbcSink`` writes to PostgreSQL through
 psycopg (``pip install 'barrierflow[postgres]'``), at least once with ``sink`` (make the
 statement an upsert) or exactly once with ``exactly_once_sink`` (prepared transactions). The
-mapping onto barrierflow's PostgreSQL sink is ``barrierflow/connectors/jdbc.py``."""
+mapping onto barrierflow's PostgreSQL sink is ``barrierflow/connectors/postgres/jdbc.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.jdbc import JdbcConnection, JdbcExecution, jdbc_postgres_sink
+from barrierflow.connectors.postgres.jdbc import JdbcConnection, JdbcExecution, jdbc_postgres_sink
 from barrierflow.datastream.functions.one_input import SinkFunction
 
 __all__ = ["JdbcConnectionOptions", "JdbcExecutionOptions", "JdbcSink"]

@@ -1,4 +1,7 @@
-"""Stream operators by kind: the contract every operator keeps (``stream_operator.py``), the
+"""Internal: stream operators. No public names: user functions are
+``barrierflow.datastream.functions``' (docs/public-api.md).
+
+Stream operators by kind: the contract every operator keeps (``stream_operator.py``), the
 stateless operators (``stateless.py``), where event time starts
 (``timestamps_and_watermarks.py``), the keyed operators (``keyed.py``) and the window operator
 with its two paths (``window_operator.py``, ``aligned_window_path.py``,

@@ -30,9 +30,9 @@ from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators.window_path import WindowParts
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.runtime.window_state import window_tables_into_contents
-from barrierflow.windowing.assigners import MergingWindowAssigner
-from barrierflow.windowing.triggers import Trigger, TriggerResult
+from barrierflow.windowing.window_assigners import MergingWindowAssigner
 from barrierflow.windowing.window_spec import Contents
+from barrierflow.windowing.window_triggers import Trigger, TriggerResult
 
 
 class _WindowValueState:

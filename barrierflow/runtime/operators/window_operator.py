@@ -30,7 +30,7 @@ from barrierflow.runtime.operators.stream_operator import OperatorContext, Opera
 from barrierflow.runtime.operators.window_path import WindowParts, WindowPath
 from barrierflow.runtime.window_state import CONTENTS, ELEMENTS, TRIGGER_STATE
 from barrierflow.state.backends.registry import backend_kind
-from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
+from barrierflow.windowing.window_assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.window_spec import WindowSpec
 
 

@@ -27,9 +27,9 @@ from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.operators.stream_operator import UserFunctionError
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backend import KeyedStateBackend
-from barrierflow.windowing.assigners import AssignerContext, MergingWindowAssigner
-from barrierflow.windowing.triggers import EventTimeTrigger
+from barrierflow.windowing.window_assigners import AssignerContext, MergingWindowAssigner
 from barrierflow.windowing.window_spec import WindowSpec
+from barrierflow.windowing.window_triggers import EventTimeTrigger
 
 
 @dataclass(frozen=True)

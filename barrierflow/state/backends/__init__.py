@@ -1,4 +1,7 @@
-"""Keyed state backends: the one an operator subtask gets (``create_keyed_state_backend``, by
+"""Internal: keyed state backends; a program chooses one in
+``barrierflow.datastream.state_backend``.
+
+Keyed state backends: the one an operator subtask gets (``create_keyed_state_backend``, by
 its kind in ``registry.py``), and where subtasks keep local state on their machine."""
 
 from __future__ import annotations

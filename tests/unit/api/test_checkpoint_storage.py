@@ -7,14 +7,15 @@ import logging
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
-from barrierflow.connectors import DiscardingSink
 from barrierflow.datastream import (
     FileSystemCheckpointStorage,
     JobManagerCheckpointStorage,
     SlotSharingGroup,
+    StreamExecutionEnvironment,
 )
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.errors import ConfigurationError
 
 
 def test_file_system_storage_sets_the_path_and_its_thresholds(tmp_path):

@@ -8,11 +8,13 @@ import os
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
 from barrierflow.cluster.spark import session
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend
+from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.checkpoint_barrier import Alignment
 
 
@@ -25,7 +27,7 @@ def no_spark(monkeypatch):
 
 
 def _job(env: StreamExecutionEnvironment) -> StreamExecutionEnvironment:
-    env.from_source(SequenceSource(1, 10), "numbers").sink_to(DiscardingSink())
+    env.from_source(NumberSequenceSource(1, 10), "numbers").sink_to(DiscardingSink())
     return env
 
 
@@ -41,7 +43,7 @@ def test_a_bad_parallelism_is_refused(parallelism):
         StreamExecutionEnvironment().set_parallelism(parallelism)
     env = StreamExecutionEnvironment()
     with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
-        env.from_source(SequenceSource(1, 2), "s").set_parallelism(parallelism)
+        env.from_source(NumberSequenceSource(1, 2), "s").set_parallelism(parallelism)
 
 
 def test_parallelism_above_max_parallelism_is_refused_before_spark():

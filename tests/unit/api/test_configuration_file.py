@@ -6,7 +6,6 @@ import logging
 
 import pytest
 
-from barrierflow import CheckpointingMode, ConfigurationError, StreamExecutionEnvironment
 from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
 from barrierflow.api.config_options import OPTIONS, parse_duration_ms, parse_memory_bytes
 from barrierflow.api.configuration import ENV_VARIABLE, Configuration
@@ -17,6 +16,8 @@ from barrierflow.cluster.restart_strategy import (
     NoRestart,
     from_configuration,
 )
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.errors import ConfigurationError
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ declared before and runs only the sinks declared since."""
 
 from __future__ import annotations
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
-from barrierflow.connectors import DiscardingSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
 from barrierflow.graph.transformation import TransformationKind
 
 

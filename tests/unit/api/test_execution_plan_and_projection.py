@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.api.function_adapters import Projection
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.errors import ConfigurationError
 
 
 def test_the_execution_plan_lists_operators_with_their_predecessors_and_partitioners():

@@ -10,12 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from barrierflow.api.job_client import JobClient, JobID, SavepointFormatType
-from barrierflow.cluster.job_outcome import (
-    JobCanceledError,
-    JobExecutionResult,
-    JobStatus,
-    SavepointError,
-)
+from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
+from barrierflow.errors import JobCanceledError, SavepointError
 from barrierflow.protocol.checkpoint_barrier import SnapshotFormat
 
 

@@ -3,9 +3,9 @@ as in PyFlink; a plain function keeps the plain operator."""
 
 from __future__ import annotations
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.api.function_adapters import KeyedFilter, KeyedFlatMap, KeyedMap
 from barrierflow.common import Types
+from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.datastream.functions import FilterFunction, FlatMapFunction, MapFunction
 from barrierflow.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from barrierflow.graph.transformation import TransformationKind

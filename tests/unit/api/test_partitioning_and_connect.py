@@ -9,9 +9,10 @@ from collections import Counter
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import (
     BroadcastProcessFunction,
     CoMapFunction,
@@ -19,6 +20,7 @@ from barrierflow.datastream.functions import (
     Partitioner,
 )
 from barrierflow.datastream.state import MapStateDescriptor
+from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import build_execution_graph, rescale_producers
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.timestamp_use import TimestampColumn
@@ -111,7 +113,7 @@ def test_rescale_connects_each_consumer_to_a_local_share_and_every_producer_some
 
 def test_rescale_in_the_execution_graph_gives_each_consumer_its_share_only():
     env = StreamExecutionEnvironment().set_parallelism(4)
-    env.from_source(SequenceSource(1, 10), "s").set_parallelism(2).rescale().map(
+    env.from_source(NumberSequenceSource(1, 10), "s").set_parallelism(2).rescale().map(
         lambda v: v
     ).sink_to(DiscardingSink())
     graph = build_execution_graph(build_job_graph(stream_graph(env)))
@@ -124,7 +126,7 @@ def test_rescale_in_the_execution_graph_gives_each_consumer_its_share_only():
 
 def program(configure) -> list[list[str]]:
     env = StreamExecutionEnvironment()
-    stream = env.from_source(SequenceSource(1, 10), "s").map(lambda v: v).name("a")
+    stream = env.from_source(NumberSequenceSource(1, 10), "s").map(lambda v: v).name("a")
     configure(stream.map(lambda v: v).name("b")).map(lambda v: v).name("c").sink_to(
         DiscardingSink()
     ).name("sink")

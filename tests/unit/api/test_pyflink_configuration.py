@@ -7,12 +7,12 @@ import logging
 
 import pytest
 
-from barrierflow import ConfigurationError
 from barrierflow.common import Configuration
-from barrierflow.connectors import DiscardingSink
-from barrierflow.connectors.source import Boundedness, Source
 from barrierflow.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.base import Boundedness, Source
+from barrierflow.datastream.connectors.discarding import DiscardingSink
 from barrierflow.datastream.functions.one_input import RuntimeContext
+from barrierflow.errors import ConfigurationError
 from barrierflow.metrics import MetricRegistry
 
 
@@ -150,12 +150,12 @@ def test_a_meter_rates_events_over_its_span():
 
 def test_add_source_and_add_sink_are_from_source_and_sink_to():
     from barrierflow.common import Types
-    from barrierflow.connectors import SequenceSource
+    from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 
     env = StreamExecutionEnvironment()
-    stream = env.add_source(SequenceSource(1, 3), "numbers", type_info=Types.LONG())
+    stream = env.add_source(NumberSequenceSource(1, 3), "numbers", type_info=Types.LONG())
     assert stream.get_type() == Types.LONG() and stream.get_transformation().name == "numbers"
     sink = stream.add_sink(DiscardingSink())
     assert sink.get_transformation().function.__class__ is DiscardingSink
     with pytest.raises(ConfigurationError, match="from_source\\(\\): the type"):
-        env.add_source(SequenceSource(1, 3), type_info=int)
+        env.add_source(NumberSequenceSource(1, 3), type_info=int)

@@ -11,14 +11,17 @@ from barrierflow.common import typeinfo
 from barrierflow.datastream.functions import one_input as functions
 from barrierflow.eventtime import durations, watermark_strategy
 from barrierflow.state import descriptors
-from barrierflow.windowing import assigners, triggers, windows
+from barrierflow.windowing import window_assigners as assigners
+from barrierflow.windowing import window_triggers as triggers
+from barrierflow.windowing import windows
 
 PATHS = [
     ("barrierflow.common", "Duration", durations.Duration),
     ("barrierflow.common", "Time", durations.Time),
     ("barrierflow.common.time", "Duration", durations.Duration),
     ("barrierflow.common", "WatermarkStrategy", watermark_strategy.WatermarkStrategy),
-    ("barrierflow.common", "TimestampAssigner", watermark_strategy.TimestampAssigner),
+    ("barrierflow.common.watermark_strategy", "TimestampAssigner",
+     watermark_strategy.TimestampAssigner),
     ("barrierflow.common.watermark_strategy", "WatermarkStrategy",
      watermark_strategy.WatermarkStrategy),
     ("barrierflow.datastream", "StreamExecutionEnvironment",
@@ -40,8 +43,8 @@ PATHS = [
 
 
 def test_type_information_is_accepted_where_pyflink_programs_pass_it():
-    from barrierflow import StreamExecutionEnvironment
     from barrierflow.common import Types
+    from barrierflow.datastream import StreamExecutionEnvironment
 
     row = Types.ROW_NAMED(["word", "count"], [Types.STRING(), Types.LONG()])
     assert repr(row) == "ROW_NAMED(word: STRING(), count: LONG())"

@@ -7,10 +7,11 @@ import datetime
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
 from barrierflow.common import RestartStrategies, RestartStrategyConfiguration
-from barrierflow.connectors import DiscardingSink
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.errors import ConfigurationError
 
 
 def test_fixed_delay_takes_milliseconds_or_a_timedelta_and_says_what_it_is():

@@ -3,10 +3,10 @@ PyFlink's ``DataStream.sink_to``."""
 
 from __future__ import annotations
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink
+from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.datastream.connectors.base import StreamTransformer, SupportsPreprocessing
+from barrierflow.datastream.connectors.discarding import DiscardingSink
 from barrierflow.graph.transformation import TransformationKind
 
 

@@ -10,13 +10,14 @@ import logging
 import pyarrow.fs as pafs
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import file_systems, storage_retry
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_retry import StorageUnavailableError
 from barrierflow.client.planning import plan_job
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.testing.storage_faults import FaultInjectingHandler, StorageFaults
 
 
@@ -61,7 +62,7 @@ def outage(tmp_path):
 
 def _snapshot(tmp_path) -> str:
     """A completed checkpoint's directory, the ``-s`` path."""
-    CheckpointStorage(str(tmp_path / "earlier")).write_metadata(
+    CheckpointDirectory(str(tmp_path / "earlier")).write_metadata(
         CheckpointMetadata("earlier", "job", 4, 0, 0, [])
     )
     return str(tmp_path / "earlier" / "chk-4")
@@ -71,7 +72,7 @@ def _started_from(tmp_path, snapshot: str) -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment()
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(f"file://{tmp_path}/jobs")
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
     env.set_restore_path(snapshot)
     return env
 

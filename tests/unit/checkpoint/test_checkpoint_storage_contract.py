@@ -17,14 +17,14 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata, FileHandle
-from barrierflow.checkpoint.storage import CheckpointStorage, FileSystemSavepointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory, FileSystemSavepointStorage
 from barrierflow.errors import CorruptCheckpointError
 
 
 class Local:
     def __init__(self, tmp_path, s3) -> None:
         self.root = str(tmp_path / "job")
-        self.storage = CheckpointStorage(self.root)
+        self.storage = CheckpointDirectory(self.root)
 
     def files(self) -> list[str]:
         """Every file under the job root, relative to it."""
@@ -45,7 +45,7 @@ class S3:
         self.bucket = s3.bucket()
         self.root = f"s3://{self.bucket}/checkpoints/job"
         file_systems.initialize(file_systems.settings_from(Configuration(s3.configuration())))
-        self.storage = CheckpointStorage(self.root)
+        self.storage = CheckpointDirectory(self.root)
 
     def files(self) -> list[str]:
         prefix = "checkpoints/job/"
@@ -157,9 +157,9 @@ def test_a_savepoint_directory_is_created_written_and_discarded(s):
     savepoints = FileSystemSavepointStorage()
     location = savepoints.create(s.root.rsplit("/", 1)[0] + "/savepoints", "job")
     savepoints.write_metadata(location, metadata(7))
-    assert CheckpointStorage(location).read_small_file(layout.METADATA_FILE) is not None
+    assert CheckpointDirectory(location).read_small_file(layout.METADATA_FILE) is not None
     savepoints.discard(location)
-    assert CheckpointStorage(location).read_small_file(layout.METADATA_FILE) is None
+    assert CheckpointDirectory(location).read_small_file(layout.METADATA_FILE) is None
 
 
 _KILLED_WRITER = """
@@ -193,6 +193,6 @@ def test_on_s3_a_writer_killed_mid_upload_leaves_no_object(s3):
     assert s3.keys(bucket) == []
     file_systems.initialize(file_systems.settings_from(Configuration(s3.configuration())))
     try:
-        assert CheckpointStorage(f"s3://{bucket}/job").list_completed() == []
+        assert CheckpointDirectory(f"s3://{bucket}/job").list_completed() == []
     finally:
         file_systems.initialize(file_systems.FileSystemSettings())

@@ -12,7 +12,7 @@ import pytest
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.file_systems import FileSystemSettings, S3Settings, settings_from
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.errors import StorageConfigError
 
 SECRET = "s3cr3t-do-not-print"
@@ -102,7 +102,7 @@ def server_settings(s3, **changes) -> FileSystemSettings:
 def test_storage_on_s3_is_writable_with_the_s3_keys(s3):
     bucket = s3.bucket()
     file_systems.initialize(settings_from(Configuration(s3.configuration())))
-    CheckpointStorage(f"s3://{bucket}/ckpt/job").check_writable()
+    CheckpointDirectory(f"s3://{bucket}/ckpt/job").check_writable()
     assert s3.keys(bucket) == []  # the probe is gone
 
 
@@ -112,7 +112,7 @@ def test_unset_keys_take_the_credentials_from_the_aws_environment_variables(s3, 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.access_key)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3.secret_key)
     file_systems.initialize(server_settings(s3, access_key=None, secret_key=None))
-    storage = CheckpointStorage(f"s3://{bucket}/job")
+    storage = CheckpointDirectory(f"s3://{bucket}/job")
     storage.write_small_file("note", b"from the environment")
     assert s3.get(bucket, "job/note") == b"from the environment"
 
@@ -120,13 +120,13 @@ def test_unset_keys_take_the_credentials_from_the_aws_environment_variables(s3, 
     file_systems.initialize(FileSystemSettings())  # a new file system, new credentials
     file_systems.initialize(server_settings(s3, access_key=None, secret_key=None))
     with pytest.raises(StorageConfigError, match="AWS_ACCESS_KEY_ID"):
-        CheckpointStorage(f"s3://{bucket}/job").check_writable()
+        CheckpointDirectory(f"s3://{bucket}/job").check_writable()
 
 
 def test_a_missing_bucket_is_reported_naming_the_uri_and_the_bucket(s3):
     file_systems.initialize(server_settings(s3))
     with pytest.raises(StorageConfigError) as e:
-        CheckpointStorage("s3://no-such-bucket/ckpt/job").check_writable()
+        CheckpointDirectory("s3://no-such-bucket/ckpt/job").check_writable()
     message = str(e.value)
     assert "s3://no-such-bucket/ckpt/job" in message
     assert "bucket 'no-such-bucket' does not exist" in message
@@ -139,7 +139,7 @@ def test_wrong_credentials_are_reported_without_showing_the_secret(s3, caplog):
         caplog.at_level(logging.DEBUG, logger="barrierflow"),
         pytest.raises(StorageConfigError) as e,
     ):
-        CheckpointStorage(f"s3://{bucket}/job").check_writable()
+        CheckpointDirectory(f"s3://{bucket}/job").check_writable()
     message = str(e.value)
     assert f"s3://{bucket}/job" in message
     assert "credentials were refused" in message and "s3.secret-key" in message
@@ -151,7 +151,7 @@ def test_wrong_credentials_are_reported_without_showing_the_secret(s3, caplog):
 def test_an_unreachable_endpoint_is_reported_naming_it(s3):
     file_systems.initialize(server_settings(s3, endpoint="http://127.0.0.1:9"))
     with pytest.raises(StorageConfigError) as e:
-        CheckpointStorage("s3://bucket/job").check_writable()
+        CheckpointDirectory("s3://bucket/job").check_writable()
     message = str(e.value)
     assert "s3://bucket/job" in message
     assert "cannot be reached" in message and "http://127.0.0.1:9" in message

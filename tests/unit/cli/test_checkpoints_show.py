@@ -11,12 +11,12 @@ from barrierflow.checkpoint.metadata import (
     OperatorState,
     OperatorSubtaskState,
 )
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
 
 
 def test_show_names_the_size_of_each_operators_coordinator_state(tmp_path):
-    storage = CheckpointStorage(job_root_uri(str(tmp_path), "job"))
+    storage = CheckpointDirectory(job_root_uri(str(tmp_path), "job"))
     storage.check_writable()
     source = OperatorState(
         "files", "Files", 2, 128, [OperatorSubtaskState(0, InlineHandle(b"pos"))],

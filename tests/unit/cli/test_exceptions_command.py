@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
 from barrierflow.cluster.exception_history import write_exceptions
 from barrierflow.cluster.job_status import JobException
@@ -28,8 +28,8 @@ def invoke(*args: str):
     return CliRunner().invoke(app, ["exceptions", *args])
 
 
-def job_storage(tmp_path) -> CheckpointStorage:
-    storage = CheckpointStorage(job_root_uri(str(tmp_path), JOB))
+def job_storage(tmp_path) -> CheckpointDirectory:
+    storage = CheckpointDirectory(job_root_uri(str(tmp_path), JOB))
     storage.check_writable()  # the job's directory, as a job makes it
     return storage
 

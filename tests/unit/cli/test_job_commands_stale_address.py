@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage, job_root_uri
+from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.cli import app
 from barrierflow.cluster import job_master_client
 
@@ -26,7 +26,7 @@ def _unused_port() -> int:
 
 
 def _stale_address(tmp_path) -> None:
-    storage = CheckpointStorage(job_root_uri(str(tmp_path), JOB))
+    storage = CheckpointDirectory(job_root_uri(str(tmp_path), JOB))
     storage.check_writable()
     address = {
         "job_id": JOB,

@@ -8,7 +8,7 @@ import pytest
 from barrierflow.cli.run_command import _may_start_spark_early
 
 PLAIN = """
-from barrierflow import StreamExecutionEnvironment
+from barrierflow.datastream import StreamExecutionEnvironment
 env = StreamExecutionEnvironment.get_execution_environment()
 env.from_collection([1, 2]).print()
 env.execute("plain")

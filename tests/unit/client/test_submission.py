@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.client.dry_run import DryRunFinished
 from barrierflow.client.submission_context import (
     SubmissionContext,
@@ -16,7 +15,10 @@ from barrierflow.client.submission_context import (
 )
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.common import Configuration
-from barrierflow.connectors import DiscardingSink, FileSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs.odd_even import read_committed
@@ -25,7 +27,7 @@ NO_REST = Configuration({"rest.port": -1})
 
 
 def _program(env: StreamExecutionEnvironment) -> StreamExecutionEnvironment:
-    env.from_source(SequenceSource(1, 10), "numbers").sink_to(DiscardingSink())
+    env.from_source(NumberSequenceSource(1, 10), "numbers").sink_to(DiscardingSink())
     return env
 
 
@@ -96,7 +98,9 @@ def test_a_whole_job_runs_on_threads_through_the_executor_the_context_names(tmp_
         env = StreamExecutionEnvironment().set_parallelism(2)
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
-    env.from_source(SequenceSource(1, 500), "numbers").map(lambda x: [x]).sink_to(FileSink(out))
+    env.from_source(NumberSequenceSource(1, 500), "numbers").map(lambda x: [x]).sink_to(
+        FileSink(out)
+    )
 
     result = env.execute("on threads")  # the context's executor, installed or not by now
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from barrierflow.checkpoint.history import CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
 from barrierflow.cluster.job_status import CheckpointSettings
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control.messages import SubtaskMetrics
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.job_graph import JobGraph, build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 
@@ -33,10 +34,10 @@ SETTINGS = CheckpointSettings(
 
 def two_vertex_graph() -> JobGraph:
     """numbers (parallelism 1) -> rebalance -> sink (parallelism 2)."""
-    from barrierflow import StreamExecutionEnvironment
+    from barrierflow.datastream import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "numbers").set_parallelism(1).rebalance().sink_to(
+    env.from_source(NumberSequenceSource(1, 10), "numbers").set_parallelism(1).rebalance().sink_to(
         DiscardingSink()
     ).set_parallelism(2)
     return build_job_graph(build_stream_graph("view", env._transformations, 1, 128))

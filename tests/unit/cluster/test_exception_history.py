@@ -8,7 +8,7 @@ import json
 import pytest
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.exception_history import (
     FORMAT_VERSION,
     decode_exceptions,
@@ -53,7 +53,7 @@ def test_a_damaged_file_is_refused_naming_it(damage, reason):
 
 
 def test_write_then_read_through_checkpoint_storage(tmp_path):
-    storage = CheckpointStorage(str(tmp_path / "job"))
+    storage = CheckpointDirectory(str(tmp_path / "job"))
     assert read_exceptions(storage) is None
     write_exceptions(storage, EXCEPTIONS)
     assert (tmp_path / "job" / layout.EXCEPTIONS_FILE).is_file()
@@ -66,5 +66,5 @@ def test_a_job_without_a_checkpoint_directory_writes_nothing():
 
 def test_a_storage_error_is_logged_not_raised(tmp_path, caplog):
     (tmp_path / "job").write_text("a file where the job's directory should be")
-    write_exceptions(CheckpointStorage(str(tmp_path / "job")), EXCEPTIONS)
+    write_exceptions(CheckpointDirectory(str(tmp_path / "job")), EXCEPTIONS)
     assert "Could not write the exception history" in caplog.text

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import RestartStrategies, StreamExecutionEnvironment
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.cluster.identical_failures import IdenticalFailures
-from barrierflow.cluster.job_outcome import JobExecutionError
-from barrierflow.common import Configuration
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.common import Configuration, RestartStrategies
 from barrierflow.control.messages import FailureSignature
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import JobExecutionError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 
 POISON = FailureSignature("'parse' (Map)", "ValueError", "5000")
@@ -57,7 +58,7 @@ def test_a_job_failing_on_a_poison_record_stops_restarting_and_says_why(tmp_path
     with installed(SubmissionContext(configuration=conf, executor=ThreadExecutor())):
         env = StreamExecutionEnvironment().set_parallelism(1)
     env.set_restart_strategy(RestartStrategies.fixed_delay_restart(100, 10))
-    env.from_source(SequenceSource(1, 200), "numbers").map(refuse).uid("parse").sink_to(
+    env.from_source(NumberSequenceSource(1, 200), "numbers").map(refuse).uid("parse").sink_to(
         DiscardingSink()
     )
     with pytest.raises(JobExecutionError) as failed:

@@ -12,15 +12,15 @@ import urllib.request
 import pytest
 
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster import job_master_client
 from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.job_endpoints import JobEndpoints, refuse_if_still_running
 from barrierflow.cluster.job_master_network import ZmqJobMasterNetwork
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobExecutionError
 from barrierflow.testing.in_memory_network import InMemoryJobMasterNetwork
 from tests.unit.cluster.test_job_master_fencing import job_plan
 
@@ -41,7 +41,7 @@ class Rig:
         self.plan = job_plan(str(root))
         if rest is not None:
             self.plan.rest = rest
-        self.storage = CheckpointStorage(f"{root}/fencing") if with_storage else None
+        self.storage = CheckpointDirectory(f"{root}/fencing") if with_storage else None
         self.network = InMemoryJobMasterNetwork()
         self.channel = ControlChannel(self.network)
         self.cancels = 0
@@ -112,7 +112,7 @@ def test_the_rest_server_runs_from_open_to_close_and_is_in_the_address_file(tmp_
 
 def test_a_job_is_not_taken_over_while_its_job_master_answers(tmp_path, monkeypatch):
     monkeypatch.setattr(job_master_client, "PING_TIMEOUT_S", 0.2)
-    storage = CheckpointStorage(f"{tmp_path}/fencing")
+    storage = CheckpointDirectory(f"{tmp_path}/fencing")
     refuse_if_still_running(storage, "fencing")  # no address file: nobody to ask
 
     plan = job_plan(str(tmp_path))

@@ -11,15 +11,17 @@ from collections.abc import Callable
 
 import pytest
 
-from barrierflow import JobCanceledError, StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import SubtaskCheckpointStats
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import JobCanceledError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -31,7 +33,7 @@ from barrierflow.testing.recording_deployer import DeployedAttempt, RecordingDep
 
 def job_plan(root: str) -> JobPlan:
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
     graph = build_execution_graph(
         build_job_graph(build_stream_graph("fencing", env._transformations, 2, 128))
     )
@@ -138,7 +140,7 @@ def test_messages_of_an_older_attempt_are_dropped_and_their_senders_told_to_canc
         ghost = msg.task_identity(1, vertex, subtask)
         superseded = wait_for(lambda g=ghost: cluster.superseded(g))
         assert [m.attempt for m in superseded] == [1]
-    storage = CheckpointStorage(f"{tmp_path}/fencing")
+    storage = CheckpointDirectory(f"{tmp_path}/fencing")
     assert cluster.all_sent(msg.NotifyCheckpointComplete) == []
     assert storage.list_completed() == []
 

@@ -15,14 +15,14 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from barrierflow import JobCanceledError
 from barrierflow.checkpoint import storage_layout as layout
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.rest import server as rest_server
 from barrierflow.cluster.rest.rest_api import RestApi
 from barrierflow.cluster.rest.server import RestConfig, RestServer, RestServerError
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobCanceledError
 from barrierflow.testing.in_memory_network import InMemoryJobMasterNetwork
 from barrierflow.testing.recording_deployer import RecordingDeployer
 from tests.unit.cluster.test_job_master_fencing import Cluster, job_plan, wait_for
@@ -88,7 +88,7 @@ def job_metric(samples: dict, name: str) -> float:
 def test_rest_server_of_a_running_job_metrics_checkpoints_savepoint_and_cancel(tmp_path):
     cluster = RestCluster(tmp_path)
     attempt = cluster.start(1)
-    storage = CheckpointStorage(f"{tmp_path}/fencing")
+    storage = CheckpointDirectory(f"{tmp_path}/fencing")
     address = wait_for(lambda: storage.read_small_file(layout.JOBMASTER_ADDRESS_FILE))
     address = json.loads(address)
     url, secret = address["rest_url"], address["secret"]

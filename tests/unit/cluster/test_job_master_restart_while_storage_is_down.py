@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobExecutionError
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
+from barrierflow.errors import JobExecutionError
 from tests.unit.cluster import test_job_master_fencing as rig
 from tests.unit.cluster.test_job_master_corrupt_restore import (
     _cancel,
@@ -30,8 +30,8 @@ def _storage_down(monkeypatch, reads: int) -> None:
     meanwhile, fail as an S3 server that is down fails them."""
     left = [reads]
     read_metadata, delete_small_file = (
-        CheckpointStorage.read_metadata,
-        CheckpointStorage.delete_small_file,
+        CheckpointDirectory.read_metadata,
+        CheckpointDirectory.delete_small_file,
     )
 
     def failing_read(self, checkpoint_id):
@@ -45,8 +45,8 @@ def _storage_down(monkeypatch, reads: int) -> None:
             raise OSError(_DOWN)
         return delete_small_file(self, name)
 
-    monkeypatch.setattr(CheckpointStorage, "read_metadata", failing_read)
-    monkeypatch.setattr(CheckpointStorage, "delete_small_file", failing_delete)
+    monkeypatch.setattr(CheckpointDirectory, "read_metadata", failing_read)
+    monkeypatch.setattr(CheckpointDirectory, "delete_small_file", failing_delete)
 
 
 def _one_checkpoint_then_a_failure(tmp_path, monkeypatch, reads_failing: int) -> tuple:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.client.planning import plan_job
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from tests.unit.cluster import test_job_master_fencing as rig
 
 
@@ -39,7 +40,7 @@ def _program(root: str) -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment()
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(f"file://{root}")
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
     return env
 
 
@@ -54,9 +55,9 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
     plan = plan_job(started._pipeline("from a savepoint"))
     # -s is kept in the job's directory as soon as it exists; the driver dies before the job's
     # first checkpoint (here its JobMaster ends without one).
-    job_root = CheckpointStorage(f"{root}/{plan.job_id}")
+    job_root = CheckpointDirectory(f"{root}/{plan.job_id}")
     assert job_root.read_small_file(RESTORED_FROM_FILE) == snapshot.encode()
-    CheckpointStorage(f"{root}/fencing").write_small_file(
+    CheckpointDirectory(f"{root}/fencing").write_small_file(
         RESTORED_FROM_FILE, job_root.read_small_file(RESTORED_FROM_FILE)
     )  # the rig's job is named fencing
     original = rig.job_plan
@@ -69,7 +70,7 @@ def test_seed_1042_a_resume_before_the_first_checkpoint_restores_the_savepoint_s
     )
     killed = rig.Cluster(root)
     _cancel(killed, killed.start(1))
-    assert not CheckpointStorage(f"{root}/fencing").list_completed()
+    assert not CheckpointDirectory(f"{root}/fencing").list_completed()
 
     # `run --resume`: the environment finds what the job started from, the JobMaster restores it.
     resumed = _program(str(root))
@@ -99,7 +100,7 @@ def test_a_resume_does_not_need_the_snapshot_started_from_once_it_is_gone(tmp_pa
     """A CLAIM-mode job deletes the snapshot it started from after its own checkpoints: a
     resume takes those over, and the missing snapshot is no error."""
     root = tmp_path / "jobs"
-    CheckpointStorage(f"{root}/fencing").write_small_file(
+    CheckpointDirectory(f"{root}/fencing").write_small_file(
         RESTORED_FROM_FILE, str(tmp_path / "deleted" / "chk-3").encode()
     )
     resumed = _program(str(root))

@@ -9,13 +9,13 @@ import dataclasses
 
 import pytest
 
-from barrierflow import JobCanceledError, StreamExecutionEnvironment
-from barrierflow.cluster.job_outcome import JobExecutionError
 from barrierflow.cluster.restart_strategy import FixedDelayRestart
-from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.interfaces.committables import Recovery
-from barrierflow.connectors.sink import Committable, Committer, CommitterContext, Sink
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.base import Committable, Committer, CommitterContext, Sink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import JobCanceledError, JobExecutionError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -54,7 +54,8 @@ def cluster(tmp_path, monkeypatch):
 
     def plan(root: str):
         env = StreamExecutionEnvironment()
-        env.from_source(SequenceSource(1, 10), "s").sink_to(_RecordingSink()).set_parallelism(2)
+        numbers = env.from_source(NumberSequenceSource(1, 10), "s")
+        numbers.sink_to(_RecordingSink()).set_parallelism(2)
         graph = build_execution_graph(
             build_job_graph(build_stream_graph("fencing", env._transformations, 2, 128))
         )

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import threading
 
-from barrierflow import JobCanceledError
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
+from barrierflow.errors import JobCanceledError
 from tests.unit.cluster.test_job_master_fencing import Cluster, wait_for
 
 
 def test_a_hanging_metadata_write_holds_back_neither_heartbeats_nor_messages(tmp_path, monkeypatch):
     writing, release = threading.Event(), threading.Event()
-    write_metadata = CheckpointStorage.write_metadata
+    write_metadata = CheckpointDirectory.write_metadata
 
     def hanging_write(self, metadata, rel_path=None):
         writing.set()
         release.wait(30)
         return write_metadata(self, metadata, rel_path)
 
-    monkeypatch.setattr(CheckpointStorage, "write_metadata", hanging_write)
+    monkeypatch.setattr(CheckpointDirectory, "write_metadata", hanging_write)
     cluster = Cluster(tmp_path)
     attempt = cluster.start(1)
     trigger = wait_for(lambda: cluster.all_sent(msg.TriggerCheckpoint))[0]
@@ -38,7 +38,7 @@ def test_a_hanging_metadata_write_holds_back_neither_heartbeats_nor_messages(tmp
     release.set()
     done = wait_for(lambda: cluster.all_sent(msg.NotifyCheckpointComplete))
     assert {m.checkpoint_id for m in done} == {trigger.checkpoint_id}
-    storage = CheckpointStorage(f"{tmp_path}/fencing")
+    storage = CheckpointDirectory(f"{tmp_path}/fencing")
     assert trigger.checkpoint_id in storage.list_completed()  # written before the tasks heard
     cluster.job_master.cancel()
     cluster.stop_when_told(attempt)

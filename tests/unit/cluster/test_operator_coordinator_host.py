@@ -11,16 +11,17 @@ import threading
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.cluster.job_outcome import JobExecutionError
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.control import messages as msg
 from barrierflow.control.operator_coordinator import (
     CoordinatorProvider,
     OperatorCoordinator,
     OperatorCoordinatorContext,
 )
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.errors import JobExecutionError
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -81,7 +82,7 @@ class Counter(OperatorCoordinator):
         self._called("close")
 
 
-class CoordinatedSequence(SequenceSource, CoordinatorProvider):
+class CoordinatedSequence(NumberSequenceSource, CoordinatorProvider):
     def __init__(self, fail_in: str | None = None, failures: int = 99) -> None:
         super().__init__(1, 10)
         self.fail_in = fail_in
@@ -187,7 +188,7 @@ def test_state_is_checkpointed_with_the_trigger_and_restored_after_a_failover(tm
     assert calls(coordinator, "snapshot_state")[0] == (cid,)
     cluster.acknowledge(1, first, cid)
     wait_for(lambda: (cid,) in calls(coordinator, "complete"))
-    metadata = CheckpointStorage(f"{tmp_path}/fencing").read_metadata(cid)
+    metadata = CheckpointDirectory(f"{tmp_path}/fencing").read_metadata(cid)
     assert metadata.operator(UID).coordinator.data == b"3"
 
     cluster.event(1, 1, b"after the checkpoint")  # forgotten by the restore

@@ -10,16 +10,19 @@ from collections import defaultdict
 
 import pytest
 
-from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
 from barrierflow.cluster.operator_functions import own_functions
-from barrierflow.connectors import DiscardingSink, FileSink, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions import MapFunction
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.stream_graph import StreamNode
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.testing.thread_deployer import ThreadDeployer
 from tests.jobs.odd_even import RunningSum, read_committed
 
@@ -74,7 +77,7 @@ def test_two_operators_given_one_function_object_keep_sums_of_their_own(tmp_path
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "checkpoints"))
     env.set_restart_strategy(RestartStrategies.no_restart())  # a failure shows as itself
     function = function_type()
-    numbers = env.from_source(SequenceSource(1, N), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, N), "numbers")
     by_two = apply(numbers.key_by(lambda x: x % 2), function).map(lambda r: [2, *r])
     by_three = apply(numbers.key_by(lambda x: x % 3), function).map(lambda r: [3, *r])
     out = str(tmp_path / "out")
@@ -108,7 +111,7 @@ def _nodes(env: StreamExecutionEnvironment) -> dict[str, StreamNode]:
 
 def test_only_operators_that_reach_an_object_an_earlier_one_reaches_get_a_copy():
     env = StreamExecutionEnvironment()
-    numbers = env.from_source(SequenceSource(1, 10), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, 10), "numbers")
     shared_map, alone, summing = RecordedRunningSumMap(), Halve(), RecordedRunningSum()
     stateless = lambda x: x + 1  # noqa: E731 - code, not state: shared as it is
     numbers.key_by(lambda x: x % 2).map(shared_map).uid("map-1").sink_to(DiscardingSink())
@@ -132,7 +135,7 @@ def test_only_operators_that_reach_an_object_an_earlier_one_reaches_get_a_copy()
 
 def test_a_shared_function_that_cannot_be_copied_is_named():
     env = StreamExecutionEnvironment()
-    numbers = env.from_source(SequenceSource(1, 10), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, 10), "numbers")
     locked = HoldsALock()
     numbers.map(locked).uid("first").sink_to(DiscardingSink())
     numbers.map(locked).uid("second").sink_to(DiscardingSink())

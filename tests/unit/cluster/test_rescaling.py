@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.cluster.rescaling import RescaleRefused, RescaleStatus
 from barrierflow.common import Configuration
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs import odd_even
 
@@ -100,9 +101,9 @@ def test_a_job_without_checkpointing_cannot_be_rescaled(tmp_path):
     conf = Configuration({"rest.port": -1})
     with installed(SubmissionContext(configuration=conf, executor=ThreadExecutor())):
         env = StreamExecutionEnvironment().set_parallelism(1)
-    env.from_source(SequenceSource(1, 10**6), "n").map(odd_even.Throttle(0.001, None)).sink_to(
-        FileSink(str(tmp_path / "out"))
-    )
+    env.from_source(NumberSequenceSource(1, 10**6), "n").map(
+        odd_even.Throttle(0.001, None)
+    ).sink_to(FileSink(str(tmp_path / "out")))
     client = env.execute_async("no checkpoints")
     running(client)
     with pytest.raises(RescaleRefused, match="does not checkpoint"):

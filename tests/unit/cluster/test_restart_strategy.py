@@ -13,17 +13,17 @@ from barrierflow.cluster.restart_strategy import (
     FailureRateRestart,
     FixedDelayRestart,
     NoRestart,
-    RestartStrategies,
 )
+from barrierflow.common import RestartStrategies
 
 
 def test_no_restart_gives_up_on_the_first_failure():
     assert NoRestart().on_failure(0.0) is None
-    assert RestartStrategies.no_restart().on_failure(5.0) is None
+    assert NoRestart().on_failure(5.0) is None
 
 
 def test_fixed_delay_restarts_n_times_then_gives_up():
-    strategy = RestartStrategies.fixed_delay_restart(3, 2500)
+    strategy = FixedDelayRestart(3, 2.5)
     delays = [strategy.on_failure(float(t)) for t in range(5)]
     assert delays == [2.5, 2.5, 2.5, None, None]
 
@@ -38,7 +38,7 @@ def test_fixed_delay_counts_failures_however_far_apart():
 
 
 def test_failure_rate_gives_up_when_too_many_failures_fall_within_the_interval():
-    strategy = RestartStrategies.failure_rate_restart(2, 10_000, 500)
+    strategy = FailureRateRestart(2, 10.0, 0.5)
     assert strategy.on_failure(0.0) == 0.5
     assert strategy.on_failure(5.0) == 0.5
     assert strategy.on_failure(9.0) is None  # three failures within 10 s
@@ -64,10 +64,10 @@ def test_exponential_delay_grows_by_the_multiplier_up_to_the_max():
     assert delays == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0]
 
 
-def test_exponential_delay_from_the_factory_uses_seconds():
+def test_exponential_delay_of_pyflinks_configuration_takes_milliseconds():
     strategy = RestartStrategies.exponential_delay_restart(
-        initial_backoff_ms=500, max_backoff_ms=1000, backoff_multiplier=3.0, jitter_factor=0.0
-    )
+        initial_backoff=500, max_backoff=1000, backoff_multiplier=3.0, jitter_factor=0.0
+    ).create()
     assert [strategy.on_failure(float(t)) for t in range(3)] == [0.5, 1.0, 1.0]
 
 

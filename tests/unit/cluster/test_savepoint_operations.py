@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.cluster.control_channel import ControlChannel
-from barrierflow.cluster.job_outcome import SavepointError
 from barrierflow.cluster.savepoint_operations import SavepointOperations
 from barrierflow.control import messages as msg
 from barrierflow.coordination.savepoint_completion import SavepointResult
+from barrierflow.errors import SavepointError
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
 from barrierflow.testing.in_memory_network import InMemoryJobMasterNetwork
 from tests.unit.cluster.test_job_master_fencing import job_plan

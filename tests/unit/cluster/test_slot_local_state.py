@@ -9,15 +9,12 @@ from __future__ import annotations
 import os
 import threading
 
-from barrierflow import (
-    JobCanceledError,
-    JobExecutionError,
-    RestartStrategies,
-    StreamExecutionEnvironment,
-)
 from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.errors import JobCanceledError, JobExecutionError
 from barrierflow.state.backends import local_job_dir
 from barrierflow.testing.thread_deployer import ThreadDeployer
 from tests.jobs import odd_even

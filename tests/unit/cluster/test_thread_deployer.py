@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from barrierflow import CheckpointingMode, RestartStrategies, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import NO_REST_SERVER
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.common import RestartStrategies
+from barrierflow.datastream import CheckpointingMode, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.testing.thread_deployer import ThreadDeployer
@@ -41,7 +43,7 @@ def test_each_subtask_runs_its_own_copy_of_a_keyed_function(tmp_path):
     env.set_restart_strategy(RestartStrategies.no_restart())  # a failure shows as itself
     out = str(tmp_path / "out")
     (
-        env.from_source(SequenceSource(1, N), "numbers")
+        env.from_source(NumberSequenceSource(1, N), "numbers")
         .key_by(lambda x: x % KEYS)
         .process(RecordedRunningSum())
         .add_sink(FileSink(out))

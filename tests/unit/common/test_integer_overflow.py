@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.common import Types
+from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.declared_types.conversion import IntegerOverflow, value_converter
+from barrierflow.errors import ConfigurationError
 
 
 def _collected(values, type_info):

@@ -15,7 +15,7 @@ from typing import Any
 
 from barrierflow.connectors.interfaces.committables import Committable, Recovery
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.sink import (
+from barrierflow.datastream.connectors.base import (
     Committer,
     CommitterContext,
     GlobalCommitter,

@@ -8,7 +8,7 @@ import pickle
 
 from barrierflow.connectors.builtin.collect_sink import BATCH, CollectSink
 from barrierflow.connectors.interfaces.committables import Committable
-from barrierflow.connectors.sink import CommitterContext, SinkWriterContext
+from barrierflow.datastream.connectors.base import CommitterContext, SinkWriterContext
 
 
 def send_to(sent: list):

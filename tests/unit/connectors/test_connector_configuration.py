@@ -7,17 +7,17 @@ from collections import Counter
 
 import pytest
 
-from barrierflow.connectors import DeliveryGuarantee
+from barrierflow.common import SimpleStringSchema
 from barrierflow.connectors.base.optional_dependency import require
-from barrierflow.connectors.kafka import (
+from barrierflow.connectors.kafka.partition_assignment import owner
+from barrierflow.datastream.connectors import DeliveryGuarantee
+from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
-    SimpleStringSchema,
 )
-from barrierflow.connectors.kafka.partition_assignment import owner
-from barrierflow.connectors.serialization import JsonRowDeserializationSchema
+from barrierflow.datastream.formats.json import JsonRowDeserializationSchema
 from barrierflow.errors import ConfigurationError
 
 

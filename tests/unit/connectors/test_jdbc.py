@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import DeliveryGuarantee, SequenceSource
-from barrierflow.connectors.jdbc import JdbcConnection, psycopg_statement
-from barrierflow.connectors.postgres import PostgresSink
+from barrierflow.connectors.postgres.jdbc import JdbcConnection, psycopg_statement
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors import DeliveryGuarantee
 from barrierflow.datastream.connectors.jdbc import (
     JdbcConnectionOptions,
     JdbcExecutionOptions,
     JdbcSink,
 )
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
+from barrierflow.datastream.connectors.postgres import PostgresSink
 from barrierflow.datastream.functions import SinkFunction, SourceFunction
 from barrierflow.errors import ConfigurationError
 
@@ -82,7 +83,7 @@ def test_execution_options_are_checked_and_an_interval_is_refused_exactly_once()
 
 def test_add_sink_and_add_source_unwrap_functions_and_java_ones_are_refused():
     env = StreamExecutionEnvironment()
-    stream = env.add_source(SourceFunction(SequenceSource(1, 3)), "numbers")
+    stream = env.add_source(SourceFunction(NumberSequenceSource(1, 3)), "numbers")
     jdbc = JdbcSink.sink("INSERT INTO t VALUES (?, ?)", ROW, options())
     sink = stream.map(lambda x: (x, str(x))).add_sink(jdbc)
     assert sink._transformation.function is jdbc.wrapped_sink

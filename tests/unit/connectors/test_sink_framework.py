@@ -7,11 +7,12 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from barrierflow.connectors import DiscardingSink, FileSink
 from barrierflow.connectors.base.struct_codec import StructCodec
 from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy, SinkCommitError
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.sink import Sink
+from barrierflow.datastream.connectors.base import Sink
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.file_system import FileSink
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.testing.harness import OperatorHarness, operator

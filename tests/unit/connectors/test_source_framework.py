@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.base.static_split_enumerator import (
     StaticSplitEnumerator,
     StaticSplitsState,
@@ -18,9 +17,15 @@ from barrierflow.connectors.base.static_split_enumerator import (
 from barrierflow.connectors.builtin.range_reader import RangeSplit
 from barrierflow.connectors.files.file_enumerator import FileEnumeratorState, FileSplitEnumerator
 from barrierflow.connectors.files.file_split import FileSplit
-from barrierflow.connectors.source import Source, SourceReaderContext, Split
-from barrierflow.connectors.source_reader import SourceReader
-from barrierflow.connectors.split_enumerator import SplitEnumerator, SplitEnumeratorContext
+from barrierflow.datastream.connectors.base import (
+    Source,
+    SourceReader,
+    SourceReaderContext,
+    Split,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+)
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 
@@ -71,7 +76,7 @@ def paths(splits: list[FileSplit]) -> list[str]:
 
 def test_a_static_enumerator_gives_each_reader_its_share_then_no_more():
     context = Context(2, {1})
-    enumerator = StaticSplitEnumerator(context, SequenceSource(1, 10).splits(2))
+    enumerator = StaticSplitEnumerator(context, NumberSequenceSource(1, 10).splits(2))
     enumerator.add_reader(1)
     assert context.assigned == {1: [RangeSplit(6, 10)]} and context.ended == [1]
     assert enumerator.snapshot_state(1) == StaticSplitsState([RangeSplit(1, 5)])
@@ -290,7 +295,7 @@ def drain(h: OperatorHarness) -> list[int]:
 
 
 def test_a_typed_source_whose_splits_are_dicts_is_told_what_to_return():
-    class DictSequence(SequenceSource):
+    class DictSequence(NumberSequenceSource):
         def splits(self, parallelism: int) -> list[dict]:
             return [{"next": 1, "end": 3}]  # as splits were before codecs
 

@@ -9,12 +9,12 @@ import pytest
 
 from barrierflow.cluster.coordinators.source_coordinator import SourceCoordinator
 from barrierflow.common import SimpleStringSchema
-from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.builtin.range_reader import RangeSplit
 from barrierflow.connectors.interfaces import source_events
 from barrierflow.connectors.interfaces.versioned_codec import decode_stored
-from barrierflow.connectors.kafka import KafkaSource
 from barrierflow.control.operator_coordinator import OperatorCoordinatorContext
+from barrierflow.datastream.connectors.kafka import KafkaSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError
 
 
@@ -49,7 +49,7 @@ class Context(OperatorCoordinatorContext):
 
 def test_a_sequence_restored_from_an_earlier_version_assigns_nothing_more():
     context = Context()
-    coordinator = SourceCoordinator(SequenceSource(1, 100), context)
+    coordinator = SourceCoordinator(NumberSequenceSource(1, 100), context)
     coordinator.restore_from_earlier_version(7)
     coordinator.start()
     coordinator.subtask_ready(0)
@@ -61,7 +61,7 @@ def test_a_sequence_restored_from_an_earlier_version_assigns_nothing_more():
 
 def test_a_fresh_sequence_deals_out_its_whole_range():
     context = Context()
-    source = SequenceSource(1, 100)
+    source = NumberSequenceSource(1, 100)
     coordinator = SourceCoordinator(source, context)
     coordinator.restore_state(None, None)
     coordinator.start()

@@ -5,10 +5,9 @@ tell which split each record of a poll came from."""
 from __future__ import annotations
 
 from barrierflow.common import Duration, WatermarkStrategy
-from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.builtin.collection_source import CollectionSource
-from barrierflow.connectors.source import SourceReaderContext
-from barrierflow.connectors.source_reader import SourceReader
+from barrierflow.datastream.connectors.base import SourceReader, SourceReaderContext
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch, SourceSplits
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -63,7 +62,7 @@ def reader_of(source, splits) -> SourceReader:
 
 
 def test_readers_say_which_split_each_record_came_from():
-    sequence = SequenceSource(1, 10)
+    sequence = NumberSequenceSource(1, 10)
     reader = reader_of(sequence, sequence.splits(2))
     first = reader.poll(4)
     assert reader.split_runs() == [("to-5", 4)] and first == [1, 2, 3, 4]
@@ -94,7 +93,7 @@ def test_with_every_split_ended_the_watermark_goes_where_they_took_it_and_stays(
 
 
 def test_readers_say_which_splits_ended():
-    sequence = SequenceSource(1, 10)
+    sequence = NumberSequenceSource(1, 10)
     reader = reader_of(sequence, sequence.splits(2))
     reader.poll(4)
     assert reader.finished_splits() == []
@@ -113,8 +112,8 @@ def test_readers_say_which_splits_ended():
 
 
 def test_a_file_reader_says_a_file_ended_once_it_read_all_of_it(tmp_path):
-    from barrierflow.connectors.files import FileSource
     from barrierflow.connectors.files.file_split import FileSplit
+    from barrierflow.datastream.connectors.file_system import FileSource
 
     for name, lines in (("a.txt", "1\n2\n3\n"), ("b.txt", "4\n")):
         (tmp_path / name).write_text(lines)

@@ -12,7 +12,6 @@ import msgspec
 import pytest
 
 from barrierflow.checkpoint.metadata import decode_metadata
-from barrierflow.connectors import SequenceSource
 from barrierflow.connectors.base.static_split_enumerator import StaticSplitsState
 from barrierflow.connectors.builtin.collect_sink import CollectCommittable, CollectSink
 from barrierflow.connectors.builtin.range_reader import RangeSplit
@@ -55,11 +54,12 @@ from barrierflow.connectors.tables.table_file_split import (
     TABLE_FILE_SPLITS,
     TableFileSplit,
 )
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.state.operator_state import read_snapshot
 
 GOLDEN = Path(__file__).resolve().parents[2] / "integration" / "golden" / "connect_savepoint"
 
-SEQUENCES = SequenceSource(1, 2)
+SEQUENCES = NumberSequenceSource(1, 2)
 FILES = FileSource("/in")
 ADD = DeltaAddFile("part-0.parquet", 10, {"day": "2026-01-01", "k": None}, 7, {"numRecords": 1})
 

@@ -8,11 +8,9 @@ import logging
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointFailuresExceeded,
@@ -20,6 +18,9 @@ from barrierflow.coordination.checkpoint_coordinator import (
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -30,7 +31,7 @@ from barrierflow.testing.coordinator_harness import WALL_CLOCK_ORIGIN_MS, Coordi
 def two_vertex_graph():
     """Two source subtasks, rebalanced to one sink subtask: three tasks, two sources."""
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink()).set_parallelism(1)
     return build_execution_graph(
         build_job_graph(build_stream_graph("job", env._transformations, 2, 128))
     )

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointStatus
 from barrierflow.checkpoint.metadata import (
@@ -18,9 +17,11 @@ from barrierflow.checkpoint.metadata import (
     OperatorSubtaskState,
     SharedFileHandle,
 )
-from barrierflow.checkpoint.storage import CheckpointStorage
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -32,12 +33,12 @@ class Job:
 
     def __init__(self, root: Path, num_retained: int = 1, max_concurrent: int = 1) -> None:
         env = StreamExecutionEnvironment()
-        env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink())
+        env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink())
         graph = build_execution_graph(
             build_job_graph(build_stream_graph("job", env._transformations, 1, 128))
         )
         self.uid = graph.job_graph.vertices[0].chain[0].uid
-        self.storage = CheckpointStorage(str(root))
+        self.storage = CheckpointDirectory(str(root))
         config = CoordinatorConfig(1.0, 60.0, 0.0, max_concurrent, 10, num_retained)
         self.harness = CoordinatorHarness(graph, config, self.storage)
         self.coordinator = self.harness.coordinator

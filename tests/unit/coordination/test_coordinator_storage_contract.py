@@ -9,14 +9,14 @@ import pytest
 from barrierflow.checkpoint import storage_layout as layout
 from barrierflow.checkpoint.history import CheckpointHistory, CheckpointRecord, CheckpointStatus
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
 from barrierflow.errors import CorruptCheckpointError
 
 
 class FileSystem:
     def __init__(self, tmp_path) -> None:
-        self.storage = CheckpointStorage(str(tmp_path))
+        self.storage = CheckpointDirectory(str(tmp_path))
 
     def add_file(self, path: str, data: bytes = b"x") -> None:
         self.storage.write_state_file(path, data)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.control import messages as msg
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -54,7 +55,7 @@ def coordinators() -> RecordingCoordinators:
 def harness(coordinators: RecordingCoordinators) -> CoordinatorHarness:
     """Two source subtasks (uid ``s-uid``), rebalanced to one sink subtask."""
     env = StreamExecutionEnvironment()
-    source = env.from_source(SequenceSource(1, 10), "s").uid("s-uid")
+    source = env.from_source(NumberSequenceSource(1, 10), "s").uid("s-uid")
     source.sink_to(DiscardingSink()).set_parallelism(1)
     graph = build_execution_graph(
         build_job_graph(build_stream_graph("job", env._transformations, 2, 128))

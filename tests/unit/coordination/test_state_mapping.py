@@ -4,7 +4,6 @@ with what becomes of each state the job declares."""
 
 from __future__ import annotations
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.checkpoint.metadata import (
     CheckpointMetadata,
     InlineHandle,
@@ -14,19 +13,21 @@ from barrierflow.checkpoint.metadata import (
     OperatorSubtaskState,
 )
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink, SequenceSource
 from barrierflow.coordination.state_mapping import OperatorFate, map_state
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind, SnapshotFormat
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.declared_states import declared_states_of
 
 
 def job(uids: list[str], max_parallelism: int = 128, parallelism: int = 3):
     env = StreamExecutionEnvironment()
-    stream = env.from_source(SequenceSource(1, 10), "numbers").uid("numbers")
+    stream = env.from_source(NumberSequenceSource(1, 10), "numbers").uid("numbers")
     for uid in uids:
         stream = stream.map(lambda x: x).uid(uid)
     stream.sink_to(DiscardingSink()).uid("sink")
@@ -128,7 +129,7 @@ class Profiles(KeyedProcessFunction):
 def keyed_job(function, key_type=None):
     env = StreamExecutionEnvironment()
     (
-        env.from_source(SequenceSource(1, 10), "numbers")
+        env.from_source(NumberSequenceSource(1, 10), "numbers")
         .key_by(lambda x: x, key_type)
         .process(function)
         .uid("profiles")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.datastream.functions.two_input import CoMapFunction
+from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_graph
 from barrierflow.graph.job_graph import JobGraph, build_job_graph
 from barrierflow.graph.stream_graph import build_stream_graph
@@ -33,7 +35,7 @@ def graphs(env: StreamExecutionEnvironment) -> tuple[JobGraph, ExecutionGraph]:
 def keyed_program(parallelism: int = 2, sink_parallelism: int | None = None):
     env = StreamExecutionEnvironment().set_parallelism(parallelism)
     processed = (
-        env.from_source(SequenceSource(1, 10), "s")
+        env.from_source(NumberSequenceSource(1, 10), "s")
         .map(lambda x: x * 2)
         .key_by(lambda x: x % 3)
         .process(Passthrough())
@@ -77,7 +79,7 @@ def test_a_parallelism_change_breaks_the_chain_and_rebalances():
 
 def test_a_map_with_another_parallelism_than_its_source_is_not_chained():
     env = StreamExecutionEnvironment().set_parallelism(2)
-    env.from_source(SequenceSource(1, 10), "s").map(str).set_parallelism(3).sink_to(
+    env.from_source(NumberSequenceSource(1, 10), "s").map(str).set_parallelism(3).sink_to(
         DiscardingSink()
     )
     job_graph, _ = graphs(env)
@@ -87,7 +89,7 @@ def test_a_map_with_another_parallelism_than_its_source_is_not_chained():
 
 def test_an_operator_feeding_two_consumers_is_not_chained_to_them():
     env = StreamExecutionEnvironment().set_parallelism(2)
-    doubled = env.from_source(SequenceSource(1, 10), "s").map(lambda x: 2 * x)
+    doubled = env.from_source(NumberSequenceSource(1, 10), "s").map(lambda x: 2 * x)
     doubled.map(str).sink_to(DiscardingSink())
     doubled.filter(bool).sink_to(DiscardingSink())
     job_graph, _ = graphs(env)
@@ -136,7 +138,7 @@ def test_rebalance_edge_connects_every_producer_to_every_consumer():
 
 def test_forward_edges_connect_equal_subtask_indexes_only():
     env = StreamExecutionEnvironment().set_parallelism(3)
-    doubled = env.from_source(SequenceSource(1, 10), "s").map(lambda x: 2 * x)
+    doubled = env.from_source(NumberSequenceSource(1, 10), "s").map(lambda x: 2 * x)
     doubled.map(str).sink_to(DiscardingSink())
     doubled.filter(bool).sink_to(DiscardingSink())
     job_graph, execution = graphs(env)
@@ -152,8 +154,8 @@ def test_forward_edges_connect_equal_subtask_indexes_only():
 
 def test_union_of_two_sources_gives_the_consumer_channels_of_both_edges():
     env = StreamExecutionEnvironment().set_parallelism(2)
-    a = env.from_source(SequenceSource(1, 10), "a")
-    b = env.from_source(SequenceSource(11, 20), "b").set_parallelism(1)
+    a = env.from_source(NumberSequenceSource(1, 10), "a")
+    b = env.from_source(NumberSequenceSource(11, 20), "b").set_parallelism(1)
     a.union(b).map(str).sink_to(DiscardingSink())
     job_graph, execution = graphs(env)
     assert chains(job_graph) == [["a"], ["b"], ["Map", "DiscardingSink"]]
@@ -176,9 +178,9 @@ class Either(CoMapFunction):
 def test_a_two_input_operator_heads_its_vertex_and_knows_the_input_of_each_channel():
     """Input 1 a union of two sources (one forward, one keyed), input 2 a broadcast one."""
     env = StreamExecutionEnvironment().set_parallelism(2)
-    a = env.from_source(SequenceSource(1, 10), "a")
-    b = env.from_source(SequenceSource(11, 20), "b").set_parallelism(1)
-    c = env.from_source(SequenceSource(21, 30), "c")
+    a = env.from_source(NumberSequenceSource(1, 10), "a")
+    b = env.from_source(NumberSequenceSource(11, 20), "b").set_parallelism(1)
+    c = env.from_source(NumberSequenceSource(21, 30), "c")
     joined = a.union(b.key_by(lambda v: v)).connect(c.broadcast()).map(Either())
     joined.sink_to(DiscardingSink())
     job_graph, execution = graphs(env)
@@ -208,14 +210,14 @@ def test_operators_without_uid_get_the_same_uids_in_every_build_of_the_program()
 
 def test_a_job_without_a_sink_is_rejected_with_a_hint():
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "s").map(str)
+    env.from_source(NumberSequenceSource(1, 10), "s").map(str)
     with pytest.raises(ConfigurationError, match=r"no sink.*sink_to\(\.\.\.\)"):
         stream_graph(env)
 
 
 def test_duplicate_uids_are_rejected_naming_the_uid_and_both_operators():
     env = StreamExecutionEnvironment()
-    env.from_source(SequenceSource(1, 10), "s").uid("same").map(str).name("Stringify").uid(
+    env.from_source(NumberSequenceSource(1, 10), "s").uid("same").map(str).name("Stringify").uid(
         "same"
     ).sink_to(DiscardingSink())
     with pytest.raises(
@@ -226,7 +228,7 @@ def test_duplicate_uids_are_rejected_naming_the_uid_and_both_operators():
 
 def test_a_parallelism_above_the_max_parallelism_is_rejected():
     env = StreamExecutionEnvironment().set_max_parallelism(4)
-    env.from_source(SequenceSource(1, 10), "s").map(str).set_parallelism(5).uid("m").sink_to(
+    env.from_source(NumberSequenceSource(1, 10), "s").map(str).set_parallelism(5).uid("m").sink_to(
         DiscardingSink()
     )
     with pytest.raises(
@@ -237,6 +239,6 @@ def test_a_parallelism_above_the_max_parallelism_is_rejected():
 
 def test_set_parallelism_after_key_by_is_rejected():
     env = StreamExecutionEnvironment()
-    keyed = env.from_source(SequenceSource(1, 10), "s").key_by(lambda x: x)
+    keyed = env.from_source(NumberSequenceSource(1, 10), "s").key_by(lambda x: x)
     with pytest.raises(ConfigurationError, match=r"set_parallelism\(\) applies to an operator"):
         keyed.set_parallelism(2)

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import functools
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.api.async_data_stream import AsyncDataStream
 from barrierflow.common import Duration, Time, WatermarkStrategy
 from barrierflow.common.watermark_strategy import TimestampAssigner
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.async_io import AsyncFunction
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction, ProcessFunction
 from barrierflow.datastream.functions.two_input import CoMapFunction, KeyedCoProcessFunction
+from barrierflow.datastream.window import TumblingEventTimeWindows
 from barrierflow.graph.execution_graph import build_execution_graph
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.timestamp_use import TimestampColumn, may_use_argument
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
 from tests.unit.graph.test_graph import stream_graph
 
 NEEDED, DROPPED = TimestampColumn.NEEDED, TimestampColumn.DROPPED
@@ -92,7 +93,7 @@ def keyed_count_inputs(function, assigner=lambda i, _: i) -> dict[str, Timestamp
     env = StreamExecutionEnvironment().set_parallelism(2)
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(assigner)
     (
-        env.from_source(SequenceSource(0, 9), "events")
+        env.from_source(NumberSequenceSource(0, 9), "events")
         .assign_timestamps_and_watermarks(strategy)
         .map(lambda i: i % 3)
         .key_by(lambda k: k)
@@ -124,7 +125,7 @@ def test_a_function_that_may_read_its_context_gets_them_and_so_does_what_feeds_i
 def test_a_window_downstream_keeps_them_through_functions_that_carry_them():
     env = StreamExecutionEnvironment().set_parallelism(2)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(5))
-    events = env.from_source(SequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
+    events = env.from_source(NumberSequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
         strategy.with_timestamp_assigner(lambda i, _: i)
     )
     (
@@ -177,7 +178,7 @@ class Echo(AsyncFunction):
 def test_async_io_carries_them_to_a_window_after_it():
     env = StreamExecutionEnvironment().set_parallelism(2)
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda i, _: i)
-    events = env.from_source(SequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
+    events = env.from_source(NumberSequenceSource(0, 9), "events").assign_timestamps_and_watermarks(
         strategy
     )
     (

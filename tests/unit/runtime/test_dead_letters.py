@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.common import Configuration
-from barrierflow.connectors import FileSink, SequenceSource
-from barrierflow.datastream import OutputTag
-from barrierflow.datastream.output_tag import DeadLetter
+from barrierflow.datastream import DeadLetter, OutputTag, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs.odd_even import read_committed
@@ -44,7 +43,7 @@ def test_failed_records_go_to_the_dead_letters_and_the_rest_to_the_output(tmp_pa
     env = env_on_threads()
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     letters = OutputTag("dead")
-    numbers = env.from_source(SequenceSource(1, N), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, N), "numbers")
     if keyed:
         numbers = numbers.key_by(lambda x: x % 2)
     parsed = numbers.map(parse).uid("parse").with_dead_letters(letters)
@@ -73,7 +72,7 @@ def test_flat_map_filter_and_process_have_dead_letters_too(tmp_path):
     env = env_on_threads(1)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
     tags = [OutputTag(name) for name in ("fm", "f", "p")]
-    numbers = env.from_source(SequenceSource(1, 200), "numbers")
+    numbers = env.from_source(NumberSequenceSource(1, 200), "numbers")
     stage1 = numbers.flat_map(lambda v: [v] if v != 13 else 1 / 0).with_dead_letters(tags[0])
     stage2 = stage1.filter(lambda v: v != 21 or 1 / 0).with_dead_letters(tags[1])
     stage3 = stage2.process(Halve()).with_dead_letters(tags[2])
@@ -90,9 +89,9 @@ def test_flat_map_filter_and_process_have_dead_letters_too(tmp_path):
 
 def test_dead_letters_nobody_reads_are_refused_before_the_job_runs(tmp_path):
     env = env_on_threads()
-    env.from_source(SequenceSource(1, 10), "numbers").map(parse).uid("parse").with_dead_letters(
-        OutputTag("dead")
-    ).sink_to(FileSink(str(tmp_path / "out")))
+    env.from_source(NumberSequenceSource(1, 10), "numbers").map(parse).uid(
+        "parse"
+    ).with_dead_letters(OutputTag("dead")).sink_to(FileSink(str(tmp_path / "out")))
     with pytest.raises(ConfigurationError, match=r"'parse' .* nothing reads them"):
         env.execute("unread")
 
@@ -100,4 +99,4 @@ def test_dead_letters_nobody_reads_are_refused_before_the_job_runs(tmp_path):
 def test_only_map_flat_map_filter_and_process_take_dead_letters():
     env = env_on_threads()
     with pytest.raises(ConfigurationError, match="applies to map, flat_map, filter and process"):
-        env.from_source(SequenceSource(1, 10), "numbers").with_dead_letters(OutputTag("x"))
+        env.from_source(NumberSequenceSource(1, 10), "numbers").with_dead_letters(OutputTag("x"))

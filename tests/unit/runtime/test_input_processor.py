@@ -12,7 +12,7 @@ import pytest
 from barrierflow.checkpoint.channel_state import decode_channel_state, encode_channel_state
 from barrierflow.checkpoint.metadata import InlineHandle
 from barrierflow.common import WatermarkStrategy
-from barrierflow.connectors import SequenceSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.frames import Kind
 from barrierflow.protocol.record_batch import RecordBatch
@@ -180,7 +180,7 @@ def test_a_two_input_head_needs_both_inputs_assigned(monkeypatch):
 
 
 def test_the_source_input_polls_until_its_source_ended():
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, 5), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, 5), uid="numbers")
     h = StreamTaskHarness([source], num_input_channels=0, buffer_size=3).open()
     task_input = h.task.input
     assert [task_input.process_input() for _ in range(3)] == [MORE, MORE, END_OF_DATA]
@@ -191,7 +191,7 @@ def test_the_source_input_polls_until_its_source_ended():
 
 
 def test_the_source_input_gives_the_assigner_after_it_each_batchs_splits():
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, 10), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, 10), uid="numbers")
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
         lambda v, _: v * 100
     )

@@ -7,7 +7,7 @@ operator, the source included, in chain order."""
 from __future__ import annotations
 
 from barrierflow.common import WatermarkStrategy
-from barrierflow.connectors import SequenceSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT
@@ -100,7 +100,7 @@ def test_the_end_of_input_fires_every_timer_and_emits_what_operators_still_hold(
 
 
 def test_a_snapshot_covers_every_operator_the_source_first():
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, 4), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, 4), uid="numbers")
     double = operator(TransformationKind.MAP, lambda v: 2 * v, uid="double")
     h = StreamTaskHarness([source, double], num_input_channels=0).open()
     snapshots = h.task.chain.snapshot_state(1, CHECKPOINT)

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pickle
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
-from barrierflow.connectors import DiscardingSink
-from barrierflow.datastream import OutputTag
+from barrierflow.datastream import OutputTag, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
@@ -20,9 +19,9 @@ from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import ResultPartition
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.testing.harness import OperatorHarness
-from barrierflow.windowing.assigners import TumblingEventTimeWindows
-from barrierflow.windowing.triggers import EventTimeTrigger
+from barrierflow.windowing.window_assigners import TumblingEventTimeWindows
 from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import EventTimeTrigger
 
 ODD = OutputTag("odd")
 

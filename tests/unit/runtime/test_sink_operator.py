@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from barrierflow.connectors import FileSink
+from barrierflow.datastream.connectors.file_system import FileSink
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.sink_operator import SinkOperator
 from barrierflow.state.operator_state import OperatorStateStore

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHandle
-from barrierflow.connectors import SequenceSource
 from barrierflow.control import messages as msg
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.checkpoint_barrier import (
     FINAL_CHECKPOINT,
@@ -19,7 +20,6 @@ from barrierflow.protocol.checkpoint_barrier import (
 )
 from barrierflow.protocol.frames import ChannelSequenceError, Kind
 from barrierflow.runtime.task import TaskCancelled
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.testing.harness import StreamTaskHarness, operator
 
@@ -144,7 +144,7 @@ def test_the_options_of_a_barrier_reach_the_keyed_state_backend(tmp_path):
 
 
 def test_a_source_task_snapshots_its_position_when_triggered_and_resumes_there():
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, 10), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, 10), uid="numbers")
     double = operator(TransformationKind.MAP, lambda x: 2 * x, uid="double")
     h = StreamTaskHarness([source, double], num_input_channels=0, buffer_size=3).open()
     h.turns(2)
@@ -246,7 +246,7 @@ def suspend(target: str = "/savepoints/sp-1") -> CheckpointOptions:
 
 
 def source_task(n: int = 100, **kwargs) -> StreamTaskHarness:
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, n), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, n), uid="numbers")
     return StreamTaskHarness([source], num_input_channels=0, buffer_size=3, **kwargs).open()
 
 

@@ -6,7 +6,7 @@ chain, and a job without event time sends neither timestamps nor watermarks."""
 from __future__ import annotations
 
 from barrierflow.common import WatermarkStrategy
-from barrierflow.connectors import SequenceSource
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
 from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.graph.transformation import TransformationKind
@@ -126,7 +126,7 @@ def test_a_job_without_event_time_sends_plain_buffers_and_no_watermark():
 
 
 def test_a_source_with_a_strategy_stamps_its_records_and_ends_time_at_its_end():
-    source = operator(TransformationKind.SOURCE, SequenceSource(1, 5), uid="numbers")
+    source = operator(TransformationKind.SOURCE, NumberSequenceSource(1, 5), uid="numbers")
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
         lambda v, _: v * 1_000
     )

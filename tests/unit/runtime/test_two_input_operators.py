@@ -16,9 +16,9 @@ from barrierflow.datastream.functions import (
     KeyedCoProcessFunction,
 )
 from barrierflow.datastream.functions.two_input import BroadcastProcess, CoMapProcess, CoProcess
+from barrierflow.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.operators import UserFunctionError
-from barrierflow.state import MapStateDescriptor, ValueStateDescriptor
 from barrierflow.testing.harness import StreamTaskHarness, operator
 
 RULES = MapStateDescriptor("rules", Types.STRING(), Types.INT())

@@ -32,9 +32,9 @@ from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.testing.harness import OperatorHarness, operator
-from barrierflow.windowing.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
-from barrierflow.windowing.triggers import EventTimeTrigger
+from barrierflow.windowing.window_assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import EventTimeTrigger
 
 ASSIGNERS = {
     "tumbling": TumblingEventTimeWindows.of(100),

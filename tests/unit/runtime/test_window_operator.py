@@ -19,7 +19,7 @@ from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.key_groups import KeyGroupCache
 from barrierflow.testing.harness import OperatorHarness, operator
-from barrierflow.windowing.assigners import (
+from barrierflow.windowing.window_assigners import (
     AssignerContext,
     EventTimeSessionWindows,
     MergingWindowAssigner,
@@ -27,13 +27,13 @@ from barrierflow.windowing.assigners import (
     TumblingEventTimeWindows,
     TumblingProcessingTimeWindows,
 )
-from barrierflow.windowing.triggers import (
+from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import (
     CountEvictor,
     CountTrigger,
     PurgingTrigger,
     default_trigger,
 )
-from barrierflow.windowing.window_spec import Contents, WindowSpec
 from barrierflow.windowing.windows import GlobalWindow
 
 
@@ -182,7 +182,7 @@ def test_count_windows_tumbling_and_sliding():
 
 
 def GlobalWindows_():
-    from barrierflow.windowing.assigners import GlobalWindows
+    from barrierflow.windowing.window_assigners import GlobalWindows
 
     return GlobalWindows.create()
 

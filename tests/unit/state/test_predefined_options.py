@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import state_backend_config
 from barrierflow.common import Configuration
-from barrierflow.datastream import EmbeddedRocksDBStateBackend, PredefinedOptions
+from barrierflow.datastream import (
+    EmbeddedRocksDBStateBackend,
+    PredefinedOptions,
+    StreamExecutionEnvironment,
+)
+from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.backends.predefined_options import PRESETS
 from barrierflow.state.backends.registry import StateBackendConfig, rocksdb_tuning

@@ -11,10 +11,10 @@ import pytest
 
 from barrierflow.checkpoint.metadata import IncrementalKeyedHandle, KeyGroupsHandle
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.errors import CorruptCheckpointError
 from barrierflow.protocol.key_group_range import KeyGroupRange
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 
 MAX_PARALLELISM = 128
@@ -34,7 +34,7 @@ class Subtask:
         write_buffer_bytes: int = MiB,
     ) -> None:
         self.root = root
-        self.storage = CheckpointStorage(str(root / "checkpoints"))
+        self.storage = CheckpointDirectory(str(root / "checkpoints"))
         self.backend = RocksDBKeyedStateBackend(
             MAX_PARALLELISM,
             FULL,

@@ -12,8 +12,12 @@ import pytest
 
 from barrierflow.checkpoint.key_group_format import write_key_groups
 from barrierflow.common.typeinfo import Types
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.backends.rocksdb.database import INGEST

@@ -8,7 +8,11 @@ import pytest
 
 from barrierflow.common import Types
 from barrierflow.common.types import Row
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.state.descriptors import StateKind
 from barrierflow.state.schema_evolution import (
     Compatibility,

@@ -10,12 +10,16 @@ import pytest
 
 from barrierflow.common import Types
 from barrierflow.common.types import Row
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
     SnapshotFormat,
 )
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from barrierflow.state.schema_evolution import IncompatibleStateError
 from tests.unit.state.test_state_backend_contract import Streams, factory

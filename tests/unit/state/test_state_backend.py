@@ -15,9 +15,13 @@ from hypothesis import strategies as st
 from barrierflow.checkpoint.key_group_format import KEY_GROUP_FORMAT_VERSION, read_key_groups
 from barrierflow.checkpoint.key_group_tables import TABLES_FORMAT_VERSION
 from barrierflow.checkpoint.metadata import InlineHandle, KeyGroupsHandle
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, CheckpointKind, CheckpointOptions
 from barrierflow.protocol.key_group_range import KeyGroupRange, key_group_range_for_subtask
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state.operator_state import OperatorStateStore

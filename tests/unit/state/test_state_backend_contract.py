@@ -24,9 +24,13 @@ from barrierflow.checkpoint.metadata import (
     StreamHandle,
 )
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.key_group_range import KeyGroupRange
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.backends.rocksdb.incremental_restore import incremental_sections
@@ -48,7 +52,7 @@ class Streams:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.storage = CheckpointStorage(str(root / "checkpoints"))
+        self.storage = CheckpointDirectory(str(root / "checkpoints"))
         self._writer = CheckpointStreams(self.storage, 1, "op", 0, 1, inline_threshold=1 << 40)
         self._reader = StorageRestoreStreams(self.storage, shares_storage=True)
         self.reads: list[StreamHandle] = []

@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from barrierflow import ConfigurationError, StreamExecutionEnvironment
 from barrierflow.client.planning import plan_job
 from barrierflow.cluster.rest.flink_json import checkpoint_config
 from barrierflow.config_option import Option
-from barrierflow.connectors import DiscardingSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.datastream.functions.one_input import KeyedProcessFunction
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.datastream.state_backend import EmbeddedRocksDBStateBackend, NamedStateBackend
+from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import registry
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.registry import (
@@ -79,7 +81,7 @@ def planned_backend(conf: dict) -> tuple[StreamExecutionEnvironment, StateBacken
     """The backend a job of ``conf`` runs with, and its REST API's checkpoint configuration."""
     env = StreamExecutionEnvironment()
     env.configure(conf)
-    env.from_source(SequenceSource(1, 10), "s").sink_to(DiscardingSink())
+    env.from_source(NumberSequenceSource(1, 10), "s").sink_to(DiscardingSink())
     plan = plan_job(env._pipeline("registry"))
     return env, plan.task_config.state_backend, checkpoint_config(plan.checkpoint_settings())
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.common import Types
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.state.descriptors import StateKind
 from barrierflow.state.state_schema import declared_text, parse_type, state_type_info, type_text
 

@@ -10,8 +10,7 @@ import pytest
 
 from barrierflow.common import Time
 from barrierflow.datastream.functions.one_input import AggregateFunction
-from barrierflow.protocol.key_group_range import KeyGroupRange
-from barrierflow.state import (
+from barrierflow.datastream.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
     MapStateDescriptor,
@@ -19,6 +18,7 @@ from barrierflow.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from tests.unit.state.test_state_backend_contract import BACKENDS, FULL, Streams, factory
 

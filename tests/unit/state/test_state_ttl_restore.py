@@ -11,8 +11,7 @@ from typing import Any
 import cloudpickle
 import pytest
 
-from barrierflow.protocol.key_group_range import KeyGroupRange
-from barrierflow.state import (
+from barrierflow.datastream.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
     MapStateDescriptor,
@@ -20,6 +19,7 @@ from barrierflow.state import (
     StateDescriptor,
     ValueStateDescriptor,
 )
+from barrierflow.protocol.key_group_range import KeyGroupRange
 from barrierflow.state.key_groups import assign_to_key_group
 from barrierflow.state.keyed_state_store import KeyedStateStore
 from tests.unit.state.test_state_backend_contract import MAX_PARALLELISM, Streams, factory

@@ -13,7 +13,7 @@ import pytest
 from barrierflow.common import Time, Types
 from barrierflow.common.typeinfo import ConfigurationError
 from barrierflow.common.types import Row
-from barrierflow.state import (
+from barrierflow.datastream.state import (
     ListStateDescriptor,
     MapStateDescriptor,
     ReducingStateDescriptor,

@@ -10,17 +10,15 @@ from barrierflow.common import Time, Types
 from barrierflow.datastream.functions.one_input import AggregateFunction
 from barrierflow.datastream.state import (
     AggregatingState,
-    ListState,
-    MapState,
-    ReducingState,
-    ValueState,
-)
-from barrierflow.state import (
     AggregatingStateDescriptor,
+    ListState,
     ListStateDescriptor,
+    MapState,
     MapStateDescriptor,
+    ReducingState,
     ReducingStateDescriptor,
     StateTtlConfig,
+    ValueState,
     ValueStateDescriptor,
 )
 from barrierflow.state.broadcast_state import BroadcastStateStore

@@ -8,12 +8,12 @@ import pytest
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.state_streams import StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common import Types
+from barrierflow.datastream.state import ValueStateDescriptor
 from barrierflow.errors import ConfigurationError
 from barrierflow.protocol.key_group_range import key_group_range_for_subtask, subtask_for_key_group
 from barrierflow.runtime.timer_service import TIMERS
-from barrierflow.state import ValueStateDescriptor
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.key_groups import assign_to_key_group
@@ -54,7 +54,7 @@ def test_a_subtasks_rows_become_its_canonical_snapshot(tmp_path, backend):
     assert handle.types == {"total": "LONG"} and handle.backend == backend
     assert set(handle.states) == {"total", TIMERS.name}
     restored = HeapKeyedStateBackend(128, key_group_range_for_subtask(128, 2, 1))
-    restored.restore([handle], StorageRestoreStreams(CheckpointStorage(path), False))
+    restored.restore([handle], StorageRestoreStreams(CheckpointDirectory(path), False))
     totals = dict(restored.entries("total"))
     assert totals == {row["user"]: row["amount"] for row in rows_of(1, 2)}
     timers = dict(restored.entries(TIMERS.name))

@@ -13,9 +13,14 @@ import pytest
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import OperatorState, OperatorSubtaskState
 from barrierflow.checkpoint.state_streams import CheckpointStreams, StorageRestoreStreams
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.common import Types
 from barrierflow.common.types import Row
+from barrierflow.datastream.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ValueStateDescriptor,
+)
 from barrierflow.protocol.checkpoint_barrier import (
     CheckpointKind,
     CheckpointOptions,
@@ -24,7 +29,6 @@ from barrierflow.protocol.checkpoint_barrier import (
 from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.runtime.window_state import CONTENTS
-from barrierflow.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 from barrierflow.state.broadcast_state import BroadcastStateStore
@@ -47,7 +51,7 @@ def written(tmp_path: Path, kind: str) -> tuple[str, OperatorState]:
     """A savepoint of operator 'count' at parallelism 2: per key a count, a list, a profile,
     a window's accumulator and an event-time timer."""
     root = str(tmp_path / "savepoint")
-    storage = CheckpointStorage(root)
+    storage = CheckpointDirectory(root)
     snapshot_format = SnapshotFormat.NATIVE if kind == "rocksdb" else SnapshotFormat.CANONICAL
     options = CheckpointOptions(CheckpointKind.SAVEPOINT, snapshot_format, target_location=root)
     subtasks = []
@@ -176,7 +180,7 @@ def test_map_state_reads_as_a_dict():
 
 
 def test_operator_list_union_and_broadcast_state_come_entry_by_entry(tmp_path):
-    storage = CheckpointStorage(str(tmp_path / "sp"))
+    storage = CheckpointDirectory(str(tmp_path / "sp"))
     handles = []
     for subtask in range(2):
         store = OperatorStateStore()

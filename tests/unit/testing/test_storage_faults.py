@@ -10,7 +10,7 @@ import pytest
 
 from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.metadata import CheckpointMetadata
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.testing import storage_faults
 from barrierflow.testing.storage_faults import ArmedFault, StorageFault, StorageOperation
 
@@ -29,7 +29,7 @@ class _NoOptions:
 
 
 def test_an_armed_write_fails_once_with_its_error_and_leaves_half_a_file(tmp_path, faults):
-    storage = CheckpointStorage(str(tmp_path / "job"))
+    storage = CheckpointDirectory(str(tmp_path / "job"))
     faults.arm(ArmedFault(StorageOperation.WRITE, StorageFault.ENOSPC, "chk-3"))
 
     with pytest.raises(OSError) as raised:
@@ -44,7 +44,7 @@ def test_an_armed_write_fails_once_with_its_error_and_leaves_half_a_file(tmp_pat
 
 
 def test_a_write_elsewhere_passes_and_leaves_the_fault_armed(tmp_path, faults):
-    storage = CheckpointStorage(str(tmp_path / "job"))
+    storage = CheckpointDirectory(str(tmp_path / "job"))
     faults.arm(ArmedFault(StorageOperation.WRITE, StorageFault.EIO, "chk-9"))
 
     storage.write_state_file("chk-1/state", b"abc")
@@ -55,7 +55,7 @@ def test_a_write_elsewhere_passes_and_leaves_the_fault_armed(tmp_path, faults):
 
 
 def test_an_armed_rename_keeps_the_completion_marker_from_appearing(tmp_path, faults):
-    storage = CheckpointStorage(str(tmp_path / "job"))
+    storage = CheckpointDirectory(str(tmp_path / "job"))
     faults.arm(ArmedFault(StorageOperation.RENAME, StorageFault.EIO, "_metadata"))
 
     with pytest.raises(OSError, match="injected"):
@@ -66,7 +66,7 @@ def test_an_armed_rename_keeps_the_completion_marker_from_appearing(tmp_path, fa
 
 
 def test_a_stalled_write_completes_and_is_recorded(tmp_path, faults):
-    storage = CheckpointStorage(str(tmp_path / "job"))
+    storage = CheckpointDirectory(str(tmp_path / "job"))
     faults.arm(ArmedFault(StorageOperation.WRITE, StorageFault.STALL, "chk-", stall_s=0.01))
 
     handle = storage.write_state_file("chk-2/state", b"abc")

@@ -15,7 +15,7 @@ from barrierflow.windowing.aligned_windows import (
     AlignedWindows,
     Folding,
 )
-from barrierflow.windowing.assigners import (
+from barrierflow.windowing.window_assigners import (
     AssignerContext,
     EventTimeSessionWindows,
     SlidingEventTimeWindows,

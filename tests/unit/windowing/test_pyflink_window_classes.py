@@ -22,7 +22,7 @@ from barrierflow.datastream.window import (
     Window,
     WindowAssigner,
 )
-from barrierflow.windowing.assigners import AssignerContext
+from barrierflow.windowing.window_assigners import AssignerContext
 
 
 def at(processing_time_ms: int) -> AssignerContext:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from barrierflow.eventtime.durations import Duration, Time
-from barrierflow.windowing.assigners import (
+from barrierflow.windowing.window_assigners import (
     NO_TIMESTAMP,
     AssignerContext,
     EventTimeSessionWindows,

@@ -27,8 +27,8 @@ from barrierflow.eventtime.watermark_valve import MAX_WATERMARK
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.state.descriptors import ReducingStateDescriptor
 from barrierflow.testing.harness import OperatorHarness, operator
-from barrierflow.windowing.triggers import EventTimeTrigger, default_trigger
 from barrierflow.windowing.window_spec import Contents, WindowSpec
+from barrierflow.windowing.window_triggers import EventTimeTrigger, default_trigger
 
 
 def key(record):

@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
-from barrierflow.checkpoint.storage import CheckpointStorage
+from barrierflow.checkpoint.storage import CheckpointDirectory
 from barrierflow.client.ha.job_leadership import JobEndedError, ha_settings
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.common import Configuration
-from barrierflow.connectors import FileSink, SequenceSource
+from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream.connectors.file_system import FileSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError, StorageConfigError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs.odd_even import read_committed
@@ -36,7 +37,7 @@ def program(tmp_path, conf: dict, name: str = "counts", uid: str = "sink"):
         env = StreamExecutionEnvironment().set_parallelism(2)
     env.enable_checkpointing(50)
     env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
-    env.from_source(SequenceSource(1, 300), "numbers").map(lambda x: [x]).sink_to(
+    env.from_source(NumberSequenceSource(1, 300), "numbers").map(lambda x: [x]).sink_to(
         FileSink(str(tmp_path / "out"))
     ).uid(uid)
     return env, name
@@ -110,7 +111,7 @@ def test_a_job_still_running_is_taken_over_with_ids_past_the_last_reservation(tm
 
     assert second.job_id == first.job_id
     assert min(second.checkpoint_ids) >= 101  # epoch 1 reserved ids 1-100
-    storage = CheckpointStorage(str(tmp_path / "ckpt" / first.job_id))
+    storage = CheckpointDirectory(str(tmp_path / "ckpt" / first.job_id))
     assert {r.leader_epoch for r in storage.read_history().records} == {1, 2}
     assert job_record(tmp_path)["epoch"] == 2
 

@@ -13,10 +13,10 @@ import pytest
 from deltalake import DeltaTable
 
 from barrierflow.common import Types
-from barrierflow.connectors.delta import DeltaSink
 from barrierflow.connectors.delta.delta_committable import DeltaAddFile, DeltaCommittable
 from barrierflow.connectors.files.file_format import RecordEncodingError
 from barrierflow.connectors.interfaces.committables import Committable
+from barrierflow.datastream.connectors.delta import DeltaSink
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
@@ -139,7 +139,7 @@ def test_a_missing_table_without_a_schema_and_unknown_partition_columns_are_refu
 
 
 def test_without_a_schema_the_stream_s_declared_row_type_is_the_table_s(tmp_path):
-    from barrierflow import StreamExecutionEnvironment
+    from barrierflow.datastream import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment()
     row = Types.ROW_NAMED(["k", "n"], [Types.STRING(), Types.LONG()])

@@ -10,8 +10,8 @@ from deltalake import DeltaTable
 
 from barrierflow.api.configuration import Configuration
 from barrierflow.checkpoint import file_systems
-from barrierflow.connectors.delta import DeltaSink, DeltaSource
 from barrierflow.connectors.delta.delta_paths import storage_options
+from barrierflow.datastream.connectors.delta import DeltaSink, DeltaSource
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from barrierflow.connectors.delta import DeltaSource
+from barrierflow.datastream.connectors.delta import DeltaSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator

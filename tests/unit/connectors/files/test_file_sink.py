@@ -16,7 +16,7 @@ from barrierflow.connectors.files.file_sink import FileSink
 from barrierflow.connectors.files.parquet import ParquetWriterFactory
 from barrierflow.connectors.interfaces.committables import Committable, Recovery
 from barrierflow.connectors.interfaces.versioned_codec import decode_stored
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.datastream.connectors.base import SinkWriterContext
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator

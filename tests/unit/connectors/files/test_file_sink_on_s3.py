@@ -18,7 +18,7 @@ from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_sink import FileSink
 from barrierflow.connectors.files.parquet import ParquetWriterFactory
 from barrierflow.connectors.interfaces.committables import Committable, Recovery
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.datastream.connectors.base import SinkWriterContext
 from barrierflow.errors import StorageConfigError
 
 

@@ -16,7 +16,7 @@ from barrierflow.connectors.files.file_committable import FileCommittable
 from barrierflow.connectors.files.file_committer import FileCommitter
 from barrierflow.connectors.files.file_format import RecordEncodingError
 from barrierflow.connectors.interfaces.committables import Committable, Recovery
-from barrierflow.connectors.sink import SinkWriterContext
+from barrierflow.datastream.connectors.base import SinkWriterContext
 from barrierflow.datastream.connectors.file_system import (
     BucketAssigner,
     FileSink,
@@ -344,7 +344,7 @@ def test_file_sink_arguments_are_checked():
 def test_relative_paths_are_the_drivers_and_a_missing_one_is_refused_before_the_job(
     tmp_path, monkeypatch
 ):
-    from barrierflow import ConfigurationError
+    from barrierflow.errors import ConfigurationError
 
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "in" / "x.txt", "x")

@@ -8,10 +8,10 @@ import logging
 import pyarrow as pa
 import pytest
 
-from barrierflow import StreamExecutionEnvironment
 from barrierflow.common import Types
 from barrierflow.common.serialization import Encoder
 from barrierflow.connectors.files.parquet import ParquetWriterFactory
+from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.datastream.connectors.file_system import (
     BucketAssigner,
     FileEnumeratorProvider,

@@ -10,10 +10,10 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.transforms import BucketTransform
 
-from barrierflow.connectors.iceberg import IcebergSink
 from barrierflow.connectors.iceberg.iceberg_committable import IcebergCommittable
 from barrierflow.connectors.iceberg.iceberg_committer import max_committed_checkpoint
 from barrierflow.connectors.interfaces.committables import Committable
+from barrierflow.datastream.connectors.iceberg import IcebergSink
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator

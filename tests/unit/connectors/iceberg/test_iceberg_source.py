@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog import load_catalog
 
-from barrierflow.connectors.iceberg import IcebergSource
+from barrierflow.datastream.connectors.iceberg import IcebergSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator

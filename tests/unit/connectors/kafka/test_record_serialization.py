@@ -9,8 +9,8 @@ import pytest
 
 from barrierflow.common import Row, SimpleStringSchema
 from barrierflow.connectors.kafka import sink_writer
+from barrierflow.datastream.connectors import DeliveryGuarantee
 from barrierflow.datastream.connectors.kafka import (
-    DeliveryGuarantee,
     KafkaRecordSerializationSchema,
     KafkaRecordSerializationSchemaBuilder,
     KafkaSink,

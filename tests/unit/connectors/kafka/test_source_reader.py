@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 
-from barrierflow.connectors.kafka import (
-    JsonRowDeserializationSchema,
-    KafkaSource,
-    SimpleStringSchema,
-    source_reader,
-)
+from barrierflow.common import SimpleStringSchema
+from barrierflow.connectors.kafka import source_reader
 from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
-from barrierflow.connectors.source_reader import SourceReaderContext
+from barrierflow.datastream.connectors.base import SourceReaderContext
+from barrierflow.datastream.connectors.kafka import KafkaSource
+from barrierflow.datastream.formats.json import JsonRowDeserializationSchema
 
 PARTITION_EOF = -191
 

@@ -8,15 +8,11 @@ import json
 
 import pytest
 
+from barrierflow.common import SimpleStringSchema
 from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
-from barrierflow.connectors.kafka import (
-    KafkaRecordSerializationSchema,
-    KafkaSink,
-    SimpleStringSchema,
-    sink_committer,
-    sink_writer,
-)
+from barrierflow.connectors.kafka import sink_committer, sink_writer
+from barrierflow.datastream.connectors.kafka import KafkaRecordSerializationSchema, KafkaSink
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.runtime.operators import UserFunctionError
 from barrierflow.testing.harness import OperatorHarness, operator

@@ -17,8 +17,8 @@ import pytest
 
 from barrierflow.common import Types
 from barrierflow.connectors.interfaces.committables import Committable
-from barrierflow.connectors.spark_table import CatalogTable, SparkTableSink
 from barrierflow.connectors.spark_table.spark_table_committable import SparkTableCommittable
+from barrierflow.datastream.connectors.spark_table import CatalogTable, SparkTableSink
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.testing.harness import OperatorHarness, operator
