@@ -10,7 +10,7 @@ import pytest
 
 from barrierflow import StreamExecutionEnvironment
 from barrierflow.client.submission_context import SubmissionContext, installed
-from barrierflow.cluster.rescaling import RescaleRefused, RescaleStatus
+from barrierflow.cluster.scaling.rescaler import RescaleRefused, RescaleStatus
 from barrierflow.common import Configuration
 from barrierflow.connectors import FileSink, SequenceSource
 from barrierflow.testing.thread_deployer import ThreadExecutor
