@@ -197,6 +197,14 @@ OPTIONS: tuple[Option, ...] = (
            "how long a leader's lease lasts without a renewal; a standby takes over after it",
            check=lambda v: 500 <= v <= 600_000,
            check_text="must be between 500 ms and 10 min"),
+    Option("scheduler-mode", _choice("default", "reactive"), "default",
+           "reactive: the job's parallelism follows the task slots Spark gives it (scaling "
+           "down when an executor is lost, up when executors are added), up to the max "
+           "parallelism; needs checkpointing"),
+    Option("jobmanager.adaptive-scheduler.resource-stabilization-timeout", parse_duration_ms,
+           10_000, "reactive mode: how long more slots must be offered before the job scales "
+           "up to them (executors register one by one; one rescale takes them all)",
+           check=lambda v: v >= 0, check_text="must not be negative"),
     Option("job-registry.dir", _parse_str, None,
            "where each job is recorded while it runs and how it ended, for barrierflow list "
            "and the job commands by id; unset: $BARRIERFLOW_HOME/jobs, else ~/.barrierflow/jobs"),

@@ -1,7 +1,7 @@
 """``barrierflow rescale JOB_ID -p N [--vertex UID=N ...]``: changes a running job's
-parallelism (``cluster/rescaling.py``: a checkpoint at once, then the job restarted from it at
-the new parallelism) and returns once it runs so, printing what changed and the downtime; or
-exits 1 with why nothing changed. The job is found as the other job commands find it.
+parallelism (``cluster/scaling/rescaler.py``: a checkpoint at once, then the job restarted from
+it at the new parallelism) and returns once it runs so, printing what changed and the downtime;
+or exits 1 with why nothing changed. The job is found as the other job commands find it.
 
 **I/O:** the job's address file and its control endpoint, or its REST API (``-m``).
 """

@@ -19,7 +19,7 @@ from barrierflow.checkpoint import file_systems
 from barrierflow.checkpoint.storage import CheckpointDirectory, job_root_uri
 from barrierflow.checkpoint.storage_layout import RESTORED_FROM_FILE
 from barrierflow.checkpoint.storage_retry import with_storage_retries
-from barrierflow.client.pipeline import Checkpointing, Pipeline
+from barrierflow.client.pipeline import Checkpointing, Options, Pipeline
 from barrierflow.client.restore_points import read_restore_point, started_from
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
@@ -87,6 +87,7 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         restore_from, restore_root = read_restore_point(restore_path)
     # 6. configurations
     conf = pipeline.configuration
+    reactive = _reactive_stabilization_s(conf, checkpointing)
     return JobPlan(
         job_id=job_id,
         job_name=pipeline.job_name,
@@ -111,7 +112,21 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         registry_dir=conf.get("job-registry.dir"),
         regraph=functools.partial(_graph_at, pipeline),
         max_identical_failures=conf.get("restart-strategy.max-identical-failures"),
+        reactive_stabilization_s=reactive,
     )
+
+
+def _reactive_stabilization_s(conf: Options, checkpointing: bool) -> float | None:
+    """Reactive mode's stabilization time, or None when the job does not run in it."""
+    if conf.get("scheduler-mode") != "reactive":
+        return None
+    if not checkpointing:
+        raise ConfigurationError(
+            "scheduler-mode: reactive follows the cluster by restoring the job's latest "
+            "checkpoint at another parallelism, and this job takes no checkpoints: enable "
+            "checkpointing (execution.checkpointing.interval), or run it without reactive mode"
+        )
+    return conf.get("jobmanager.adaptive-scheduler.resource-stabilization-timeout") / 1000
 
 
 def _graph_at(

@@ -41,8 +41,10 @@ class SparkExecutor:
         if self._session is not None:
             context = self._session.sparkContext
         else:  # a SparkContext without a SparkSession: see get_or_create_context
+            # reactive mode runs on the slots there are: it needs one
+            reactive = plan.reactive_stabilization_s is not None
             context = get_or_create_context(
-                plan.graph.num_slots,
+                1 if reactive else plan.graph.num_slots,
                 master=self._master,
                 conf=self._conf,
                 spark_log=None if self._verbose else default_spark_log(),

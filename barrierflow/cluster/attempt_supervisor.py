@@ -26,8 +26,8 @@ import re
 import socket
 import time
 import traceback
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster import collected_records
@@ -65,20 +65,19 @@ class _NothingSubmitted:
         return True
 
 
-class AttemptListener(Protocol):
+class AttemptListener:
+    """What a part of the JobMaster hears of the running attempt (each does nothing unless
+    overridden): the rescaler waits for a rescaled attempt's first record, reactive mode
+    looks at the slots the cluster offers while the job runs."""
+
     def attempt_running(self, number: int, now: float) -> None:
         """Every task of attempt ``number`` runs (``now``: epoch seconds)."""
 
     def attempt_sampled(self, number: int, first_record_at: float | None, now: float) -> None:
         """A heartbeat of attempt ``number``; when it processed its first record, if it did."""
 
-
-class _NoListener:
-    def attempt_running(self, number: int, now: float) -> None:
-        pass
-
-    def attempt_sampled(self, number: int, first_record_at: float | None, now: float) -> None:
-        pass
+    def attempt_supervised(self, number: int, now: float) -> None:
+        """Every heartbeat period while attempt ``number`` runs (``now``: monotonic)."""
 
 
 class AttemptSupervisor:
@@ -91,11 +90,10 @@ class AttemptSupervisor:
         status_view: JobStatusView,
         operator_coordinators: OperatorCoordinatorHost,
         canceled: Callable[[], bool],
-        listener: AttemptListener | None = None,
+        listeners: Sequence[AttemptListener] = (),
     ) -> None:
         """``canceled``: whether the job was canceled (then no attempt goes on);
-        ``listener``: hears when an attempt's tasks all run, and its heartbeats (a rescale
-        waits for them)."""
+        ``listeners``: hear when an attempt's tasks all run, and its heartbeats."""
         self._plan = plan
         self._deployer = deployer
         self._channel = channel
@@ -103,7 +101,7 @@ class AttemptSupervisor:
         self._status_view = status_view
         self._operator_coordinators = operator_coordinators
         self._canceled = canceled
-        self._listener = listener or _NoListener()
+        self._listeners = tuple(listeners)
         self.current: Attempt | None = None
         self.restores: list[RestoreStats] = []
         self.recovery_times = RecoveryTimes()
@@ -257,7 +255,8 @@ class AttemptSupervisor:
             self._status_view.subtask_metrics(message.tasks)
             self.recovery_times.subtasks_sampled(attempt.number, message.tasks)
         first = self.recovery_times.first_record_at(attempt.number)
-        self._listener.attempt_sampled(attempt.number, first, time.time())
+        for listener in self._listeners:
+            listener.attempt_sampled(attempt.number, first, time.time())
 
     def _on_slot_stopped(self, attempt: Attempt, message: msg.SlotStopped) -> None:
         attempt.stopped_slots.add(message.slot)
@@ -280,7 +279,8 @@ class AttemptSupervisor:
             if attempt.restored_checkpoint is not None:
                 self._restored(attempt)
             self._coordinator.all_tasks_running()
-            self._listener.attempt_running(attempt.number, time.time())
+            for listener in self._listeners:
+                listener.attempt_running(attempt.number, time.time())
 
     def _restored(self, attempt: Attempt) -> None:
         """Records which checkpoint the attempt restored, from where, and what it took."""
@@ -345,6 +345,8 @@ class AttemptSupervisor:
         timeout = self._plan.heartbeat_timeout_s
         for slot in attempt.silent_slots(now, timeout):
             attempt.fail(f"slot {slot} sent no heartbeat for {timeout:g} s")
+        for listener in self._listeners:
+            listener.attempt_supervised(attempt.number, now)
 
     # --- stop -----------------------------------------------------------------------------------
 

@@ -61,9 +61,9 @@ from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
-from barrierflow.cluster.rescale_operations import RescaleOperations
-from barrierflow.cluster.rescaling import Rescaler, RescaleRecord
 from barrierflow.cluster.savepoint_operations import SavepointOperations
+from barrierflow.cluster.scaling.job_scaling import job_scaling
+from barrierflow.cluster.scaling.rescaler import RescaleRecord
 from barrierflow.cluster.storage_io_thread import StorageIoThread
 from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointCoordinator,
@@ -132,13 +132,21 @@ class JobMaster:
             operator_coordinators=self._operator_coordinators,
             leadership=self._leadership,
         )
-        self._rescaler = Rescaler(
+        self._endpoints = JobEndpoints(plan, self._storage, self._channel, self._on_cancel)
+        self._scaling = job_scaling(
             plan,
-            deployer.available_slots,
-            self._coordinator.checkpoint_now,
-            lambda why: self._supervisor.stop_for_rescale(why),
-            self.status_view.rescale_recorded,
+            deployer,
+            self._coordinator,
+            self._channel,
+            self.status_view,
+            self._endpoints.authorized,
+            stop_attempt=lambda why: self._supervisor.stop_for_rescale(why),
+            running=lambda: (
+                self.status is JobStatus.RUNNING
+                and bool(self._supervisor.current and self._supervisor.current.all_running)
+            ),
         )
+        self._rescaler = self._scaling.rescaler
         self._supervisor = AttemptSupervisor(
             plan,
             deployer,
@@ -147,18 +155,7 @@ class JobMaster:
             self.status_view,
             self._operator_coordinators,
             canceled=lambda: self._canceled,
-            listener=self._rescaler,
-        )
-        self._endpoints = JobEndpoints(plan, self._storage, self._channel, self._on_cancel)
-        self._rescales = RescaleOperations(
-            self._rescaler,
-            self._channel,
-            self._endpoints.authorized,
-            running=lambda: (
-                self.status is JobStatus.RUNNING
-                and bool(self._supervisor.current and self._supervisor.current.all_running)
-            ),
-            checkpointing=plan.coordinator_config.interval_s is not None,
+            listeners=self._scaling.listeners,
         )
         self._savepoints = SavepointOperations(
             plan,
@@ -245,11 +242,14 @@ class JobMaster:
         per_vertex: Mapping[str, int] | None = None,
     ) -> Future[RescaleRecord]:
         """From any thread: see ``RescaleOperations.rescale``."""
-        return self._rescales.rescale(parallelism, per_operator, reason, trigger, per_vertex)
+        return self._scaling.operations.rescale(
+            parallelism, per_operator, reason, trigger, per_vertex
+        )
 
     def run(self) -> JobExecutionResult:
         started = time.monotonic()
         number = 0
+        failed_at: float | None = None  # when the last attempt failed, if it did
         end: tuple[JobEnd, str | None] | None = None
         try:
             self._leadership.start(self._leadership_lost)
@@ -260,6 +260,13 @@ class JobMaster:
                 number += 1
                 self._settle_storage(f"Attempt {number}")
                 restore, restore_uri = self._restore_point()
+                if number == 1 or failed_at is not None:  # reactive mode: the slots there are
+                    self._run_graph(
+                        self._scaling.before_attempt(
+                            restore, failed_at, self._supervisor.wait, lambda: self._canceled
+                        )
+                    )
+                    self._raise_if_canceled()
                 attempt = self._supervisor.start(number, restore, restore_uri)
                 self.status = JobStatus.RUNNING
                 self._rescaler.attempt_started(number)
@@ -268,6 +275,7 @@ class JobMaster:
                     self._supervisor.stop(attempt, job_ended=False)
                     self._coordinator.attempt_ended(f"attempt {number} stopped to rescale")
                     self._run_graph(self._rescaler.next_graph())
+                    failed_at = None
                     continue
                 if attempt.failure is None and not self._canceled:
                     self._coordinator.attempt_ended("the job finished")
@@ -281,7 +289,8 @@ class JobMaster:
                         self._supervisor,
                         self._storage,
                     )
-                self._supervisor.recovery_times.attempt_failed(time.time())
+                failed_at = time.time()
+                self._supervisor.recovery_times.attempt_failed(failed_at)
                 delay = self._end_attempt(attempt)
                 self.status = JobStatus.RESTARTING
                 log.warning(

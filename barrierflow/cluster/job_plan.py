@@ -47,6 +47,9 @@ class JobPlan:
     # operator uid) -> its graph; None: the job cannot be rescaled (built without a program)
     regraph: Callable[[int | None, Mapping[str, int]], ExecutionGraph] | None = None
     first_checkpoint_id: int = 1  # ids below it were reserved by earlier leaders
+    # scheduler-mode reactive: its stabilization time (resource-stabilization-timeout), in
+    # seconds; None: the parallelism changes only when asked to
+    reactive_stabilization_s: float | None = None
 
     def checkpoint_settings(self) -> CheckpointSettings:
         """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""

@@ -245,7 +245,7 @@ class JobStatusSnapshot:
     settings: CheckpointSettings
     exceptions: tuple[JobException, ...]  # newest last
     leader: LeaderStatus | None = None  # under high availability
-    rescales: tuple[Any, ...] = ()  # RescaleRecord (cluster/rescaling.py), oldest first
+    rescales: tuple[Any, ...] = ()  # RescaleRecord (cluster/scaling/rescaler.py), oldest first
 
     @property
     def duration_ms(self) -> int:

@@ -89,7 +89,7 @@ class JobStatusView:
         self._vertices = _vertices_of(job_graph)
         self._state = "CREATED"
         self._leader: LeaderStatus | None = None
-        self._rescales: dict[int, Any] = {}  # id -> the rescale's record (cluster/rescaling.py)
+        self._rescales: dict[int, Any] = {}  # id -> its RescaleRecord (cluster/scaling/)
         self._start_ms = clock_ms()
         self._end_ms = -1
         self._attempt = 0

@@ -39,8 +39,13 @@ class ThreadSubmittedAttempt:
 
 
 class ThreadDeployer:
+    def __init__(self, slots: Callable[[], int | None] = lambda: None) -> None:
+        """``slots``: how many slots the "cluster" offers now (None: no limit), for tests of
+        what follows the cluster."""
+        self._slots = slots
+
     def available_slots(self) -> int | None:
-        return None  # threads: no limit
+        return self._slots()
 
     def submit(
         self,
@@ -78,7 +83,12 @@ class ThreadDeployer:
 
 
 class ThreadExecutor:
-    """A ``JobExecutor`` (``client/executor.py``) whose JobMasters deploy on threads."""
+    """A ``JobExecutor`` (``client/executor.py``) whose JobMasters deploy on threads.
+    ``slots``: the slots it says it offers (None: no limit); a test changes it as executors
+    of a cluster would come and go."""
+
+    def __init__(self, slots: int | None = None) -> None:
+        self.slots = slots
 
     def job_master(self, plan: JobPlan) -> JobMaster:
-        return JobMaster(plan, ThreadDeployer())
+        return JobMaster(plan, ThreadDeployer(lambda: self.slots))

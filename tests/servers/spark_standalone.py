@@ -1,5 +1,7 @@
 """A real Spark standalone cluster on this machine, from the pyspark package: a master and
-workers of one core each, as separate JVMs (``spark-class ...Master`` / ``...Worker``)."""
+workers of one core each, as separate JVMs (``spark-class ...Master`` / ``...Worker``). A test
+may add a worker while the cluster runs, and SIGKILL one (its executors then exit: they watch
+their worker)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyspark
@@ -22,12 +24,35 @@ import pyspark
 _EXECUTOR = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 
-@dataclass(frozen=True)
+@dataclass
 class StandaloneCluster:
     master_url: str  # spark://127.0.0.1:PORT
     web_url: str  # the master's web UI, whose /json/ says what runs
     spark_home: str
     work_dir: str
+    start: Callable[..., subprocess.Popen]  # (log name, *spark-class arguments)
+    workers: list[subprocess.Popen] = field(default_factory=list)
+
+    def add_worker(self, wait: bool = True) -> None:
+        """Starts one more one-core worker; ``wait``: until the master counts it alive."""
+        alive = self.alive_workers()
+        number = len(self.workers)
+        work = os.path.join(self.work_dir, f"worker-{number}")
+        self.workers.append(
+            self.start(f"worker-{number}", "org.apache.spark.deploy.worker.Worker",
+                       "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+                       "--work-dir", work, "--webui-port", str(_free_port()), self.master_url)
+        )  # fmt: skip
+        if wait:
+            _wait(lambda: self.alive_workers() > alive, self.work_dir, f"worker {number}")
+
+    def kill_worker(self, number: int) -> None:
+        """SIGKILLs worker ``number``'s JVM (not its executors: they find their worker gone)."""
+        self.workers[number].send_signal(signal.SIGKILL)
+        self.workers[number].wait(10)
+
+    def alive_workers(self) -> int:
+        return sum(w["state"] == "ALIVE" for w in self.state()["workers"])
 
     def state(self) -> dict:
         with urllib.request.urlopen(self.web_url + "/json/", timeout=5) as response:
@@ -56,39 +81,32 @@ def standalone_cluster(workers: int = 2) -> Iterator[StandaloneCluster]:
     port, web_port = _free_port(), _free_port()
     processes: list[subprocess.Popen] = []
 
-    def start(name: str, *args: str) -> None:
+    def start(name: str, *args: str) -> subprocess.Popen:
         log = open(os.path.join(root, f"{name}.log"), "wb")  # noqa: SIM115 - for the JVM's life
-        processes.append(
-            subprocess.Popen(
-                [spark_class, *args],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        process = subprocess.Popen(
+            [spark_class, *args],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
+        processes.append(process)
+        return process
 
     start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
           "--port", str(port), "--webui-port", str(web_port))  # fmt: skip
     cluster = StandaloneCluster(
-        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{web_port}", spark_home, root
+        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{web_port}", spark_home, root, start
     )
     try:
         _wait(lambda: cluster.state(), root, "the master")
-        for w in range(workers):
-            work = os.path.join(root, f"worker-{w}")
-            start(f"worker-{w}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                  "--cores", "1", "--memory", "1g", "--work-dir", work,
-                  "--webui-port", str(_free_port()), cluster.master_url)  # fmt: skip
-        _wait(
-            lambda: sum(w["state"] == "ALIVE" for w in cluster.state()["workers"]) >= workers,
-            root,
-            f"{workers} workers",
-        )
+        for _ in range(workers):
+            cluster.add_worker(wait=False)
+        _wait(lambda: cluster.alive_workers() >= workers, root, f"{workers} workers")
         yield cluster
     finally:
         for p in processes:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait(10)
         subprocess.run(["pkill", "-9", "-f", _EXECUTOR], check=False)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from barrierflow.client.submission_context import SubmissionContext, installed
-from barrierflow.cluster.rescaling import RescaleRefused, RescaleStatus
+from barrierflow.cluster.scaling.rescaler import RescaleRefused, RescaleStatus
 from barrierflow.common import Configuration
 from barrierflow.datastream import StreamExecutionEnvironment
 from barrierflow.datastream.connectors.file_system import FileSink

@@ -15,7 +15,7 @@ from concurrent.futures import Future
 import msgspec
 
 from barrierflow.cluster.control_channel import ControlChannel
-from barrierflow.cluster.rescaling import Rescaler, RescaleRecord, RescaleRefused
+from barrierflow.cluster.scaling.rescaler import Rescaler, RescaleRecord, RescaleRefused
 from barrierflow.control import messages as msg
 
 log = logging.getLogger("barrierflow.jobmaster")

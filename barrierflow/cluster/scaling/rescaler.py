@@ -12,7 +12,9 @@ sinks' owner rule do the rest). A rescale, in order:
    rescale is done, with its downtime: from the stop to that first record.
 
 A checkpoint that fails, or a rescaled attempt that fails before it ran, ends the rescale: the
-job goes on at its old parallelism (from the same checkpoint, in the second case). Every rescale
+job goes on at its old parallelism (from the same checkpoint, in the second case). A restart
+after a failure at another parallelism (reactive mode, when an executor was lost) is recorded
+as a rescale too: its downtime runs from the failure. Every rescale
 asked for, done, refused or fallen back, is kept in the rescale history (REST ``/rescales``,
 the web UI) and logged.
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from barrierflow.cluster.attempt_supervisor import AttemptListener
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph
@@ -94,7 +97,7 @@ def parallelism_of(graph: ExecutionGraph) -> dict[str, int]:
     return {v.name: v.parallelism for v in graph.job_graph.vertices}
 
 
-class Rescaler:
+class Rescaler(AttemptListener):
     def __init__(
         self,
         plan: JobPlan,
@@ -102,11 +105,14 @@ class Rescaler:
         checkpoint_now: Callable[[Callable[[int | None, str | None], None]], None],
         stop_attempt: Callable[[str], None],
         on_record: Callable[[RescaleRecord], None],
+        reactive: bool = False,
     ) -> None:
         """``checkpoint_now``: the coordinator's; ``stop_attempt``: ends the running attempt
         for a rescale (no restart counted); ``on_record``: told of each record as it changes
-        (the status view, for REST and the web UI)."""
+        (the status view, for REST and the web UI); ``reactive``: the job runs in reactive
+        mode, whose parallelism follows the slots (a rescale asked by hand is refused)."""
         self._plan = plan
+        self._reactive = reactive
         self._available_slots = available_slots
         self._checkpoint_now = checkpoint_now
         self._stop_attempt = stop_attempt
@@ -114,6 +120,10 @@ class Rescaler:
         self.history = RescaleHistory()
         self._current: _Rescale | None = None
         self._next_id = 1
+
+    @property
+    def in_progress(self) -> bool:
+        return self._current is not None
 
     @property
     def graph(self) -> ExecutionGraph:
@@ -147,7 +157,7 @@ class Rescaler:
         )
         self._next_id += 1
         try:
-            graph = self._checked(parallelism, per_operator, running, checkpointing)
+            graph = self._checked(parallelism, per_operator, trigger, running, checkpointing)
         except RescaleRefused as e:
             self._end(record, RescaleStatus.REFUSED, str(e))
             future.set_exception(e)
@@ -163,9 +173,15 @@ class Rescaler:
         self,
         parallelism: int | None,
         per_operator: Mapping[str, int],
+        trigger: str,
         running: bool,
         checkpointing: bool,
     ) -> ExecutionGraph:
+        if self._reactive and trigger != "reactive":
+            raise RescaleRefused(
+                "the job runs in reactive mode (scheduler-mode: reactive): its parallelism "
+                "follows the task slots Spark gives it; add or remove executors instead"
+            )
         if self._current is not None:
             asked = self._current.record.requested_ms / 1000
             raise RescaleRefused(
@@ -204,6 +220,34 @@ class Rescaler:
                 f"the cluster offers {available}: add executors or cores, or ask for less"
             )
         return graph
+
+    def restarting(
+        self,
+        graph: ExecutionGraph,
+        reason: str,
+        trigger: str,
+        failed_at: float,
+        checkpoint_id: int | None,
+    ) -> None:
+        """The attempt that starts next, after a failure at ``failed_at`` (epoch seconds),
+        runs ``graph`` at another parallelism, restoring ``checkpoint_id``: a rescale,
+        recorded as one."""
+        if self._current is not None:
+            self._finish(self._current, RescaleStatus.FAILED, "the job failed during it")
+        old = self._plan.graph
+        record = RescaleRecord(
+            id=self._next_id,
+            requested_ms=int(failed_at * 1000),
+            trigger=trigger,
+            reason=reason,
+            from_parallelism=parallelism_of(old),
+            to_parallelism=parallelism_of(graph),
+            status=RescaleStatus.IN_PROGRESS,
+        )
+        self._next_id += 1
+        self._current = _Rescale(record, graph, old, Future(), checkpoint_id, failed_at)
+        self._publish(record)
+        log.info("Rescaling %s: %s (%s)", _describe(record), reason, trigger)
 
     # --- 2.-3. the checkpoint, then the stop ------------------------------------------------
 
