@@ -75,6 +75,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
 
 _CP = "execution.checkpointing."
 _RS = "restart-strategy."
+_AS = "job.autoscaler."
 
 OPTIONS: tuple[Option, ...] = (
     Option(_CP + "interval", parse_duration_ms, None, "checkpoint interval; unset: disabled",
@@ -205,6 +206,28 @@ OPTIONS: tuple[Option, ...] = (
            10_000, "reactive mode: how long more slots must be offered before the job scales "
            "up to them (executors register one by one; one rescale takes them all)",
            check=lambda v: v >= 0, check_text="must not be negative"),
+    Option(_AS + "enabled", _parse_bool, False,
+           "the autoscaler: rescales each vertex to keep its busy time in the target band and "
+           "the sources' backlog draining; needs checkpointing"),
+    Option(_AS + "target.utilization", _parse_float, 0.7,
+           "the busy fraction each vertex is scaled to"),
+    Option(_AS + "target.utilization.boundary", _parse_float, 0.3,
+           "how far from the target utilization a vertex may be before it is rescaled"),
+    Option(_AS + "metrics.window", parse_duration_ms, 900_000,
+           "the metrics a decision looks at: the last this much of them"),
+    Option(_AS + "stabilization.interval", parse_duration_ms, 300_000,
+           "no decision this long after the job (re)started at a parallelism"),
+    Option(_AS + "scale-down.max-factor", _parse_float, 0.6,
+           "the largest share of a vertex's parallelism one scale-down removes"),
+    Option(_AS + "scale-up.grace-period", parse_duration_ms, 3_600_000,
+           "no scale-down of a vertex this long after it scaled up"),
+    Option(_AS + "catch-up.duration", parse_duration_ms, 1_800_000,
+           "the time a source's backlog should take to drain, after a rescale too"),
+    Option(_AS + "restart.time", parse_duration_ms, 10_000,
+           "what a rescale costs before one was measured (the rescale history's downtimes "
+           "replace it)"),
+    Option(_AS + "vertex.max-parallelism", _parse_int, None,
+           "the highest parallelism the autoscaler gives a vertex; unset: the max parallelism"),
     Option("job-registry.dir", _parse_str, None,
            "where each job is recorded while it runs and how it ended, for barrierflow list "
            "and the job commands by id; unset: $BARRIERFLOW_HOME/jobs, else ~/.barrierflow/jobs"),

@@ -76,6 +76,7 @@ def collection_transformation(collection: Any, type_info: Any) -> Transformation
     t = source_transformation(source, "Collection Source", None, None)
     t.output_type = type_info
     t.parallelism = 1
+    t.non_parallel = True
     return t
 
 

@@ -24,6 +24,7 @@ from barrierflow.client.restore_points import read_restore_point, started_from
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import from_configuration as restart_from_configuration
+from barrierflow.cluster.scaling.autoscaler_settings import AutoscalerSettings
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.errors import ConfigurationError
 from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_graph
@@ -88,6 +89,7 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
     # 6. configurations
     conf = pipeline.configuration
     reactive = _reactive_stabilization_s(conf, checkpointing)
+    autoscaler = _autoscaler_settings(conf, checkpointing, reactive is not None)
     return JobPlan(
         job_id=job_id,
         job_name=pipeline.job_name,
@@ -113,7 +115,41 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         regraph=functools.partial(_graph_at, pipeline),
         max_identical_failures=conf.get("restart-strategy.max-identical-failures"),
         reactive_stabilization_s=reactive,
+        autoscaler=autoscaler,
     )
+
+
+def _autoscaler_settings(
+    conf: Options, checkpointing: bool, reactive: bool
+) -> AutoscalerSettings | None:
+    """The autoscaler's settings, checked, or None when it is off."""
+    if not conf.get("job.autoscaler.enabled"):
+        return None
+    if reactive:
+        raise ConfigurationError(
+            "job.autoscaler.enabled and scheduler-mode: reactive both set the job's "
+            "parallelism: choose one"
+        )
+    if not checkpointing:
+        raise ConfigurationError(
+            "job.autoscaler.enabled rescales from a checkpoint, and this job takes none: "
+            "enable checkpointing (execution.checkpointing.interval)"
+        )
+
+    def seconds(key: str) -> float:
+        return conf.get("job.autoscaler." + key) / 1000
+
+    return AutoscalerSettings(
+        target_utilization=conf.get("job.autoscaler.target.utilization"),
+        utilization_boundary=conf.get("job.autoscaler.target.utilization.boundary"),
+        metrics_window_s=seconds("metrics.window"),
+        stabilization_s=seconds("stabilization.interval"),
+        scale_down_max_factor=conf.get("job.autoscaler.scale-down.max-factor"),
+        scale_up_grace_s=seconds("scale-up.grace-period"),
+        catch_up_s=seconds("catch-up.duration"),
+        restart_time_s=seconds("restart.time"),
+        vertex_max_parallelism=conf.get("job.autoscaler.vertex.max-parallelism"),
+    ).check()
 
 
 def _reactive_stabilization_s(conf: Options, checkpointing: bool) -> float | None:

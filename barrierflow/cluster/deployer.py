@@ -33,3 +33,7 @@ class Deployer(Protocol):
     def available_slots(self) -> int | None:
         """How many slots the cluster can run at once now (a rescale is refused beyond
         them); None when there is no such limit."""
+
+    def request_slots(self, count: int) -> bool:
+        """Asks the cluster for ``count`` more slots (Spark: executors), returning at once;
+        False when the cluster cannot be asked (a local master)."""

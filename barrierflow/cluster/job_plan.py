@@ -11,6 +11,7 @@ from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster.job_status import CheckpointSettings
 from barrierflow.cluster.rest.server import RestConfig
 from barrierflow.cluster.restart_strategy import RestartStrategy
+from barrierflow.cluster.scaling.autoscaler_settings import AutoscalerSettings
 from barrierflow.coordination.checkpoint_coordinator import CoordinatorConfig
 from barrierflow.coordination.leadership import NOT_HIGHLY_AVAILABLE, Leadership
 from barrierflow.graph.execution_graph import ExecutionGraph
@@ -50,6 +51,7 @@ class JobPlan:
     # scheduler-mode reactive: its stabilization time (resource-stabilization-timeout), in
     # seconds; None: the parallelism changes only when asked to
     reactive_stabilization_s: float | None = None
+    autoscaler: AutoscalerSettings | None = None  # job.autoscaler.enabled: its settings
 
     def checkpoint_settings(self) -> CheckpointSettings:
         """How the job checkpoints, as the REST API's ``/checkpoints/config`` shows it."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from barrierflow.checkpoint.history import CheckpointRecord, CheckpointStatus
 from barrierflow.protocol.checkpoint_barrier import CheckpointKind
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 TaskKey = tuple[str, int]  # (vertex id, subtask index)
 
@@ -65,6 +66,7 @@ class SubtaskStatus:
     idle_ms: float = 0.0
     # the program's metrics (get_metrics_group()): (operator, name, value)
     user_metrics: tuple[tuple[str, str, float], ...] = ()
+    backlog: SourceBacklog | None = None  # a source's, when its reader can tell
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,12 @@ class JobStatusView:
                 rescales=tuple(self._rescales[i] for i in sorted(self._rescales)),
             )
 
+    def subtask_rates(self) -> dict[TaskKey, SubtaskStatus]:
+        """The running attempt's subtasks that reported metrics: their counters and rates
+        (the autoscaler samples them)."""
+        with self._lock:
+            return dict(self._subtasks)
+
     def _subtask_status(self, key: TaskKey) -> SubtaskStatus:
         state = self._task_states.get(key, TaskState.DEPLOYING)
         status = self._subtasks.get(key)
@@ -306,4 +312,5 @@ def _status(key: TaskKey, samples: deque[_Sample]) -> SubtaskStatus:
         backpressured_ms=new.backpressured_ms,
         idle_ms=new.idle_ms,
         user_metrics=new.user,
+        backlog=new.backlog,
     )

@@ -16,6 +16,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     DeclineReason,
     SnapshotFormat,
 )
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 
 class Message(msgspec.Struct, frozen=True, tag=True):
@@ -53,6 +54,8 @@ class SubtaskMetrics(msgspec.Struct, frozen=True):
     # epoch seconds at which the subtask took its first record in (None: not yet): how long
     # a recovery took (cluster/recovery_times.py)
     first_record_at: float | None = None
+    # a source subtask's backlog, when its reader can tell (the autoscaler's input)
+    backlog: SourceBacklog | None = None
 
 
 class SlotHeartbeat(Message, frozen=True):

@@ -42,6 +42,7 @@ class StreamNode:
     # whether its input needs the timestamp column (``timestamp_use.py``), set once built
     input_timestamps: TimestampColumn = TimestampColumn.NEEDED
     dead_letters: str | None = None  # the side output records its function fails on go to
+    non_parallel: bool = False  # runs as one subtask, whatever the parallelism asked
 
     @property
     def takes_two_inputs(self) -> bool:
@@ -90,6 +91,11 @@ def build_stream_graph(
         position = transformations.index(transformation)
         uid = transformation.uid or f"{transformation.kind.uid_prefix}-{position}"
         parallelism = overrides.get(uid) or transformation.parallelism or default_parallelism
+        if transformation.non_parallel and parallelism != 1:
+            raise ConfigurationError(
+                f"operator {uid!r} ({transformation.name}) is non-parallel: it runs as one "
+                f"subtask, not {parallelism}"
+            )
         if parallelism > max_parallelism:
             raise ConfigurationError(
                 f"operator {transformation.uid or transformation.name!r} has parallelism "
@@ -110,6 +116,7 @@ def build_stream_graph(
             chaining=transformation.chaining,
             key_selector2=transformation.key_selector2,
             dead_letters=transformation.dead_letters,
+            non_parallel=transformation.non_parallel,
         )
         nodes[transformation.id] = node
         for upstream, partitioner, input_index in _inputs(transformation):

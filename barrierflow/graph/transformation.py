@@ -100,6 +100,9 @@ class Transformation:
     key_selector2: Callable[[Any], Any] | None = None  # a two-input operator's, of input 2
     # the side output (tag id) records the function fails on go to, instead of failing the job
     dead_letters: str | None = None
+    # runs as one subtask whatever the parallelism (from_collection, to keep its order): a
+    # rescale or the autoscaler leaves it so
+    non_parallel: bool = False
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

@@ -14,6 +14,7 @@ until it completes or is aborted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from barrierflow.protocol.record_batch import RecordBatch, SourceSplits
@@ -23,6 +24,7 @@ from barrierflow.runtime.source_operator import SourceOperator
 from barrierflow.runtime.task_metrics import TaskIOMetrics
 
 POLL_INTERVAL_MS = 10  # how long a task waits after a poll that found nothing
+BACKLOG_EVERY_S = 1.0  # how often the reader's backlog is asked for the metrics
 
 
 class SourceInput:
@@ -47,6 +49,7 @@ class SourceInput:
         self._paused = paused
         self._tells_splits = source.tells_splits and chain.watermarks_per_split
         self.ended = False
+        self._next_backlog = 0.0
 
     def end_input(self) -> None:
         """Read nothing more (stop --drain, or the source's end)."""
@@ -58,6 +61,10 @@ class SourceInput:
         if self._paused():
             return DataInputStatus.NOTHING_AVAILABLE
         source = self._source
+        now = time.monotonic()
+        if now >= self._next_backlog:  # on this thread: a reader is not thread-safe
+            self._next_backlog = now + BACKLOG_EVERY_S
+            self._metrics.backlog = source.backlog()
         values = source.poll(self._buffer_size)
         if values is None:
             self.ended = True

@@ -8,6 +8,7 @@ split requests go to the enumerator, and its assignments come back, as operator 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from barrierflow.connectors.interfaces import source_events
@@ -20,6 +21,7 @@ from barrierflow.connectors.interfaces.source import (
 from barrierflow.connectors.interfaces.source_reader import SplitRun
 from barrierflow.connectors.interfaces.versioned_codec import decode_stored, encode_stored
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
+from barrierflow.protocol.source_backlog import SourceBacklog
 from barrierflow.runtime.operators import (
     Operator,
     OperatorContext,
@@ -28,6 +30,8 @@ from barrierflow.runtime.operators import (
     restore_operator_state,
 )
 from barrierflow.state.operator_state import OperatorStateStore
+
+log = logging.getLogger("barrierflow.task")
 
 
 class SourceOperator(Operator):
@@ -56,6 +60,7 @@ class SourceOperator(Operator):
             self.reader.close()  # the task never lists an operator whose open failed
             raise
         self.tells_splits = tells_splits(self.reader)
+        self._backlog_failed = False
 
     def _request_split(self) -> None:
         self._send_event(source_events.encode(source_events.SplitRequest()))
@@ -78,6 +83,17 @@ class SourceOperator(Operator):
         """Which split each record of the last poll came from (None: the reader does not
         tell; its subtask has one watermark)."""
         return self.reader.split_runs() if self.tells_splits else None
+
+    def backlog(self) -> SourceBacklog | None:
+        """The reader's backlog; a reader that fails to tell it is taken as one that cannot
+        (the job goes on, logged once)."""
+        try:
+            return self.reader.backlog()
+        except Exception as e:  # noqa: BLE001 - a metric, never worth the job
+            if not self._backlog_failed:
+                log.warning("%s cannot tell its backlog: %s: %s", self._where, type(e).__name__, e)
+                self._backlog_failed = True
+            return None
 
     def finished_splits(self) -> list[str]:
         """The splits read to their end since the last call: their watermarks stop counting."""

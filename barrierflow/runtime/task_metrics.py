@@ -17,6 +17,7 @@ import time
 
 from barrierflow.control.messages import SubtaskMetrics
 from barrierflow.metrics import MetricRegistry
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 _NS_PER_MS = 1_000_000
 
@@ -33,6 +34,7 @@ class TaskIOMetrics:
         self._started_ns: int | None = None
         self._stopped_ns: int | None = None
         self.user = MetricRegistry()  # the program's metrics, sampled with these
+        self.backlog: SourceBacklog | None = None  # a source's, refreshed by its input
 
     def took_in(self, count: int) -> None:
         """The subtask took ``count`` records in (a buffer, or a batch its source read)."""
@@ -67,4 +69,5 @@ class TaskIOMetrics:
             idle_ms=idle / _NS_PER_MS,
             user=tuple(self.user.sample()),
             first_record_at=self.first_record_at,
+            backlog=self.backlog,
         )

@@ -58,6 +58,9 @@ class RecordingDeployer:
     def available_slots(self) -> int | None:
         return None  # threads: no limit
 
+    def request_slots(self, count: int) -> bool:
+        return False
+
     def submit(
         self,
         slots: list[SlotDescriptor],

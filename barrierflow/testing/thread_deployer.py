@@ -47,6 +47,9 @@ class ThreadDeployer:
     def available_slots(self) -> int | None:
         return self._slots()
 
+    def request_slots(self, count: int) -> bool:
+        return False
+
     def submit(
         self,
         slots: list[SlotDescriptor],

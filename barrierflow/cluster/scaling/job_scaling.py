@@ -1,5 +1,6 @@
 """The JobMaster's scaling parts, built together: the rescaler, the rescales asked from outside
-the JobMaster's loop, and reactive mode when the job runs in it. Performs no I/O of its own."""
+the JobMaster's loop, and reactive mode or the autoscaler when the job runs with one. Performs
+no I/O of its own."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
+from barrierflow.cluster.scaling.autoscaler import Autoscaler
 from barrierflow.cluster.scaling.reactive_mode import ReactiveMode
 from barrierflow.cluster.scaling.reactive_scaler import ReactiveScaler
 from barrierflow.cluster.scaling.rescale_operations import RescaleOperations
@@ -25,11 +27,12 @@ class JobScaling:
     rescaler: Rescaler
     operations: RescaleOperations
     reactive: ReactiveScaler | None
+    autoscaler: Autoscaler | None
 
     @property
     def listeners(self) -> list[AttemptListener]:
         """What hears of the running attempt."""
-        return [p for p in (self.rescaler, self.reactive) if p is not None]
+        return [p for p in (self.rescaler, self.reactive, self.autoscaler) if p is not None]
 
     def before_attempt(
         self,
@@ -75,8 +78,17 @@ def job_scaling(
         running,
         checkpointing=plan.coordinator_config.interval_s is not None,
     )
-    scaler = None
+    scaler = autoscaler = None
     if plan.reactive_stabilization_s is not None:
         mode = ReactiveMode(plan.reactive_stabilization_s, plan.graph.job_graph.max_parallelism)
         scaler = ReactiveScaler(plan, mode, deployer.available_slots, rescaler)
-    return JobScaling(rescaler, operations, scaler)
+    if plan.autoscaler is not None:
+        autoscaler = Autoscaler(
+            plan,
+            plan.autoscaler,
+            status_view,
+            rescaler,
+            deployer.available_slots,
+            deployer.request_slots,
+        )
+    return JobScaling(rescaler, operations, scaler, autoscaler)

@@ -131,4 +131,3 @@ def _capped(graph: ExecutionGraph, parallelism: int) -> dict[str, int]:
         if vertex.parallelism > parallelism
         for node in vertex.chain
     }
-

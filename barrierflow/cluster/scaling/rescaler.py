@@ -50,6 +50,7 @@ class RescaleStatus(enum.Enum):
     REFUSED = "REFUSED"  # checked and refused before anything stopped
     FAILED = "FAILED"  # its checkpoint failed: nothing stopped, the job goes on as it was
     FELL_BACK = "FELL_BACK"  # the rescaled attempt failed: back to the old parallelism
+    SKIPPED = "SKIPPED"  # a policy (the autoscaler) looked, and decided not to rescale
 
 
 class RescaleRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,6 +67,7 @@ class RescaleRecord(msgspec.Struct, frozen=True, kw_only=True):
     checkpoint_id: int | None = None
     downtime_ms: float | None = None  # from the stop to the rescaled attempt's first record
     detail: str | None = None
+    decisions: int = 1  # SKIPPED: how many decisions in a row it stands for (the latest's reason)
 
 
 class RescaleRefused(ConfigurationError):
@@ -248,6 +250,30 @@ class Rescaler(AttemptListener):
         self._current = _Rescale(record, graph, old, Future(), checkpoint_id, failed_at)
         self._publish(record)
         log.info("Rescaling %s: %s (%s)", _describe(record), reason, trigger)
+
+    def decided_not_to(self, trigger: str, reason: str) -> None:
+        """A policy looked and decided not to rescale: kept in the history, the latest of a
+        run of such decisions in place of the one before (each was logged)."""
+        last = self.history.records[-1] if self.history.records else None
+        now = _now_ms()
+        if last is not None and last.status is RescaleStatus.SKIPPED and last.trigger == trigger:
+            record = msgspec.structs.replace(
+                last, reason=reason, ended_ms=now, decisions=last.decisions + 1
+            )
+        else:
+            parallelism = parallelism_of(self._plan.graph)
+            record = RescaleRecord(
+                id=self._next_id,
+                requested_ms=now,
+                trigger=trigger,
+                reason=reason,
+                from_parallelism=parallelism,
+                to_parallelism=parallelism,
+                status=RescaleStatus.SKIPPED,
+                ended_ms=now,
+            )
+            self._next_id += 1
+        self._publish(record)
 
     # --- 2.-3. the checkpoint, then the stop ------------------------------------------------
 

@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable
 
-from barrierflow.cluster.spark.session import available_slots
+from barrierflow.cluster.spark.session import available_slots, request_executors
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
 
@@ -74,3 +74,6 @@ class SparkDeployer:
         """Local: the ``local[N]`` cores; a cluster: what its registered executors can run
         at once (Spark's own barrier-stage count)."""
         return available_slots(self._context)
+
+    def request_slots(self, count: int) -> bool:
+        return request_executors(self._context, count)

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from barrierflow.connectors.base.sequential_split_reader import SequentialSplitReader
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 
 class RangeSplit(msgspec.Struct, frozen=True):
@@ -41,6 +42,7 @@ class RangeReader(SequentialSplitReader[RangeSplit]):
         super().__init__(None)
         self._values = values
         self._past_end = 1 if inclusive_end else 0
+        self._read = 0
 
     def _open_split(self, split: RangeSplit) -> None:
         pass  # a position is all there is to open
@@ -50,7 +52,16 @@ class RangeReader(SequentialSplitReader[RangeSplit]):
     ) -> tuple[list[Any], RangeSplit, bool]:
         end = split.end + self._past_end
         hi = min(end, split.next + max_records)
+        self._read += hi - split.next
         return self._values(split.next, hi), RangeSplit(hi, split.end), hi >= end
 
     def _close_split(self) -> None:
         pass
+
+    def backlog(self) -> SourceBacklog | None:
+        """The positions of its splits not read yet: known exactly, once it has its splits
+        (before, the enumerator holds them)."""
+        if not self._unfinished() and not self._no_more:
+            return None
+        pending = sum(s.end + self._past_end - s.next for s in self._unfinished().values())
+        return SourceBacklog("unread records", pending, self._read)

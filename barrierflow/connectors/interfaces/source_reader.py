@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from barrierflow.connectors.interfaces.split_enumerator import Split
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 SplitRun = tuple[str, int]  # (split id, number of consecutive records of a poll from it)
 
@@ -72,6 +73,13 @@ class SourceReader(ABC):
         back the others' windows, an idle one is left out), as Flink's sources do; otherwise
         its subtask has one."""
         return []
+
+    def backlog(self) -> SourceBacklog | None:
+        """What waits to be read in this reader's splits, and what it read so far (Flink's
+        ``pendingRecords``); asked about once a second. None: it cannot tell, and the
+        autoscaler scales this source on busy time alone. It must not block: a reader answers
+        from what it knows (Kafka, from the high watermarks of its last fetches)."""
+        return None
 
     def finished_splits(self) -> list[str]:
         """The ids of the splits read to their end since the last call, so that their

@@ -23,6 +23,7 @@ from barrierflow.connectors.base.optional_dependency import require
 from barrierflow.connectors.base.split_reader import Fetched, SplitReader
 from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
 from barrierflow.connectors.kafka.partition_split import KafkaPartitionSplit
+from barrierflow.protocol.source_backlog import SourceBacklog
 
 if TYPE_CHECKING:
     from barrierflow.connectors.kafka.source import KafkaSource
@@ -48,6 +49,7 @@ class KafkaSourceReader(SplitReader[KafkaPartitionSplit]):
         self._consumer = kafka.Consumer(source.consumer_config(group))
         self._ended: dict[str, KafkaPartitionSplit] = {}  # read up to their stopping offsets
         self._taken: dict[int, list[KafkaPartitionSplit]] = {}  # checkpoint -> positions
+        self._read = 0  # messages read, for the backlog's reading rate
 
     def _splits_added(self, splits: list[KafkaPartitionSplit]) -> None:
         self._consumer.incremental_assign(
@@ -104,6 +106,7 @@ class KafkaSourceReader(SplitReader[KafkaPartitionSplit]):
             last = offsets[len(messages) - 1]
         elif stop is not None and last + 1 >= stop:
             fetched.finished.append(split_id)
+        self._read += len(messages)
         records = self._deserialized(tp, messages)
         if any(map(is_, records, repeat(None))):  # a schema skipped one, as Flink's may
             records = [r for r in records if r is not None]
@@ -133,6 +136,22 @@ class KafkaSourceReader(SplitReader[KafkaPartitionSplit]):
             f"{where} with {self._source.deserializer!r}: {type(failed).__name__}: {failed}; "
             f"value {first.value()!r:.100}"
         ) from failed
+
+    def backlog(self) -> SourceBacklog | None:
+        """The lag of this reader's partitions: their high watermarks as its last fetches
+        carried them (no request to the broker) less its positions, up to a stopping offset;
+        None until a fetch told a high watermark."""
+        lag, known = 0, False
+        for split in self._unfinished().values():
+            tp = self._kafka.TopicPartition(split.topic, split.partition)
+            offsets = self._consumer.get_watermark_offsets(tp, cached=True)
+            if offsets is None or offsets[1] < 0:  # no fetch answered yet
+                continue
+            high = offsets[1]
+            known = True
+            end = high if split.stop is None else min(high, split.stop)
+            lag += max(0, end - split.offset)
+        return SourceBacklog("Kafka lag", lag, self._read) if known else None
 
     def snapshot_state(self, checkpoint_id: int) -> list[KafkaPartitionSplit]:
         unfinished = super().snapshot_state(checkpoint_id)

@@ -44,11 +44,7 @@ def wait_for(condition, what: str, timeout_s: float = 30) -> None:
 def running_at(client, slots: int) -> bool:
     job_master = client._job_master
     current = job_master._supervisor.current
-    return (
-        current is not None
-        and current.all_running
-        and job_master.plan.graph.num_slots == slots
-    )
+    return current is not None and current.all_running and job_master.plan.graph.num_slots == slots
 
 
 def test_the_job_follows_the_slots_the_cluster_offers_and_commits_every_record_once(tmp_path):

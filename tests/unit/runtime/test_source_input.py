@@ -8,6 +8,7 @@ from __future__ import annotations
 from barrierflow.common import Duration, WatermarkStrategy
 from barrierflow.graph.transformation import TransformationKind
 from barrierflow.protocol.record_batch import RecordBatch, SourceSplits
+from barrierflow.protocol.source_backlog import SourceBacklog
 from barrierflow.runtime.input_processor import DataInputStatus
 from barrierflow.runtime.source_input import SourceInput
 from barrierflow.runtime.task_metrics import TaskIOMetrics
@@ -36,6 +37,10 @@ class ScriptedSource:
     def finished_splits(self):
         self.asked.append("ended")
         return self._last[2]
+
+    def backlog(self):
+        self.asked.append("backlog")
+        return SourceBacklog("unread records", len(self._polls), 0)
 
 
 class RecordingChain:
@@ -78,7 +83,7 @@ def test_without_an_assigner_per_split_after_it_the_source_is_not_asked_for_its_
     ):
         assert source_input(source, chain).process_input() is MORE
         assert chain.batches == [RecordBatch(["a"])]
-        assert source.asked == []
+        assert "runs" not in source.asked and "ended" not in source.asked
 
 
 def test_with_every_split_ended_polls_that_find_nothing_do_not_hold_idleness_off():
@@ -103,3 +108,14 @@ def test_with_every_split_ended_polls_that_find_nothing_do_not_hold_idleness_off
         statuses.append(op.periodic_watermark(now_ms))
     assert statuses == [(None, None)] * 4 + [(None, True)]  # idle at 1,100
     assigner.close()
+
+
+def test_the_sources_backlog_reaches_the_metrics_once_a_second_from_the_task_thread():
+    source = ScriptedSource([([1], [], []), ([2], [], []), ([3], [], [])], tells_splits=False)
+    task_input = source_input(source, RecordingChain(watermarks_per_split=False))
+    task_input.process_input()
+    task_input._metrics.start()
+    assert task_input._metrics.sample().backlog == SourceBacklog("unread records", 3, 0)
+    task_input.process_input()
+    task_input.process_input()
+    assert source.asked.count("backlog") == 1  # not again within the second
