@@ -145,6 +145,7 @@ class JobMaster:
                 self.status is JobStatus.RUNNING
                 and bool(self._supervisor.current and self._supervisor.current.all_running)
             ),
+            operator_coordinators=self._operator_coordinators,
         )
         self._rescaler = self._scaling.rescaler
         self._supervisor = AttemptSupervisor(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.cluster.control_channel import ControlChannel, TaskKey
 from barrierflow.cluster.coordinators.creation import create_coordinator
+from barrierflow.cluster.coordinators.source_coordinator import SourceCoordinator
 from barrierflow.control import messages as msg
 from barrierflow.control.operator_coordinator import (
     OperatorCoordinator,
@@ -101,6 +102,17 @@ class OperatorCoordinatorHost:
                     ) from e
                 if hosted.coordinator is not None:
                     self._hosted[node.uid] = hosted
+
+    def enumerator_backlog(self, vertex: str) -> float | None:
+        """What the split enumerators of ``vertex``'s sources hold that no reader was given
+        (None: none tells)."""
+        told = [
+            h.coordinator.backlog()
+            for h in self._hosted.values()
+            if h.vertex == vertex and isinstance(h.coordinator, SourceCoordinator)
+        ]
+        told = [b for b in told if b is not None]
+        return sum(told) if told else None
 
     def graph_changed(self, job_graph: JobGraph) -> None:
         """The job was rescaled: each coordinator's operator runs in another vertex, at another

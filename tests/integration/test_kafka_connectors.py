@@ -182,6 +182,25 @@ def test_a_malformed_message_is_named_with_its_partition_and_offset(kafka):
     reader.close()
 
 
+def test_the_reader_tells_its_lag_from_its_fetches_high_watermarks(kafka):
+    topic = _topic(kafka, 1)
+    kafka.produce(topic, [f"m{i}".encode() for i in range(100)])
+    reader = _source(kafka, topic, bounded=False).create_reader(SourceReaderContext("j", "s", 0, 1))
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 0)])
+    assert reader.backlog() is None  # no fetch has told a high watermark yet
+    read = _read_all(reader, 30)
+    backlog = reader.backlog()
+    assert (backlog.label, backlog.pending, backlog.consumed) == (
+        "Kafka lag",
+        100 - len(read),
+        len(read),
+    )
+    kafka.produce(topic, [b"more"] * 10)
+    _read_all(reader, 100 - len(read) + 10)
+    assert reader.backlog().pending == 0 and reader.backlog().consumed == 110
+    reader.close()
+
+
 def test_a_missing_topic_and_an_unreachable_broker_are_refused_before_the_job_starts(kafka):
     with pytest.raises(ConfigurationError, match="no-such-topic do not exist"):
         _source(kafka, "no-such-topic").check(CHECKPOINTING)

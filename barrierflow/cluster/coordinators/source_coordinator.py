@@ -191,6 +191,10 @@ class SourceCoordinator(OperatorCoordinator):
         if self._started:
             self._enumerator.start()
 
+    def backlog(self) -> float | None:
+        """The enumerator's part of the source's backlog (splits not handed out)."""
+        return self._enumerator.backlog() if self._enumerator is not None else None
+
     def close(self) -> None:
         """The job ended: the enumerator closes, and the source removes what it made for it."""
         self._close_enumerator()

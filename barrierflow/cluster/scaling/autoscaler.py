@@ -46,13 +46,17 @@ class Autoscaler(AttemptListener):
         rescaler: Rescaler,
         available_slots: Callable[[], int | None],
         request_slots: Callable[[int], bool],
+        enumerator_backlog: Callable[[str], float | None],
     ) -> None:
+        """``enumerator_backlog(vertex)``: what its sources' split enumerators hold that no
+        reader was given (the operator coordinator host's)."""
         self._plan = plan
         self._settings = settings
         self._status_view = status_view
         self._rescaler = rescaler
         self._available_slots = available_slots
         self._request_slots = request_slots
+        self._enumerator_backlog = enumerator_backlog
         self._window = MetricWindow(settings.metrics_window_s)
         self._evaluate_every_s = min(60.0, max(1.0, settings.metrics_window_s / 10))
         self._running: int | None = None
@@ -85,11 +89,12 @@ class Autoscaler(AttemptListener):
         samples = {}
         for vertex, subtasks in by_vertex.items():
             told = [s.backlog for s in subtasks if s.backlog is not None]
+            held = (self._enumerator_backlog(vertex) or 0.0) if told else 0.0
             samples[vertex] = VertexSample(
                 busy_max=max(s.busy_ms_per_s for s in subtasks) / 1000,
                 records_in_per_s=sum(s.records_in_per_s for s in subtasks),
                 backlog_label=told[0].label if told else None,
-                pending=sum(b.pending for b in told),
+                pending=sum(b.pending for b in told) + held,
                 consumed=sum(b.consumed for b in told),
             )
         return samples

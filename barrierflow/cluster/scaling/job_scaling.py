@@ -13,6 +13,7 @@ from barrierflow.cluster.control_channel import ControlChannel
 from barrierflow.cluster.deployer import Deployer
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
+from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
 from barrierflow.cluster.scaling.autoscaler import Autoscaler
 from barrierflow.cluster.scaling.reactive_mode import ReactiveMode
 from barrierflow.cluster.scaling.reactive_scaler import ReactiveScaler
@@ -58,6 +59,7 @@ def job_scaling(
     authorized: Callable[[str, str], bool],
     stop_attempt: Callable[[str], None],
     running: Callable[[], bool],
+    operator_coordinators: OperatorCoordinatorHost,
 ) -> JobScaling:
     """``stop_attempt``: ends the running attempt for a rescale; ``running``: whether every
     task of the job runs now; ``authorized(job id, secret)``: whether a command-line request
@@ -90,5 +92,6 @@ def job_scaling(
             rescaler,
             deployer.available_slots,
             deployer.request_slots,
+            operator_coordinators.enumerator_backlog,
         )
     return JobScaling(rescaler, operations, scaler, autoscaler)

@@ -16,10 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 from barrierflow.connectors.base.split_reader import Fetched, SplitReader, SplitT
+from barrierflow.protocol.source_backlog import SourceBacklog
+
+UNREAD_FILES = "unread files"
 
 
 class SequentialSplitReader(SplitReader[SplitT]):
     """``request_split``: asks the enumerator for a split (None: its splits are pushed)."""
+
+    # A reader of whole files, a split each, tells its backlog as unread files (its own, and
+    # the enumerator adds those it has not handed out): None, it cannot tell.
+    backlog_label: str | None = None
 
     def __init__(self, request_split: Callable[[], None] | None) -> None:
         super().__init__()
@@ -42,6 +49,11 @@ class SequentialSplitReader(SplitReader[SplitT]):
     def _close_split(self) -> None: ...
 
     # --- SplitReader ------------------------------------------------------------------------------
+
+    def backlog(self) -> SourceBacklog | None:
+        if self.backlog_label is None:
+            return None
+        return SourceBacklog(self.backlog_label, len(self._unfinished()), self._splits_done)
 
     def start(self) -> None:
         if not self._unfinished():

@@ -50,6 +50,7 @@ class SplitReader(SourceReader, Generic[SplitT]):
         self._no_more = False
         self._runs: list[SplitRun] = []
         self._finished: list[str] = []
+        self._splits_done = 0  # read to their end, ever: a backlog of splits' consumption
 
     # --- what a reader built on it supplies -------------------------------------------------------
 
@@ -75,6 +76,7 @@ class SplitReader(SourceReader, Generic[SplitT]):
         """Ends splits that are unfinished, at the position they are at."""
         done = [self._splits.pop(i) for i in split_ids if i in self._splits]
         if done:
+            self._splits_done += len(done)
             self._finished += [s.split_id for s in done]
             self._splits_finished(done)
 

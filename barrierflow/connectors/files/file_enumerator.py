@@ -89,6 +89,10 @@ class FileSplitEnumerator(SplitEnumerator):
     def add_reader(self, subtask: int) -> None:
         pass  # the reader asks for its files
 
+    def backlog(self) -> float:
+        """The files not handed out yet (readers tell theirs)."""
+        return len(self._pending)
+
     def snapshot_state(self, checkpoint_id: int) -> FileEnumeratorState[Any]:
         known = sorted(self._known) if self._discover is not None else None
         return FileEnumeratorState(list(self._pending), known)

@@ -20,7 +20,10 @@ from typing import Any, Protocol
 import pyarrow.fs as pafs
 
 from barrierflow.checkpoint.storage import resolve_filesystem
-from barrierflow.connectors.base.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.base.sequential_split_reader import (
+    UNREAD_FILES,
+    SequentialSplitReader,
+)
 from barrierflow.connectors.files.file_split import FileSplit
 from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
 
@@ -143,6 +146,8 @@ class TextLines:
 
 class FileReader(SequentialSplitReader[FileSplit]):
     """``uri``: any path of the source, naming the file system all its files are on."""
+
+    backlog_label = UNREAD_FILES
 
     def __init__(self, uri: str, record_format: RecordFormat, context: SourceReaderContext):
         super().__init__(context.send_split_request)

@@ -84,5 +84,11 @@ class SplitEnumerator(ABC):
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027 - an optional hook
         pass
 
+    def backlog(self) -> float | None:
+        """What it holds that no reader was given yet, in the unit of its readers' backlog
+        (``SourceReader.backlog``): a file enumerator's files not handed out. None: nothing
+        to add to the readers'."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - an optional hook
         pass

@@ -18,7 +18,10 @@ import pyarrow.parquet as pq
 
 from barrierflow.checkpoint.file_systems import resolve
 from barrierflow.common.types import Row
-from barrierflow.connectors.base.sequential_split_reader import SequentialSplitReader
+from barrierflow.connectors.base.sequential_split_reader import (
+    UNREAD_FILES,
+    SequentialSplitReader,
+)
 from barrierflow.connectors.interfaces.source_reader import SourceReaderContext
 from barrierflow.connectors.tables.table_file_split import TableFileSplit
 
@@ -26,6 +29,8 @@ _BATCH_ROWS = 8192
 
 
 class ParquetSplitReader(SequentialSplitReader[TableFileSplit]):
+    backlog_label = UNREAD_FILES
+
     def __init__(self, schema: pa.Schema, context: SourceReaderContext) -> None:
         super().__init__(context.send_split_request)
         self._schema = schema
