@@ -345,7 +345,8 @@ function renderRescales(history) {
     .filter(([name, p]) => r.from_parallelism[name] !== p)
     .map(([name, p]) => `${name}: ${r.from_parallelism[name]} → ${p}`).join("; ") || "–";
   fillRows(document.querySelector("#rescale-table tbody"), history.rescales.map((r) => [
-    time(r.requested_ms), r.trigger, change(r), r.status,
+    time(r.requested_ms), r.trigger, change(r),
+    r.decisions > 1 ? `${r.status} (${r.decisions} decisions, the latest's reason)` : r.status,
     r.downtime_ms == null ? "–" : ms(r.downtime_ms), r.detail || r.reason]));
 }
 
