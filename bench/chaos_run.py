@@ -64,13 +64,13 @@ KILLED_GONE_WITHIN_S = 30.0  # every process of a killed driver's session has en
 LEADER_WAIT_S = 90.0  # for a driver to lead (a standby's wait, a restarted program's start)
 
 
-def ha_options(base: str, cluster_id: str) -> list[str]:
+def ha_options(base: str, cluster_id: str, lease_s: float = LEASE_S) -> list[str]:
     """The command line's options of a driver under high availability."""
     return [
         "-D", "high-availability.type=filesystem",
         "-D", f"high-availability.storageDir={os.path.join(base, 'ha')}",
         "-D", f"high-availability.cluster-id={cluster_id}",
-        "-D", f"high-availability.filesystem.lease-duration={LEASE_S:g} s",
+        "-D", f"high-availability.filesystem.lease-duration={lease_s:g} s",
     ]  # fmt: skip
 
 
