@@ -18,8 +18,8 @@ over ``--runs`` runs, and where the time went, from the new leader's log (median
 
 - ``takeover``: the kill to the new leader's "Leading cluster" (a restarted program: Python,
   imports, the job file, the lease; a standby: seeing the holder gone, or the lease run out);
-- ``spark``: to the JobMaster's first attempt submitted (the SparkContext and its JVM, taking
-  the retained checkpoints over, planning);
+- ``spark``: to the JobMaster's first attempt submitted (the SparkContext and its JVM, unless
+  a standby created them while it waited; taking the retained checkpoints over, planning);
 - ``first_record``: to the first record (the barrier stage scheduled, Python workers started,
   state restored).
 
@@ -56,6 +56,7 @@ from chaos_jobs.spec import JobSpec, RunReport
 from chaos_run import ha_options
 from chaos_verdict import CheckpointEpoch, DriverEnd, RunFacts, driver_problem
 
+from barrierflow.cluster.spark.session import EARLY_CONTEXT_READY
 from tests.jobs import odd_even
 
 CASES = ("restart", "standby", "zombie")
@@ -141,6 +142,8 @@ class FailoverRun:
         if self.case != "restart":
             standby = self.start()
             _wait(lambda: standby.said_standby() or not standby.alive(), "the standby")
+            # a standby started early is ready by the time its leader fails
+            _wait(lambda: EARLY_CONTEXT_READY in standby.log(), "the standby's Spark", 60)
         _wait(lambda: self._completed() >= 2 or not leader.alive(), "two checkpoints")
         if not leader.alive():
             raise RuntimeError(f"the leader ended before the fault: {leader.log()[-2000:]}")
