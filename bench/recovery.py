@@ -98,7 +98,7 @@ def measure(
     logging.getLogger("barrierflow.jobmaster").addHandler(delays)
     try:
         client = env.execute_async(f"recovery-{backend}")
-        killed_at = _kill(client, base, kills, random.Random(seed))
+        killed_at, reused = _kill(client, base, kills, random.Random(seed))
         client.stop_with_savepoint(False, f"{base}/savepoints").result()
         result = client.get_job_execution_result().result()
     finally:
@@ -122,14 +122,18 @@ def measure(
             found["detect_s"].append(r.failed_at - kill)
             found["resubmit_s"].append(r.submitted_at - r.failed_at - delay_s)
             found["start_s"].append(r.first_record_at - r.submitted_at)
-    return {"backend": backend, "kills": len(killed_at), **found}
+    return {"backend": backend, "kills": len(killed_at), "reused": reused, **found}
 
 
-def _kill(client, base: str, kills: int, rng: random.Random) -> list[float]:
+def _kill(client, base: str, kills: int, rng: random.Random) -> tuple[list[float], list[float]]:
     """Kills a random task process ``kills`` times, each once records flow again after the
-    recovery before it took its first checkpoint; the kill times."""
+    recovery before it took its first checkpoint; the kill times, and per recovery how many
+    of its task processes the attempt before it had run (Spark reuses an idle Python worker;
+    a new one is forked and imports the task runtime)."""
     storage = CheckpointStorage(f"{base}/ckpt/{client.get_job_id()}")
     killed_at: list[float] = []
+    reused: list[float] = []
+    before: list[int] = []
     since = 0.0
     while len(killed_at) < kills and not client.done():
         if not _completed_after(storage, since):
@@ -139,12 +143,18 @@ def _kill(client, base: str, kills: int, rng: random.Random) -> list[float]:
         pids = task_processes(os.getpid())
         if not pids:
             continue
+        if before:
+            reused.append(len(set(before) & set(pids)))
+        before = pids
         killed_at.append(time.time())
         os.kill(rng.choice(pids), 9)
         since = killed_at[-1]
     while not _completed_after(storage, since) and not client.done():
         time.sleep(0.05)  # the last recovery's first checkpoint
-    return killed_at
+    pids = task_processes(os.getpid())
+    if before and pids:
+        reused.append(len(set(before) & set(pids)))
+    return killed_at, reused
 
 
 def _p(values: list[float], q: float) -> float:
@@ -179,6 +189,9 @@ def main() -> None:
                 if isinstance(values, list):
                     m.setdefault(name, []).extend(values)
         row: dict = {"backend": backend, "kills": len(m["record_s"]), "strategy": strategy}
+        row["workers_reused_mean"] = (
+            round(statistics.mean(m["reused"]), 2) if m.get("reused") else None
+        )
         for name in ("record_s", "checkpoint_s", "beyond_delay_s", "delay_s", *PHASES):
             values = m[name]
             row[f"{name}_median"] = round(statistics.median(values), 3) if values else None
@@ -193,7 +206,8 @@ def main() -> None:
             f"first checkpoint: median {row['checkpoint_s_median']} s; medians of kill -> "
             f"failure seen {row['detect_s_median']} s, teardown and resubmission beyond the "
             f"delay {row['resubmit_s_median']} s, submission -> first record "
-            f"{row['start_s_median']} s",
+            f"{row['start_s_median']} s; task processes of the attempt before, per "
+            f"recovery: {row['workers_reused_mean']}",
             flush=True,
         )
     print(json.dumps({"benchmark": "recovery", "figures": figures}))

@@ -107,20 +107,18 @@ def create_local_context_early(
 
     def create() -> None:
         try:
+            from barrierflow.cluster.spark.deployment import start_python_workers
+
             context = get_or_create_context(num_slots, master, conf, spark_log)
             # PySpark's worker daemon, and a worker per slot with the task runtime imported,
             # idle in Spark's pool until the barrier stage takes them (or a minute passes)
-            context.parallelize(range(num_slots), num_slots).foreach(_import_task_runtime)
+            start_python_workers(context, num_slots)
             log.info("%s and its Python workers are ready for the job", EARLY_CONTEXT_READY)
         except Exception as e:  # noqa: BLE001 - the job's own call creates it, or raises
             log.debug("Creating the SparkContext early failed: %s", e)
 
     _early_context = threading.Thread(target=create, name="spark-context-early", daemon=True)
     _early_context.start()
-
-
-def _import_task_runtime(_: object) -> None:
-    import barrierflow.runtime.task_executor  # noqa: F401 - imported for the tasks to come
 
 
 def _join_early_context() -> None:
