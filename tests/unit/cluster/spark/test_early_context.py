@@ -1,7 +1,8 @@
 """A standby's head start under driver high availability: on an embedded or local master its
 SparkContext is created while it waits, and the job's own call then waits for that context
 instead of creating a second; on a cluster's master none is created (it would hold the
-cluster's executors for as long as the standby waits). No Spark: what it does is recorded."""
+cluster's executors for as long as the standby waits). A restart's delay starts the next
+attempt's Python workers the same way. No Spark: what they do is recorded."""
 
 from __future__ import annotations
 
@@ -65,3 +66,35 @@ def test_the_jobs_own_call_waits_for_the_early_context(monkeypatch):
     done.set()
     waiter.join(5)
     assert not waiter.is_alive() and session._early_context is None
+
+
+class FakeSparkContext:
+    """What ``start_python_workers`` asks of a SparkContext, recorded."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[tuple] = []
+        self.fail = fail
+        self.done = threading.Event()
+
+    def setJobGroup(self, group, description):
+        self.calls.append(("group", group.startswith("barrierflow-workers-"), description))
+
+    def parallelize(self, items, partitions):
+        self.calls.append(("parallelize", list(items), partitions))
+        return self
+
+    def foreach(self, function):
+        self.done.set()
+        if self.fail:
+            raise RuntimeError("no workers")
+        function(0)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_deployer_starts_the_next_attempts_workers_in_a_job_group_of_their_own(fail):
+    from barrierflow.cluster.spark.deployment import SparkDeployer
+
+    context = FakeSparkContext(fail)
+    SparkDeployer(context).prepare(2)  # returns at once; a failure is the attempt's to meet
+    assert context.done.wait(5)
+    assert context.calls == [("group", True, "workers"), ("parallelize", [0, 1], 2)]
