@@ -12,12 +12,10 @@ Steps:
      and nothing lost), and every driver ended as it should. An injector that fails is noted
      on the run's line; the run is judged.
 
-Under driver high availability (a plan that draws one of its faults), every driver's command
-names the run's cluster id, with its storage in the run's directory and a short lease; the
-leader is the live driver that last said it leads; a standby is the same command started
-beside it, which says it waits; a killed leader is replaced by the same command again (or by
-a standby already waiting); a paused leader is woken after ``PAUSE_LEASES`` lease durations
-and must exit with status 4.
+Under driver high availability (a plan that draws one of its faults), the faults act on the
+leader (``chaos_drivers.py``): a killed leader is replaced by the same command again (or by a
+standby already waiting); a paused leader is woken after ``PAUSE_LEASES`` lease durations and
+must exit with status 4.
 
 **I/O:** processes, servers, the run's directory under the campaign's work directory.
 """
@@ -28,27 +26,16 @@ import contextlib
 import glob
 import os
 import shutil
-import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chaos_faults as faults
+from chaos_drivers import Drivers
 from chaos_faults import Driver, JobDirectory
 from chaos_jobs.catalog import JOBS, Record, Servers
 from chaos_jobs.spec import JobSpec, Recovery, RunReport
-from chaos_plan import LEASE_S, PAUSE_LEASES, BadInput, FaultKind, PlannedFault, RunPlan
-from chaos_verdict import (
-    ENDED_NOTE,
-    FALLBACK_NOTE,
-    CheckpointEpoch,
-    DriverEnd,
-    RunFacts,
-    Verdict,
-    judge,
-    last_error,
-    one_line,
-)
+from chaos_plan import BadInput, FaultKind, PlannedFault, RunPlan
+from chaos_verdict import FALLBACK_NOTE, CheckpointEpoch, RunFacts, Verdict, judge, one_line
 
 from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.testing.channel_faults import ChannelCuts
@@ -60,27 +47,6 @@ from barrierflow.testing.storage_faults import (
 )
 
 STALL_BEYOND_TIMEOUT_S = 2.0
-KILLED_GONE_WITHIN_S = 30.0  # every process of a killed driver's session has ended by then
-LEADER_WAIT_S = 90.0  # for a driver to lead (a standby's wait, a restarted program's start)
-
-
-def ha_options(base: str, cluster_id: str, lease_s: float = LEASE_S) -> list[str]:
-    """The command line's options of a driver under high availability."""
-    return [
-        "-D", "high-availability.type=filesystem",
-        "-D", f"high-availability.storageDir={os.path.join(base, 'ha')}",
-        "-D", f"high-availability.cluster-id={cluster_id}",
-        "-D", f"high-availability.filesystem.lease-duration={lease_s:g} s",
-    ]  # fmt: skip
-
-
-@dataclass
-class Pause:
-    """A leader SIGSTOPped: its epoch then, and when it was paused and woken (epoch seconds)."""
-
-    epoch: int | None
-    paused_at: float
-    woke_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -140,11 +106,7 @@ class Run:
         self.base = os.path.join(work_dir, f"seed-{plan.seed}")
         self.servers = servers
         self.reference = reference
-        self.drivers: list[Driver] = []
-        self.job_number = 1  # a cancel with a savepoint ends a job; run -s starts the next
-        self.command: list[str] = []  # the current job's arguments: [] or ["-s", SAVEPOINT]
-        self.lingering: dict[int, list[int]] = {}  # killed driver's number -> processes left
-        self.pauses: dict[int, Pause] = {}  # paused driver's number -> its pause
+        self.drivers: Drivers | None = None
         self.job_id: str | None = None
         self.spec: JobSpec | None = None
         self.directory: JobDirectory | None = None
@@ -187,80 +149,28 @@ class Run:
         self.directory = JobDirectory(checkpoint_dir)
         return path
 
-    def _start_driver(self, spec_path: str, args: list[str]) -> Driver:
-        cluster_id = options = None
-        if self.plan.high_availability:
-            cluster_id = self.plan.cluster_id(self.job_number)
-            options = ha_options(self.base, cluster_id)
-        number = len(self.drivers) + 1
-        driver = Driver(self.base, spec_path, [*args, *(options or [])], number, cluster_id)
-        self.drivers.append(driver)
-        return driver
-
-    def _running(self) -> bool:
-        return any(d.alive() for d in self.drivers)
-
-    def _current(self) -> list[Driver]:
-        """The live drivers of the current job (of its cluster id, under high availability),
-        but for a paused leader: it leads no more, whether or not it has exited yet."""
-        cluster_id = self.plan.cluster_id(self.job_number)
-        return [
-            d
-            for d in self.drivers
-            if d.alive() and d.cluster_id in (None, cluster_id) and d.number not in self.pauses
-        ]
-
-    def _leader(self, timeout_s: float = LEADER_WAIT_S) -> Driver:
-        """The driver that runs the job now: without high availability the last one started;
-        with it, the live driver of the current cluster id that leads the newest epoch, once
-        one does (a standby taking over, a program started again)."""
-        if not self.plan.high_availability:
-            return self.drivers[-1]
-        deadline = time.time() + timeout_s
-        while True:
-            leading = [d for d in self._current() if d.epoch() is not None]
-            if leading or time.time() > deadline or not self._running():
-                break
-            time.sleep(0.05)
-        if not leading:
-            raise TimeoutError(f"no driver of {self.plan.cluster_id(self.job_number)} leads")
-        return max(leading, key=lambda d: d.epoch())
-
-    def _standby(self, spec_path: str) -> Driver:
-        """A driver of the current cluster id that waits as a standby: one already waiting,
-        else the same command started now."""
-        self._leader()  # first: a driver that does not lead yet while none does is no standby
-        waiting = [d for d in self._current() if d.epoch() is None]
-        driver = waiting[0] if waiting else self._start_driver(spec_path, self.command)
-        deadline = time.time() + LEADER_WAIT_S
-        while driver.alive() and not driver.said_standby() and time.time() < deadline:
-            time.sleep(0.05)
-        if not driver.said_standby():
-            raise RuntimeError(f"driver {driver.number} did not say it waits as a standby")
-        return driver
-
     # --- the whole run ------------------------------------------------------------------------
 
     def execute(self, timeout_s: float) -> RunResult:
         started = time.time()
         injections: list[Injection] = []
         try:
-            spec_path = self._prepare()
-            driver = self._start_driver(spec_path, self.command)
+            self.drivers = Drivers(self.base, self._prepare(), self.plan)
+            driver = self.drivers.start()
             if self.plan.needs_standby:  # early in the run, once the first driver leads
-                self._leader()
-                self._start_driver(spec_path, self.command)
+                self.drivers.leader()
+                self.drivers.start()
             self.t0 = self._wait_for_first_checkpoint(driver, started + 180)
             if self.t0 is not None and self.reference is not None:
-                self._inject_all(spec_path, self.t0, injections)
+                self._inject_all(self.t0, injections)
             self._wait_for_end(started + timeout_s)
             self.ended_at = time.time()
             verdict, reason = self._judge()
         except Exception as e:  # noqa: BLE001 - a broken run is reported, the campaign goes on
             verdict, reason = Verdict.FAILED, f"{type(e).__name__}: {e}"
         finally:
-            for driver in self.drivers:
-                driver.stop()
+            if self.drivers is not None:
+                self.drivers.stop()
         # What follows only annotates the run's line: a failure in it is noted, never in place
         # of the verdict.
         for annotate in (self._time_recoveries, self._note_fired):
@@ -286,9 +196,9 @@ class Run:
 
     def _wait_for_end(self, deadline: float) -> None:
         """Until every driver ended: the last leader, and standbys that found the job ended."""
-        while self._running():
+        while self.drivers.running():
             if time.time() > deadline:
-                alive = [f"{d.number} (pid {d.pid})" for d in self.drivers if d.alive()]
+                alive = [f"{d.number} (pid {d.pid})" for d in self.drivers.all if d.alive()]
                 raise TimeoutError(f"drivers {', '.join(alive)} did not end within the run's time")
             time.sleep(0.1)
 
@@ -300,28 +210,29 @@ class Run:
             planned.append(PlannedFault(FaultKind.KILL_TASK, self.plan.bad_at, "corrupt state"))
         return sorted(planned, key=lambda f: f.at)
 
-    def _inject_all(self, spec_path: str, t0: float, injections: list[Injection]) -> None:
+    def _inject_all(self, t0: float, injections: list[Injection]) -> None:
         """Injects the schedule's faults, each noted in ``injections`` as it comes (kept if the
         run breaks off). An injector that fails is noted on its fault and the run goes on: the
         run is judged by its output all the same."""
         for fault in self._schedule():
             injection = Injection(fault, fault.at * self.reference.duration_s)
             injections.append(injection)
-            while self._running() and time.time() < t0 + injection.planned_s:
+            while self.drivers.running() and time.time() < t0 + injection.planned_s:
                 time.sleep(0.01)
-            if not self._running():
+            if not self.drivers.running():
                 continue
             injection.at = time.time()
             try:
-                injection.note = self._inject(fault, spec_path)
+                injection.note = self._inject(fault)
             except Exception as e:  # noqa: BLE001 - noted on the run's line
                 injection.note = f"injector failed: {type(e).__name__}: {e}"
 
-    def _inject(self, fault: PlannedFault, spec_path: str) -> str:
+    def _inject(self, fault: PlannedFault) -> str:
+        drivers = self.drivers
         if fault.kind is FaultKind.PAUSE_LEADER:
-            return self._pause_leader(spec_path)
-        standby = self._standby(spec_path) if fault.kind is FaultKind.KILL_DRIVER_STANDBY else None
-        driver = self._leader()
+            return drivers.pause_leader()
+        standby = drivers.standby() if fault.kind is FaultKind.KILL_DRIVER_STANDBY else None
+        driver = drivers.leader()
         kind = fault.kind
         choice = int(fault.detail.split()[-1]) if fault.detail.startswith("task") else 0
         if fault.detail == "corrupt state":
@@ -337,11 +248,11 @@ class Run:
             return faults.kill_during_restore(driver, choice)
         if kind is FaultKind.KILL_DRIVER:
             resume = ["--resume", self.job_id]
-            return self._kill(driver, lambda: self._start_driver(spec_path, resume))
+            return drivers.kill(driver, lambda: drivers.start(resume))
         if kind is FaultKind.KILL_DRIVER_RESTART:
-            return self._kill(driver, lambda: self._start_driver(spec_path, self.command))
+            return drivers.kill(driver, drivers.start)
         if kind is FaultKind.KILL_DRIVER_STANDBY:
-            return self._kill(driver, lambda: None) + f", driver {standby.number} waited"
+            return drivers.kill(driver) + f", driver {standby.number} waited"
         if kind in (FaultKind.STORAGE_ERROR, FaultKind.STORAGE_STALL):
             return self._arm_storage(fault)
         if kind is FaultKind.RESTART_S3:
@@ -355,47 +266,11 @@ class Run:
             self.servers.postgres.restart()
             return "" if hit else "no prepared transaction seen"
         if kind is FaultKind.CANCEL_WITH_SAVEPOINT:
-            return self._cancel_with_savepoint(spec_path, driver)
+            return self._cancel_with_savepoint(driver)
         if kind is FaultKind.CUT_CONNECTION:
             ChannelCuts(self.spec.channel_cuts).arm()
             return "armed"
         raise ValueError(f"no injector for {kind}")
-
-    def _kill(self, driver: Driver, then: Callable[[], object]) -> str:
-        """SIGKILL of ``driver``'s process group, ``then`` at once; whatever of its session
-        outlives it is noted (the verdict holds it against the run)."""
-        epoch = driver.epoch()
-        driver.kill()
-        then()
-        killed_at = time.time()
-        left = driver.lingering(KILLED_GONE_WITHIN_S)
-        self.lingering[driver.number] = left
-        gone = f"{len(left)} processes left" if left else f"gone in {time.time() - killed_at:.1f}s"
-        led = f" epoch {epoch}" if epoch is not None else ""
-        return f"driver {driver.number}{led} killed, {gone}"
-
-    def _pause_leader(self, spec_path: str) -> str:
-        """SIGSTOP of the leader's process group for ``PAUSE_LEASES`` lease durations, a
-        standby waiting beside it; SIGCONT once the standby leads (or a minute later)."""
-        standby = self._standby(spec_path)
-        leader = self._leader()
-        pause = Pause(leader.epoch(), time.time())
-        self.pauses[leader.number] = pause
-        leader.signal(signal.SIGSTOP)
-        try:
-            time.sleep(PAUSE_LEASES * LEASE_S)
-            deadline = time.time() + 60
-            while standby.alive() and standby.epoch() is None and time.time() < deadline:
-                time.sleep(0.05)
-        finally:
-            leader.signal(signal.SIGCONT)
-            pause.woke_at = time.time()
-        took = standby.epoch()
-        return (
-            f"driver {leader.number} epoch {pause.epoch} paused "
-            f"{pause.woke_at - pause.paused_at:.1f}s, driver {standby.number} "
-            + (f"led as epoch {took} by then" if took else "did not lead by then")
-        )
 
     def _arm_storage(self, fault: PlannedFault) -> str:
         words = fault.detail.split()
@@ -408,7 +283,7 @@ class Run:
         StorageFaults(self.spec.storage_faults).arm(armed)
         return "armed"
 
-    def _cancel_with_savepoint(self, spec_path: str, old: Driver) -> str:
+    def _cancel_with_savepoint(self, old: Driver) -> str:
         url = self.directory.rest_url(self.job_id)
         during = url is not None and faults.wait_for_checkpoint_in_progress(url, self.job_id)
         conf = [arg for k, v in self.spec.s3.items() for arg in ("-D", f"{k}={v}")]
@@ -420,10 +295,7 @@ class Run:
         path = faults.cancel_with_savepoint(self.job_id, self.spec.checkpoint_dir, target, conf)
         old.process.wait(60)
         known = set(self.directory.job_ids())
-        # A new job: under high availability, of a new cluster id (the canceled one's ended)
-        self.job_number += 1
-        self.command = ["-s", path]
-        driver = self._start_driver(spec_path, self.command)
+        driver = self.drivers.next_job(path)
         deadline = time.time() + 120
         while driver.alive() and time.time() < deadline:
             new = [j for j in self.directory.job_ids() if j not in known]
@@ -435,46 +307,8 @@ class Run:
 
     # --- 4. judge ---------------------------------------------------------------------------
 
-    def _final(self) -> Driver:
-        """The driver that ran the job to its end: the last one started, or, under high
-        availability, the one that led the newest epoch and did not find the job ended."""
-        if not self.plan.high_availability:
-            return self.drivers[-1]
-        ran = [
-            d
-            for d in self.drivers
-            if d.cluster_id == self.plan.cluster_id(self.job_number)
-            and d.epoch() is not None
-            and ENDED_NOTE not in d.log()
-        ]
-        return max(ran, key=lambda d: d.epoch()) if ran else self.drivers[-1]
-
-    def _driver_ends(self) -> tuple[DriverEnd, ...]:
-        ends = []
-        for d in self.drivers:
-            pause = self.pauses.get(d.number)
-            log = d.log()
-            ends.append(
-                DriverEnd(
-                    number=d.number,
-                    returncode=d.process.returncode,
-                    killed=d.number in self.lingering,
-                    lingering=tuple(self.lingering.get(d.number, ())),
-                    epoch=d.epoch(),
-                    paused_at=pause.paused_at if pause else None,
-                    woke_to_end_s=(
-                        d.ended_at - pause.woke_at
-                        if pause and pause.woke_at and d.ended_at
-                        else None
-                    ),
-                    said_lost="lost leadership" in log,
-                    last_error=last_error(log),
-                )
-            )
-        return tuple(ends)
-
     def _judge(self) -> tuple[Verdict, str]:
-        driver = self._final()
+        driver = self.drivers.final()
         held_back, where = (
             self.job.held_back(self.spec, self.servers) if self.job.held_back else ([], "")
         )
@@ -482,7 +316,7 @@ class Run:
             returncode=driver.process.returncode,
             log=driver.log(),
             committed=self.job.committed(self.spec, self.servers),
-            fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers),
+            fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers.all),
             corrupted_sole_checkpoint=self.corrupted_sole_checkpoint,
             prepared_left=(
                 tuple(faults.prepared_transactions(self.spec.postgres))
@@ -491,7 +325,7 @@ class Run:
             ),
             held_back=tuple(held_back),
             held_back_where=where,
-            drivers=self._driver_ends(),
+            drivers=self.drivers.ends(),
             final_driver=driver.number,
             checkpoints=tuple(
                 CheckpointEpoch(job_id, r.checkpoint_id, r.leader_epoch, r.end_timestamp_ms / 1000)

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from chaos_drivers import ha_options
 from chaos_faults import Driver, JobDirectory
 from chaos_jobs.catalog import JOBS, Servers
 from chaos_jobs.spec import JobSpec, RunReport
-from chaos_run import ha_options
 from chaos_verdict import CheckpointEpoch, DriverEnd, RunFacts, driver_problem
 
 from barrierflow.cluster.spark.session import EARLY_CONTEXT_READY
