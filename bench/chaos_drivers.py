@@ -116,8 +116,15 @@ class Drivers:
         waiting = [d for d in self._current() if d.epoch() is None]
         driver = waiting[0] if waiting else self.start()
         deadline = time.time() + LEADER_WAIT_S
-        while driver.alive() and not driver.said_standby() and time.time() < deadline:
+        while (
+            driver.alive()
+            and not driver.said_standby()
+            and driver.epoch() is None
+            and time.time() < deadline
+        ):
             time.sleep(0.05)
+        if driver.epoch() is not None:  # the lease was free: the job's leader had ended
+            raise RuntimeError(f"driver {driver.number} led at once: the job had ended")
         if not driver.said_standby():
             raise RuntimeError(f"driver {driver.number} did not say it waits as a standby")
         return driver
