@@ -77,7 +77,12 @@ class Drivers:
         return self.start()
 
     def running(self) -> bool:
+        """Whether any driver still runs (a paused leader that has not exited yet too)."""
         return any(d.alive() for d in self.all)
+
+    def job_running(self) -> bool:
+        """Whether a driver of the current job still runs, a paused leader aside."""
+        return bool(self._current())
 
     def stop(self) -> None:
         for driver in self.all:
@@ -101,12 +106,15 @@ class Drivers:
             return self.all[-1]
         deadline = time.time() + timeout_s
         while True:
-            leading = [d for d in self._current() if d.epoch() is not None]
-            if leading or time.time() > deadline or not self.running():
+            current = self._current()
+            leading = [d for d in current if d.epoch() is not None]
+            if leading or not current or time.time() > deadline:
                 break
             time.sleep(0.05)
         if not leading:
-            raise TimeoutError(f"no driver of {self.plan.cluster_id(self.job_number)} leads")
+            cluster_id = self.plan.cluster_id(self.job_number)
+            why = "the job had ended" if not current else f"none led within {timeout_s:g} s"
+            raise TimeoutError(f"no driver of {cluster_id} leads: {why}")
         return max(leading, key=lambda d: d.epoch())
 
     def standby(self) -> Driver:

@@ -217,9 +217,9 @@ class Run:
         for fault in self._schedule():
             injection = Injection(fault, fault.at * self.reference.duration_s)
             injections.append(injection)
-            while self.drivers.running() and time.time() < t0 + injection.planned_s:
+            while self.drivers.job_running() and time.time() < t0 + injection.planned_s:
                 time.sleep(0.01)
-            if not self.drivers.running():
+            if not self.drivers.job_running():
                 continue
             injection.at = time.time()
             try:
