@@ -64,16 +64,14 @@ class SparkDeployer:
 
     def __init__(self, context) -> None:
         self._context = context
-        self._preparing: str | None = None  # the job group of prepare's workers job
 
     def prepare(self, num_slots: int) -> None:
         """Starts the next attempt's Python workers in the background (``start_python_workers``),
         in a job group of their own; a failure is left to the attempt, which starts its own."""
-        group = self._preparing = f"barrierflow-workers-{uuid.uuid4().hex}"
 
         def run() -> None:
             try:
-                self._context.setJobGroup(group, "workers", interruptOnCancel=True)
+                self._context.setJobGroup(f"barrierflow-workers-{uuid.uuid4().hex}", "workers")
                 start_python_workers(self._context, num_slots)
             except Exception as e:  # noqa: BLE001 - the attempt forks its own workers
                 log.debug("Starting Python workers ahead of an attempt failed: %s", e)
@@ -88,11 +86,6 @@ class SparkDeployer:
     ) -> SparkSubmittedAttempt:
         sc = self._context
         group = f"barrierflow-{uuid.uuid4().hex}"
-        if self._preparing is not None:
-            # done by now, unless the machine is slow: then the attempt's slots, which need
-            # every core at once, must not wait for it; the attempt starts its own workers
-            sc.cancelJobGroup(self._preparing)
-            self._preparing = None
 
         def run() -> None:
             try:
