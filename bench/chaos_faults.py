@@ -1,10 +1,11 @@
 """The campaign's fault injectors, all outside the runtime: they act on a running job's
 processes, its servers and its storage, the way an operator or a broken machine would.
 
-- the job's processes: its driver (``barrierflow run``, in a session of its own: the driver,
-  its Spark JVM and the Python workers are its process group) and the task processes among
-  them, Spark's Python workers that run a slot (those with more than one thread: an idle
-  worker has one);
+- the job's processes: its driver (``barrierflow run``, in a session of its own: the driver
+  and its Spark JVM are its process group; PySpark's worker daemon puts itself and the Python
+  workers in a group of their own, in the same session, and ends them when the JVM is gone)
+  and the task processes among them, Spark's Python workers that run a slot (those with more
+  than one thread: an idle worker has one);
 - the servers: restarted through their test fixtures (``tests/servers``);
 - checkpoint storage: through the storage fault facility (``barrierflow.testing``), which the
   job program installs.
@@ -21,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -36,10 +38,25 @@ REPO = BENCH.parent
 PROGRAM = BENCH / "chaos_jobs" / "program.py"
 
 
-class Driver:
-    """One ``barrierflow run`` process of a run, its standard error in a file."""
+_LEADS = re.compile(r"Leading cluster \S+ as epoch (\d+)")
+_STANDBY = "Standby for cluster id "
 
-    def __init__(self, base: str, spec_path: str, args: list[str], number: int) -> None:
+
+class Driver:
+    """One ``barrierflow run`` process of a run, its standard error in a file. Under driver
+    high availability, ``cluster_id`` is the one its command names."""
+
+    def __init__(
+        self,
+        base: str,
+        spec_path: str,
+        args: list[str],
+        number: int,
+        cluster_id: str | None = None,
+    ) -> None:
+        self.number = number
+        self.cluster_id = cluster_id
+        self.ended_at: float | None = None  # epoch seconds, when its process ended
         self.log_path = os.path.join(base, f"driver-{number}.log")
         env = {
             **os.environ,
@@ -54,6 +71,11 @@ class Driver:
                 stdout=subprocess.DEVNULL, stderr=log,
             )  # fmt: skip
         self.started_at = time.time()
+        threading.Thread(target=self._watch, name=f"driver-{number}", daemon=True).start()
+
+    def _watch(self) -> None:
+        self.process.wait()
+        self.ended_at = time.time()
 
     @property
     def pid(self) -> int:
@@ -66,11 +88,34 @@ class Driver:
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
+    def epoch(self) -> int | None:
+        """The epoch it last said it leads its cluster id as (None: it never led)."""
+        found = _LEADS.findall(self.log())
+        return int(found[-1]) if found else None
+
+    def said_standby(self) -> bool:
+        return _STANDBY in self.log()
+
     def kill(self) -> None:
-        """SIGKILL of the driver, its JVM and its Python workers: a machine gone."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signal.SIGKILL)
+        """SIGKILL of the driver's process group (the driver and its JVM; the Python workers
+        end when their JVM is gone): a driver machine gone."""
+        self.signal(signal.SIGKILL)
         self.process.wait()
+
+    def signal(self, sig: signal.Signals) -> None:
+        """``sig`` to the driver's process group."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, sig)
+
+    def lingering(self, timeout_s: float) -> list[int]:
+        """The processes of its session still alive ``timeout_s`` after it was killed: none,
+        or something of the killed driver goes on acting."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = session_processes(self.pid)
+            if not left or time.monotonic() > deadline:
+                return left
+            time.sleep(0.1)
 
     def stop(self) -> None:
         """At the end of a run, whatever state it is in."""
@@ -98,6 +143,23 @@ def _processes() -> dict[int, tuple[int, str, int]]:
         threads = int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
         table[int(entry)] = (ppid, cmdline, threads)
     return table
+
+
+def session_processes(session: int) -> list[int]:
+    """The live processes (not zombies) of ``session``, in pid order."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # ended since the listing
+            continue
+        state, sid = fields[0], int(fields[3])
+        if sid == session and state not in ("Z", "X"):
+            found.append(int(entry))
+    return sorted(found)
 
 
 def task_processes(driver_pid: int) -> list[int]:

@@ -1,6 +1,8 @@
 """What one campaign run does, drawn from its seed alone (``plan``): the job, the state backend,
 the storage, one to three faults at random times, and sometimes bad input. The same seed
-always gives the same plan, so that ``bench/chaos.py --seed S`` replays a run.
+always gives the same plan, so that ``bench/chaos.py --seed S`` replays a run. The driver
+high-availability kinds came last: a selection without them draws what it drew before them.
+A run that draws one of them runs its drivers under high availability (``RunPlan.cluster_id``).
 
 Fault times are fractions of the failure-free run's duration, counted from its first completed
 checkpoint; the runner turns them into seconds with the reference run's figures.
@@ -26,6 +28,18 @@ class FaultKind(enum.Enum):
     RESTART_POSTGRES = "restart_postgres"  # pg_ctl restart -m immediate
     CUT_CONNECTION = "cut_connection"  # a data connection between two slots cut
     CANCEL_WITH_SAVEPOINT = "cancel_with_savepoint"  # during a checkpoint; then run -s
+    # Driver high availability (the run's drivers lead a cluster id by a lease, LEASE_S):
+    KILL_DRIVER_RESTART = "kill_driver_restart"  # SIGKILL of the leader; the same command again
+    KILL_DRIVER_STANDBY = "kill_driver_standby"  # a standby waits; SIGKILL of the leader
+    PAUSE_LEADER = "pause_leader"  # a standby waits; the leader SIGSTOPped, PAUSE_LEASES leases
+
+
+HIGH_AVAILABILITY = frozenset(
+    {FaultKind.KILL_DRIVER_RESTART, FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER}
+)
+NEEDS_STANDBY = frozenset({FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER})
+LEASE_S = 2.0  # short, so that a standby's wait and a pause stay within a run of seconds
+PAUSE_LEASES = 3  # a paused leader sleeps through this many of its lease's durations
 
 
 class BadInput(enum.Enum):
@@ -65,9 +79,24 @@ class RunPlan:
     bad_input: BadInput | None = None
     bad_at: float = 0.0  # fraction of the input where a malformed or poison record sits
 
+    @property
+    def high_availability(self) -> bool:
+        """Whether the run's drivers run under driver high availability."""
+        return any(f.kind in HIGH_AVAILABILITY for f in self.faults)
+
+    @property
+    def needs_standby(self) -> bool:
+        return any(f.kind in NEEDS_STANDBY for f in self.faults)
+
+    def cluster_id(self, job_number: int) -> str:
+        """The cluster id of the run's ``job_number``-th job (from 1): a job ended by a cancel
+        does not run again under its cluster id, so ``run -s`` after it is a new one."""
+        return f"chaos-{self.seed}" + (f"-{job_number}" if job_number > 1 else "")
+
     def describe(self) -> str:
         bad = f" bad={self.bad_input.value}@{self.bad_at:.2f}" if self.bad_input else ""
-        return f"{self.job} {self.backend} {self.storage}{bad}"
+        ha = f" ha(lease {LEASE_S:g}s)" if self.high_availability else ""
+        return f"{self.job} {self.backend} {self.storage}{ha}{bad}"
 
 
 def compatible_faults(job: JobTraits, storage: str) -> list[FaultKind]:
@@ -87,6 +116,8 @@ def compatible_faults(job: JobTraits, storage: str) -> list[FaultKind]:
         kinds.append(FaultKind.RESTART_KAFKA)
     if job.postgres:
         kinds.append(FaultKind.RESTART_POSTGRES)
+    # last, so that a selection without them draws what it drew before they came
+    kinds += [FaultKind.KILL_DRIVER_RESTART, FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER]
     return kinds
 
 

@@ -7,9 +7,15 @@ Steps:
   2. wait for the job's first completed checkpoint: the schedule's time zero;
   3. inject each fault at its time (a driver killed or canceled is replaced by
      ``run --resume`` or ``run -s SAVEPOINT``);
-  4. wait for the last driver to end, then judge (``chaos_verdict.judge``): the committed
+  4. wait for every driver to end, then judge (``chaos_verdict.judge``): the committed
      output equals the reference (or, with bad input, the expected clear error or fallback,
-     and nothing lost). An injector that fails is noted on the run's line; the run is judged.
+     and nothing lost), and every driver ended as it should. An injector that fails is noted
+     on the run's line; the run is judged.
+
+Under driver high availability (a plan that draws one of its faults), the faults act on the
+leader (``chaos_drivers.py``): a killed leader is replaced by the same command again (or by a
+standby already waiting); a paused leader is woken after ``PAUSE_LEASES`` lease durations and
+must exit with status 4.
 
 **I/O:** processes, servers, the run's directory under the campaign's work directory.
 """
@@ -24,12 +30,14 @@ import time
 from dataclasses import dataclass, field
 
 import chaos_faults as faults
+from chaos_drivers import Drivers
 from chaos_faults import Driver, JobDirectory
 from chaos_jobs.catalog import JOBS, Record, Servers
 from chaos_jobs.spec import JobSpec, Recovery, RunReport
 from chaos_plan import BadInput, FaultKind, PlannedFault, RunPlan
-from chaos_verdict import FALLBACK_NOTE, RunFacts, Verdict, judge, one_line
+from chaos_verdict import FALLBACK_NOTE, CheckpointEpoch, RunFacts, Verdict, judge, one_line
 
+from barrierflow.checkpoint.history import CheckpointRecord
 from barrierflow.testing.channel_faults import ChannelCuts
 from barrierflow.testing.storage_faults import (
     ArmedFault,
@@ -98,7 +106,7 @@ class Run:
         self.base = os.path.join(work_dir, f"seed-{plan.seed}")
         self.servers = servers
         self.reference = reference
-        self.drivers: list[Driver] = []
+        self.drivers: Drivers | None = None
         self.job_id: str | None = None
         self.spec: JobSpec | None = None
         self.directory: JobDirectory | None = None
@@ -141,30 +149,28 @@ class Run:
         self.directory = JobDirectory(checkpoint_dir)
         return path
 
-    def _start_driver(self, spec_path: str, args: list[str]) -> Driver:
-        driver = Driver(self.base, spec_path, args, len(self.drivers) + 1)
-        self.drivers.append(driver)
-        return driver
-
     # --- the whole run ------------------------------------------------------------------------
 
     def execute(self, timeout_s: float) -> RunResult:
         started = time.time()
         injections: list[Injection] = []
         try:
-            spec_path = self._prepare()
-            driver = self._start_driver(spec_path, [])
+            self.drivers = Drivers(self.base, self._prepare(), self.plan)
+            driver = self.drivers.start()
+            if self.plan.needs_standby:  # early in the run, once the first driver leads
+                self.drivers.leader()
+                self.drivers.start()
             self.t0 = self._wait_for_first_checkpoint(driver, started + 180)
             if self.t0 is not None and self.reference is not None:
-                self._inject_all(spec_path, self.t0, injections)
+                self._inject_all(self.t0, injections)
             self._wait_for_end(started + timeout_s)
             self.ended_at = time.time()
             verdict, reason = self._judge()
         except Exception as e:  # noqa: BLE001 - a broken run is reported, the campaign goes on
             verdict, reason = Verdict.FAILED, f"{type(e).__name__}: {e}"
         finally:
-            for driver in self.drivers:
-                driver.stop()
+            if self.drivers is not None:
+                self.drivers.stop()
         # What follows only annotates the run's line: a failure in it is noted, never in place
         # of the verdict.
         for annotate in (self._time_recoveries, self._note_fired):
@@ -189,10 +195,11 @@ class Run:
         return None
 
     def _wait_for_end(self, deadline: float) -> None:
-        driver = self.drivers[-1]
-        while driver.alive():
+        """Until every driver ended: the last leader, and standbys that found the job ended."""
+        while self.drivers.running():
             if time.time() > deadline:
-                raise TimeoutError(f"the job did not end within the run's time (pid {driver.pid})")
+                alive = [f"{d.number} (pid {d.pid})" for d in self.drivers.all if d.alive()]
+                raise TimeoutError(f"drivers {', '.join(alive)} did not end within the run's time")
             time.sleep(0.1)
 
     # --- 3. faults --------------------------------------------------------------------------
@@ -203,25 +210,29 @@ class Run:
             planned.append(PlannedFault(FaultKind.KILL_TASK, self.plan.bad_at, "corrupt state"))
         return sorted(planned, key=lambda f: f.at)
 
-    def _inject_all(self, spec_path: str, t0: float, injections: list[Injection]) -> None:
+    def _inject_all(self, t0: float, injections: list[Injection]) -> None:
         """Injects the schedule's faults, each noted in ``injections`` as it comes (kept if the
         run breaks off). An injector that fails is noted on its fault and the run goes on: the
         run is judged by its output all the same."""
         for fault in self._schedule():
             injection = Injection(fault, fault.at * self.reference.duration_s)
             injections.append(injection)
-            while self.drivers[-1].alive() and time.time() < t0 + injection.planned_s:
+            while self.drivers.job_running() and time.time() < t0 + injection.planned_s:
                 time.sleep(0.01)
-            if not self.drivers[-1].alive():
+            if not self.drivers.job_running():
                 continue
             injection.at = time.time()
             try:
-                injection.note = self._inject(fault, spec_path)
+                injection.note = self._inject(fault)
             except Exception as e:  # noqa: BLE001 - noted on the run's line
                 injection.note = f"injector failed: {type(e).__name__}: {e}"
 
-    def _inject(self, fault: PlannedFault, spec_path: str) -> str:
-        driver = self.drivers[-1]
+    def _inject(self, fault: PlannedFault) -> str:
+        drivers = self.drivers
+        if fault.kind is FaultKind.PAUSE_LEADER:
+            return drivers.pause_leader()
+        standby = drivers.standby() if fault.kind is FaultKind.KILL_DRIVER_STANDBY else None
+        driver = drivers.leader()
         kind = fault.kind
         choice = int(fault.detail.split()[-1]) if fault.detail.startswith("task") else 0
         if fault.detail == "corrupt state":
@@ -236,9 +247,12 @@ class Run:
         if kind is FaultKind.KILL_DURING_RESTORE:
             return faults.kill_during_restore(driver, choice)
         if kind is FaultKind.KILL_DRIVER:
-            driver.kill()
-            self._start_driver(spec_path, ["--resume", self.job_id])
-            return ""
+            resume = ["--resume", self.job_id]
+            return drivers.kill(driver, lambda: drivers.start(resume))
+        if kind is FaultKind.KILL_DRIVER_RESTART:
+            return drivers.kill(driver, drivers.start)
+        if kind is FaultKind.KILL_DRIVER_STANDBY:
+            return drivers.kill(driver) + f", driver {standby.number} waited"
         if kind in (FaultKind.STORAGE_ERROR, FaultKind.STORAGE_STALL):
             return self._arm_storage(fault)
         if kind is FaultKind.RESTART_S3:
@@ -252,7 +266,7 @@ class Run:
             self.servers.postgres.restart()
             return "" if hit else "no prepared transaction seen"
         if kind is FaultKind.CANCEL_WITH_SAVEPOINT:
-            return self._cancel_with_savepoint(spec_path)
+            return self._cancel_with_savepoint(driver)
         if kind is FaultKind.CUT_CONNECTION:
             ChannelCuts(self.spec.channel_cuts).arm()
             return "armed"
@@ -269,7 +283,7 @@ class Run:
         StorageFaults(self.spec.storage_faults).arm(armed)
         return "armed"
 
-    def _cancel_with_savepoint(self, spec_path: str) -> str:
+    def _cancel_with_savepoint(self, old: Driver) -> str:
         url = self.directory.rest_url(self.job_id)
         during = url is not None and faults.wait_for_checkpoint_in_progress(url, self.job_id)
         conf = [arg for k, v in self.spec.s3.items() for arg in ("-D", f"{k}={v}")]
@@ -279,10 +293,9 @@ class Run:
             else os.path.join(self.base, "savepoints")
         )
         path = faults.cancel_with_savepoint(self.job_id, self.spec.checkpoint_dir, target, conf)
-        old = self.drivers[-1]
         old.process.wait(60)
         known = set(self.directory.job_ids())
-        driver = self._start_driver(spec_path, ["-s", path])
+        driver = self.drivers.next_job(path)
         deadline = time.time() + 120
         while driver.alive() and time.time() < deadline:
             new = [j for j in self.directory.job_ids() if j not in known]
@@ -295,7 +308,7 @@ class Run:
     # --- 4. judge ---------------------------------------------------------------------------
 
     def _judge(self) -> tuple[Verdict, str]:
-        driver = self.drivers[-1]
+        driver = self.drivers.final()
         held_back, where = (
             self.job.held_back(self.spec, self.servers) if self.job.held_back else ([], "")
         )
@@ -303,7 +316,7 @@ class Run:
             returncode=driver.process.returncode,
             log=driver.log(),
             committed=self.job.committed(self.spec, self.servers),
-            fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers),
+            fell_back=any(FALLBACK_NOTE in d.log() for d in self.drivers.all),
             corrupted_sole_checkpoint=self.corrupted_sole_checkpoint,
             prepared_left=(
                 tuple(faults.prepared_transactions(self.spec.postgres))
@@ -312,6 +325,12 @@ class Run:
             ),
             held_back=tuple(held_back),
             held_back_where=where,
+            drivers=self.drivers.ends(),
+            final_driver=driver.number,
+            checkpoints=tuple(
+                CheckpointEpoch(job_id, r.checkpoint_id, r.leader_epoch, r.end_timestamp_ms / 1000)
+                for job_id, r in self._completed_checkpoints()
+            ),
         )
         expected = None if self.reference is None else self.reference.records
         return judge(facts, expected, self.plan.bad_input)
@@ -356,14 +375,14 @@ class Run:
 
     def _checkpoint_completions(self) -> list[float]:
         """Epoch seconds at which the run's checkpoints completed, every job of the run."""
-        ends = []
+        return sorted(r.end_timestamp_ms / 1000 for _, r in self._completed_checkpoints())
+
+    def _completed_checkpoints(self) -> list[tuple[str, CheckpointRecord]]:
+        """Every job's completed checkpoints, as their histories record them."""
+        found = []
         with contextlib.suppress(OSError):
             for job_id in self.directory.job_ids():
                 history = self.directory.storage(job_id).read_history()
                 if history is not None:
-                    ends += [
-                        r.end_timestamp_ms / 1000
-                        for r in history.records
-                        if r.status.value == "COMPLETED"
-                    ]
-        return sorted(ends)
+                    found += [(job_id, r) for r in history.records if r.status.value == "COMPLETED"]
+        return found

@@ -5,6 +5,12 @@ hand-made outputs.
 
 - Whatever the outcome, the job leaves no transaction prepared in its database (a job that
   ended for good settles what its sinks prepared).
+- Whatever the outcome, every driver ended as it should: nothing of a killed driver's session
+  outlived it; a leader paused past its lease exited with status 4, saying it lost its
+  leadership, within a minute of waking, and no checkpoint of its epoch completed after its
+  pause; any other driver ended with the job's status (0, or 3 for a job the campaign
+  canceled), never with 4 (a leadership lost unpaused); and, job by job, the epochs of the
+  completed checkpoints never go back (two live leaders would interleave them).
 - No bad input: the last driver ended well and the committed output equals the reference,
   record by record (a record missing, duplicated or altered is FAILED).
 - A poison record or a malformed Kafka message (every attempt meets it): the job failed,
@@ -26,6 +32,7 @@ Performs no I/O.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +42,7 @@ from chaos_plan import BadInput
 Record = tuple[Any, ...]
 
 FALLBACK_NOTE = "falling back"
+ENDED_NOTE = "already ended"  # a standby that took the lease over after the job's end
 REFUSAL_NOTE = "no retained checkpoint of this job can be read back"
 REPLAY_REFUSED_NOTE = "written again after a restore of an older checkpoint"  # PostgresSink's
 
@@ -45,6 +53,31 @@ class Verdict(enum.Enum):
     FALLBACK = "fallback"  # a corrupt checkpoint: an older one restored, said so, none lost
     BROKER_LOST = "broker-lost"  # missing only behind a transaction the broker never ended
     FAILED = "FAILED"
+
+
+@dataclass(frozen=True)
+class DriverEnd:
+    """How one driver process of a run ended."""
+
+    number: int
+    returncode: int | None
+    killed: bool = False
+    lingering: tuple[int, ...] = ()  # killed: processes of its session alive long after
+    epoch: int | None = None  # the last epoch it led (high availability)
+    paused_at: float | None = None  # SIGSTOPped then (epoch seconds)
+    woke_to_end_s: float | None = None  # paused: from its SIGCONT to its end
+    said_lost: bool = False  # it said it lost its leadership
+    last_error: str = ""
+
+
+@dataclass(frozen=True)
+class CheckpointEpoch:
+    """A completed checkpoint of one of the run's jobs, and the epoch of its leader."""
+
+    job_id: str
+    checkpoint_id: int
+    epoch: int
+    completed_at: float  # epoch seconds
 
 
 @dataclass(frozen=True)
@@ -61,6 +94,9 @@ class RunFacts:
     prepared_left: tuple[str, ...] = ()  # transactions left prepared in the run's database
     held_back: tuple[Record, ...] = ()  # in the output topic past where read_committed stops
     held_back_where: str = ""  # the partitions, where their readers stop, their ends
+    drivers: tuple[DriverEnd, ...] = ()
+    final_driver: int = 0  # the number of the driver whose end is ``returncode``
+    checkpoints: tuple[CheckpointEpoch, ...] = ()
 
 
 def judge(
@@ -76,6 +112,9 @@ def judge(
         # whatever the job's end, nothing may stay prepared holding locks (seed 1039)
         left = len(facts.prepared_left)
         return Verdict.FAILED, f"{left} prepared transactions left behind: {facts.prepared_left[0]}"
+    wrong_end = driver_problem(facts)
+    if wrong_end:
+        return Verdict.FAILED, wrong_end
     if bad in (BadInput.POISON, BadInput.MALFORMED_KAFKA):
         return _judge_clear_error(bad, facts, expected)
     if facts.corrupted_sole_checkpoint and facts.returncode != 0:
@@ -91,6 +130,63 @@ def judge(
     if facts.held_back:
         return _judge_held_back(facts, expected)
     return Verdict.FAILED, difference(facts.committed, expected)
+
+
+def driver_problem(facts: RunFacts) -> str | None:
+    """The first driver that did not end as it should, and how; or two leaders' checkpoints
+    interleaved; or None."""
+    for d in facts.drivers:
+        if d.lingering:
+            return (
+                f"driver {d.number} was killed, but {len(d.lingering)} processes of its session "
+                f"still ran long after {list(d.lingering)[:5]}"
+            )
+        if d.paused_at is not None:
+            problem = _paused_problem(d, facts.checkpoints)
+            if problem:
+                return problem
+        elif (
+            not d.killed
+            and d.number != facts.final_driver
+            and (d.returncode == 4 or d.returncode not in (0, 3, facts.returncode))
+        ):
+            return f"driver {d.number} exited {d.returncode}: {d.last_error}"
+    return _interleaved(facts.checkpoints)
+
+
+def _paused_problem(d: DriverEnd, checkpoints: tuple[CheckpointEpoch, ...]) -> str | None:
+    """A leader paused past its lease must exit with status 4 once it wakes, saying it lost
+    its leadership, within a minute, having completed no checkpoint since its pause."""
+    if d.returncode != 4 or not d.said_lost:
+        return (
+            f"driver {d.number}, paused past its lease, exited {d.returncode}, not 4 saying it "
+            f"lost its leadership: {d.last_error}"
+        )
+    if d.woke_to_end_s is None or d.woke_to_end_s > 60:
+        return f"driver {d.number}, paused past its lease, ran on {d.woke_to_end_s} s after waking"
+    late = [c for c in checkpoints if c.epoch == d.epoch and c.completed_at > d.paused_at]
+    if late:
+        return (
+            f"driver {d.number} (epoch {d.epoch}) completed checkpoint {late[0].checkpoint_id} "
+            "after it was paused past its lease"
+        )
+    return None
+
+
+def _interleaved(checkpoints: tuple[CheckpointEpoch, ...]) -> str | None:
+    """Job by job, in id order, the epochs of completed checkpoints never go back."""
+    by_job: dict[str, list[CheckpointEpoch]] = {}
+    for c in checkpoints:
+        by_job.setdefault(c.job_id, []).append(c)
+    for found in by_job.values():
+        found.sort(key=lambda c: c.checkpoint_id)
+        for before, after in itertools.pairwise(found):
+            if after.epoch < before.epoch:
+                return (
+                    f"checkpoint {after.checkpoint_id} of epoch {after.epoch} completed after "
+                    f"checkpoint {before.checkpoint_id} of epoch {before.epoch}: two leaders"
+                )
+    return None
 
 
 def _judge_held_back(facts: RunFacts, expected: list[Record]) -> tuple[Verdict, str]:

@@ -30,6 +30,19 @@ class SparkExecutor:
         self._conf = conf
         self._verbose = verbose
 
+    def prepare_while_standby(self, num_slots: int) -> None:
+        """A standby's head start (driver high availability): on an embedded or local master,
+        the SparkContext is created while the program waits, so that it runs the job at once
+        when it leads; all it holds is this machine's memory, which it would take then. On a
+        cluster's master it creates none: a context there would hold the cluster's executors
+        for as long as the standby waits, hours maybe, for a job that runs elsewhere."""
+        from barrierflow.cluster.spark.session import create_local_context_early, default_spark_log
+
+        if self._session is None:
+            create_local_context_early(
+                num_slots, self._master, self._conf, None if self._verbose else default_spark_log()
+            )
+
     def job_master(self, plan: JobPlan) -> JobMaster:
         from barrierflow.cluster.spark.deployment import SparkDeployer
         from barrierflow.cluster.spark.session import (

@@ -20,6 +20,7 @@ from barrierflow.client.planning import plan_job
 from barrierflow.client.spark_executor import SparkExecutor
 from barrierflow.client.submission_context import SubmissionContext, current_submission_context
 from barrierflow.cluster.job_master import JobMaster
+from barrierflow.graph.job_graph import build_job_graph
 
 
 class JobSubmitter:
@@ -48,7 +49,9 @@ class JobSubmitter:
         settings = ha_settings(pipeline.configuration, pipeline.job_name)
         if settings is None or self.context.dry_run:
             return self._submitted(pipeline, None)
-        pipeline, leadership = lead(pipeline, settings)
+        pipeline, leadership = lead(
+            pipeline, settings, while_standby=lambda: self._prepare_standby(pipeline)
+        )
         try:
             return self._submitted(pipeline, leadership)
         except BaseException:
@@ -71,6 +74,13 @@ class JobSubmitter:
         if self.context.on_job_master is not None:
             self.context.on_job_master(job_master)
         return job_master
+
+    def _prepare_standby(self, pipeline: Pipeline) -> None:
+        """What an executor can get ready while the program waits as a standby (Spark: the
+        SparkContext of a local master), for the slots the job will ask for."""
+        prepare = getattr(self._executor(pipeline), "prepare_while_standby", None)
+        if prepare is not None:
+            prepare(build_job_graph(pipeline.stream_graph()).num_slots)
 
     def _executor(self, pipeline: Pipeline) -> JobExecutor:
         if self.context.executor is not None:

@@ -53,6 +53,10 @@ from barrierflow.coordination.state_mapping import OperatorFate, map_state
 log = logging.getLogger("barrierflow.jobmaster")
 
 HEARTBEAT_EVERY_S = 0.5
+# A restart delay at least this long starts the next attempt's workers meanwhile: they are up
+# before it ends (forking two and importing the task runtime takes 0.3-0.5 s on two cores);
+# a shorter one would leave them starting as the attempt is submitted, which then waits.
+PREPARE_WITHIN_DELAY_S = 0.5
 
 
 class _NothingSubmitted:
@@ -419,7 +423,12 @@ class AttemptSupervisor:
             self.current.fail(why, for_rescale=True)
 
     def wait(self, delay_s: float) -> None:
-        """Sleeps before a restart, still answering requests (a cancel ends the wait)."""
+        """Sleeps before a restart, still answering requests (a cancel ends the wait). A delay
+        long enough has the deployer start the next attempt's workers meanwhile, if it can
+        (Spark: Python workers with the task runtime imported, which the attempt reuses)."""
+        prepare = getattr(self._deployer, "prepare", None)
+        if prepare is not None and delay_s >= PREPARE_WITHIN_DELAY_S:
+            prepare(self._plan.graph.num_slots)
         deadline = time.monotonic() + delay_s
         while not self._canceled() and time.monotonic() < deadline:
             self._channel.router.poll(max(1, min(100, int((deadline - time.monotonic()) * 1000))))

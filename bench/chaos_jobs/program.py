@@ -47,6 +47,8 @@ def main(spec_path: str) -> None:
     config = env.get_checkpoint_config()
     config.set_checkpoint_timeout(spec.checkpoint_timeout_ms)
     config.set_num_retained_checkpoints(2)
+    if spec.checkpoint_interval_ms is not None:
+        config.set_checkpoint_interval(spec.checkpoint_interval_ms)
     if spec.inline_threshold is not None:
         config.set_data_inline_threshold(spec.inline_threshold)
     result = env.execute(f"chaos-{spec.job}")

@@ -30,6 +30,7 @@ class JobSpec:
     restart_delay_ms: int = 200
     checkpoint_timeout_ms: int = 3000
     delay_s: float = 0.0004  # per record, so that the job lasts while faults fall
+    checkpoint_interval_ms: int | None = None  # None: the job's own
 
     def dump(self, path: str) -> None:
         with open(path, "w") as f:

@@ -25,7 +25,8 @@ RUNS = 5
 # (noida-db) loses transactions across a restart that Kafka keeps; the sink refuses what it can
 # tell (seeds 20261125000 and 5027), and a run whose missing records all sit behind a
 # transaction the broker never ended is judged broker-lost, apart from FAILED
-# (docs/reliability.md). The S3 server's restart is drawn again since seed 1079 was fixed.
+# (docs/reliability.md). The S3 server's restart is drawn again since seed 1079 was fixed. The
+# three kinds of driver high availability put a run's drivers under it (a lease of 2 s).
 FAULTS = (
     "kill_task",
     "kill_driver",
@@ -37,6 +38,9 @@ FAULTS = (
     "restart_postgres",
     "cut_connection",
     "cancel_with_savepoint",
+    "kill_driver_restart",
+    "kill_driver_standby",
+    "pause_leader",
 )
 
 

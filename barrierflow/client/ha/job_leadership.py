@@ -97,13 +97,27 @@ class JobEndedError(Exception):
         self.record = record
 
 
-def lead(pipeline: Pipeline, settings: HaSettings) -> tuple[Pipeline, JobLeadership]:
+def lead(
+    pipeline: Pipeline,
+    settings: HaSettings,
+    while_standby: Callable[[], None] = lambda: None,
+) -> tuple[Pipeline, JobLeadership]:
     """Waits until this program leads ``settings.cluster_id``; the pipeline to plan (the
-    cluster id's job, taken over, or a new one) and the leadership to run it under."""
+    cluster id's job, taken over, or a new one) and the leadership to run it under.
+    ``while_standby`` is called once, when the program first waits as a standby: a head start
+    that must not act for the job (it writes nothing the job's leader owns)."""
     files = ha_files(settings.storage_dir, settings.cluster_id)
     _check_writable(files)
     election = LeaderElection(files, settings.lease_duration_s)
-    epoch = election.acquire(on_standby=lambda seen: _say_standby(settings, seen))
+    waited: list[bool] = []
+
+    def on_standby(seen: Observation) -> None:
+        _say_standby(settings, seen)
+        if not waited:
+            waited.append(True)
+            while_standby()
+
+    epoch = election.acquire(on_standby=on_standby)
     leadership = JobLeadership(files, election, settings)
     try:
         leadership.start(lambda e: log.error("%s", e))  # renewing while the job is planned

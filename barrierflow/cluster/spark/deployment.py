@@ -6,19 +6,38 @@ find each other through the JobMaster, not Spark's barrier calls, which answer a
 the whole stage ("could not recover from a failed barrier ResultStage"); the JobMaster, not
 Spark, decides about restarts.
 
+A failed stage's Python workers do not outlive it (their tasks are interrupted, so Spark
+ends them): each attempt forks new ones, which import the task runtime before their first
+record. ``start_python_workers`` runs a small job that starts them beforehand; Spark keeps
+them idle in its pool and the next barrier stage reuses them (a restart's delay, a standby's
+wait: docs/benchmarks.md).
+
 **Threading:** ``SparkDeployer.submit`` returns at once; the Spark job runs on a thread of its
-own and reports its end through the callback.
+own and reports its end through the callback. ``prepare`` returns at once too.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import uuid
 from collections.abc import Callable
 
-from barrierflow.cluster.spark.session import available_slots, request_executors
+from barrierflow.cluster.spark.slots import available_slots, request_executors
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
+
+log = logging.getLogger("barrierflow.spark")
+
+
+def start_python_workers(context, num_slots: int) -> None:
+    """Starts, on ``context`` (a SparkContext), a Python worker per slot with the task
+    runtime imported, left idle for the next stage to reuse; returns when they are."""
+    context.parallelize(range(num_slots), num_slots).foreach(_import_task_runtime)
+
+
+def _import_task_runtime(_: object) -> None:
+    """In a Python worker: what a slot imports first (this module, and ``run_slot``'s)."""
 
 
 def _run_partition(slots: list[SlotDescriptor], _rows):
@@ -46,6 +65,19 @@ class SparkDeployer:
 
     def __init__(self, context) -> None:
         self._context = context
+
+    def prepare(self, num_slots: int) -> None:
+        """Starts the next attempt's Python workers in the background (``start_python_workers``),
+        in a job group of their own; a failure is left to the attempt, which starts its own."""
+
+        def run() -> None:
+            try:
+                self._context.setJobGroup(f"barrierflow-workers-{uuid.uuid4().hex}", "workers")
+                start_python_workers(self._context, num_slots)
+            except Exception as e:  # noqa: BLE001 - the attempt forks its own workers
+                log.debug("Starting Python workers ahead of an attempt failed: %s", e)
+
+        threading.Thread(target=run, name="spark-python-workers", daemon=True).start()
 
     def submit(
         self,

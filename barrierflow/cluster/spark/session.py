@@ -12,15 +12,19 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 
 from barrierflow.cluster.spark import jvm_launch
+from barrierflow.cluster.spark.slots import cluster_slots
 from barrierflow.errors import ConfigurationError
 
 log = logging.getLogger("barrierflow.spark")
 
 _EXECUTORS_WAIT_S = 60.0  # for executors to register before the slots are counted
+_early_context: threading.Thread | None = None  # create_local_context_early's
+EARLY_CONTEXT_READY = "The SparkContext created while standing by"
 
 
 def get_or_create_session(
@@ -63,6 +67,7 @@ def get_or_create_context(
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    _join_early_context()
     active = SparkSession.getActiveSession()
     existing = active.sparkContext if active is not None else SparkContext._active_spark_context
     if existing is not None:
@@ -83,6 +88,48 @@ def get_or_create_context(
     if configured is not None:
         _check_slots(context, num_slots)
     return context
+
+
+def create_local_context_early(
+    num_slots: int,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    spark_log: str | None = None,
+) -> None:
+    """Creates, in the background, the SparkContext ``get_or_create_context`` will return,
+    and starts the Python workers its first barrier stage will reuse, when its master is
+    embedded or local (this machine's memory and processes are all it holds); on a cluster's
+    master, nothing. ``get_or_create_context`` waits for it; should it fail, that call
+    creates the context again and raises what creating it raises."""
+    global _early_context
+    configured = _configured_master(master, conf or {})
+    if configured is not None and not is_local_master(configured):
+        return
+
+    def create() -> None:
+        try:
+            from barrierflow.cluster.spark.deployment import start_python_workers
+
+            context = get_or_create_context(num_slots, master, conf, spark_log)
+            # PySpark's worker daemon, and a worker per slot with the task runtime imported,
+            # idle in Spark's pool until the barrier stage takes them (or a minute passes)
+            start_python_workers(context, num_slots)
+            log.info("%s and its Python workers are ready for the job", EARLY_CONTEXT_READY)
+        except Exception as e:  # noqa: BLE001 - the job's own call creates it, or raises
+            log.debug("Creating the SparkContext early failed: %s", e)
+
+    _early_context = threading.Thread(target=create, name="spark-context-early", daemon=True)
+    _early_context.start()
+
+
+def _join_early_context() -> None:
+    """Waits for the context ``create_local_context_early`` creates, if it does (but on its
+    own thread, which creates it)."""
+    global _early_context
+    early = _early_context
+    if early is not None and early is not threading.current_thread():
+        early.join()
+        _early_context = None
 
 
 def launch_jvm_early(
@@ -197,7 +244,7 @@ def _check_slots(sc, num_slots: int) -> None:
         return
     deadline = time.monotonic() + _EXECUTORS_WAIT_S
     while True:
-        available = _cluster_slots(sc)
+        available = cluster_slots(sc)
         if available >= num_slots:
             return
         if time.monotonic() > deadline:
@@ -209,36 +256,6 @@ def _check_slots(sc, num_slots: int) -> None:
                 "parallelism"
             )
         time.sleep(0.5)
-
-
-def available_slots(sc) -> int:
-    """The task slots ``sc`` offers now: ``local[N]``'s N, or its executors' cores."""
-    if sc.master.startswith("local"):
-        return sc.defaultParallelism
-    return _cluster_slots(sc)
-
-
-def request_executors(sc, slots: int) -> bool:
-    """Asks the cluster manager for the executors that ``slots`` more task slots take
-    (``SparkContext.requestExecutors``, which barrier stages allow where dynamic allocation
-    is refused); False on a local master, or when the cluster manager refuses."""
-    if sc.master.startswith("local"):
-        return False
-    conf = sc.getConf()
-    cores = int(conf.get("spark.executor.cores", "1")) // int(conf.get("spark.task.cpus", "1"))
-    executors = -(-slots // max(1, cores))
-    try:
-        return bool(sc._jsc.sc().requestExecutors(executors))
-    except Exception as e:  # noqa: BLE001 - py4j's error: the cluster manager said no
-        log.warning("Spark did not take a request for %d executors: %s", executors, e)
-        return False
-
-
-def _cluster_slots(sc) -> int:
-    """Tasks the registered executors can run at once: what Spark's own barrier-stage check
-    counts (``SparkContext.maxNumConcurrentTasks``)."""
-    jsc = sc._jsc.sc()
-    return jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile())
 
 
 def network_hosts(sc) -> tuple[str, str | None]:

@@ -3,6 +3,7 @@ of many seeds reaches every job, fault kind and bad input, each only where it fi
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 from chaos_plan import BadInput, FaultKind, JobTraits, plan
@@ -71,3 +72,44 @@ def test_a_selection_of_jobs_and_faults_is_honoured():
     assert {p.job for p in plans} == {"kafka_to_postgres"}
     assert Counter(f.kind for p in plans for f in p.faults).keys() == {FaultKind.RESTART_POSTGRES}
     assert {p.bad_input for p in plans} == {None}
+
+
+# --- driver high availability -----------------------------------------------------------------
+
+HA = [FaultKind.KILL_DRIVER_RESTART, FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER]
+BEFORE_HA = [k for k in FaultKind if k not in HA]
+
+
+def test_a_selection_without_the_high_availability_kinds_draws_what_it_drew_before_them():
+    # seeds 1000-1199 over every job, the ten kinds before driver high availability and every
+    # bad input, as plan() drew them before the three kinds came (a digest of their repr)
+    plans = [plan(seed, JOBS, BEFORE_HA, ALL_BAD) for seed in range(1000, 1200)]
+    digest = hashlib.sha256(repr(plans).encode()).hexdigest()
+    assert digest == "96175beb514205aaeaa7a8dce1f5b779c162bdec1f42b10ad09b4efbc74d4208"
+    assert not any(p.high_availability for p in plans)
+    assert plans[17].describe() == "unaligned rocksdb s3 bad=corrupt_state@0.41"
+
+
+def test_the_high_availability_kinds_fall_on_every_job_and_put_its_drivers_under_it():
+    plans = _campaign(faults=HA, bad=[])
+    assert {p.job for p in plans} == {j.name for j in JOBS}
+    assert {f.kind for p in plans for f in p.faults} == set(HA)
+    assert all(p.high_availability for p in plans)
+    standby = [p for p in plans if p.needs_standby]
+    assert standby and all(
+        {FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER} & {f.kind for f in p.faults}
+        for p in standby
+    )
+    assert "ha(lease 2s)" in plans[0].describe()
+
+
+def test_a_run_mixing_kinds_is_under_high_availability_when_one_of_its_faults_needs_it():
+    mixed = _campaign(faults=[FaultKind.KILL_TASK, FaultKind.PAUSE_LEADER], bad=[])
+    for p in mixed:
+        assert p.high_availability == any(f.kind is FaultKind.PAUSE_LEADER for f in p.faults)
+    assert {p.high_availability for p in mixed} == {True, False}
+
+
+def test_each_job_of_a_run_has_a_cluster_id_of_its_own():
+    p = plan(5, JOBS, HA, [])
+    assert [p.cluster_id(n) for n in (1, 2, 3)] == ["chaos-5", "chaos-5-2", "chaos-5-3"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from chaos_plan import BadInput
-from chaos_verdict import RunFacts, Verdict, judge
+from chaos_verdict import CheckpointEpoch, DriverEnd, RunFacts, Verdict, judge
 
 REFERENCE = [("a", 1), ("b", 2), ("c", 3), ("d", 4)]
 POISON_ERROR = "Job failed: poison record 4000 in Map (1/2): ValueError: poison"
@@ -196,3 +196,79 @@ def test_a_loss_of_ours_beside_held_back_records_fails_the_run(committed, held_b
 def test_held_back_records_after_a_job_that_failed_fail_the_run():
     facts = _failed("Job failed: boom", REFERENCE[:2], held_back=(("c", 3), ("d", 4)))
     assert judge(facts, REFERENCE, None)[0] is Verdict.FAILED
+
+
+# --- drivers: killed, paused, standbys (driver high availability) -----------------------------
+
+LOST = "Job suspended: this driver lost leadership to epoch 2 (this JobMaster led epoch 1)"
+
+
+def _checkpoint(checkpoint_id, epoch, at, job="j"):
+    return CheckpointEpoch(job, checkpoint_id, epoch, at)
+
+
+def _ha_run(*drivers, checkpoints=(), committed=REFERENCE) -> RunFacts:
+    final = max(d.number for d in drivers if not d.killed and d.paused_at is None)
+    return RunFacts(
+        returncode=0, log="", committed=list(committed), drivers=drivers, final_driver=final,
+        checkpoints=checkpoints,
+    )  # fmt: skip
+
+
+PAUSED = DriverEnd(1, 4, epoch=1, paused_at=100.0, woke_to_end_s=2.5, said_lost=True)
+TOOK_OVER = DriverEnd(2, 0, epoch=2)
+CHECKPOINTS = (_checkpoint(1, 1, 99.0), _checkpoint(101, 2, 105.0), _checkpoint(102, 2, 106.0))
+
+
+def test_a_standby_taking_over_from_a_paused_leader_that_exits_4_is_exactly_once():
+    facts = _ha_run(PAUSED, TOOK_OVER, checkpoints=CHECKPOINTS)
+    assert judge(facts, REFERENCE, None) == (Verdict.EXACTLY_ONCE, "")
+
+
+@pytest.mark.parametrize(
+    ("paused", "says"),
+    [
+        (DriverEnd(1, 0, epoch=1, paused_at=100.0, woke_to_end_s=9.0), "exited 0, not 4"),
+        (DriverEnd(1, -9, epoch=1, paused_at=100.0), "exited -9, not 4"),
+        (DriverEnd(1, 4, epoch=1, paused_at=100.0, woke_to_end_s=61, said_lost=True), "ran on"),
+    ],
+    ids=["ran-on-to-the-end", "never-exited", "slow-to-exit"],
+)
+def test_a_paused_leader_that_does_not_exit_4_soon_after_waking_fails_the_run(paused, says):
+    verdict, reason = judge(_ha_run(paused, TOOK_OVER, checkpoints=CHECKPOINTS), REFERENCE, None)
+    assert verdict is Verdict.FAILED and says in reason
+
+
+def test_a_checkpoint_a_paused_leader_completed_after_its_pause_fails_the_run():
+    late = (*CHECKPOINTS, _checkpoint(2, 1, 104.0))  # epoch 1 completed checkpoint 2 at 104
+    verdict, reason = judge(_ha_run(PAUSED, TOOK_OVER, checkpoints=late), REFERENCE, None)
+    assert verdict is Verdict.FAILED
+    assert "epoch 1) completed checkpoint 2 after it was paused" in reason
+
+
+def test_checkpoints_whose_epochs_go_back_are_two_leaders():
+    interleaved = (_checkpoint(101, 2, 10.0), _checkpoint(102, 1, 11.0))
+    facts = _ha_run(DriverEnd(1, 0, epoch=1), DriverEnd(2, 0, epoch=2), checkpoints=interleaved)
+    verdict, reason = judge(facts, REFERENCE, None)
+    assert verdict is Verdict.FAILED and "two leaders" in reason
+    other_job = (_checkpoint(101, 2, 10.0), _checkpoint(1, 1, 11.0, job="another"))
+    facts = _ha_run(DriverEnd(1, 0, epoch=1), DriverEnd(2, 0, epoch=2), checkpoints=other_job)
+    assert judge(facts, REFERENCE, None) == (Verdict.EXACTLY_ONCE, "")
+
+
+def test_a_killed_driver_whose_processes_outlive_it_fails_the_run():
+    killed = DriverEnd(1, -9, killed=True, lingering=(4242, 4243), epoch=1)
+    verdict, reason = judge(_ha_run(killed, TOOK_OVER), REFERENCE, None)
+    assert verdict is Verdict.FAILED and "2 processes of its session still ran" in reason
+    gone = DriverEnd(1, -9, killed=True, epoch=1)
+    assert judge(_ha_run(gone, TOOK_OVER), REFERENCE, None) == (Verdict.EXACTLY_ONCE, "")
+
+
+@pytest.mark.parametrize(("status", "ok"), [(0, True), (3, True), (4, False), (2, False)])
+def test_a_standby_ends_with_the_jobs_status_never_with_a_leadership_lost(status, ok):
+    # driver 1 waited as a standby and led once the job had ended (or lost its lease unpaused)
+    standby = DriverEnd(1, status, epoch=3, said_lost=status == 4, last_error=LOST)
+    verdict, reason = judge(_ha_run(standby, TOOK_OVER), REFERENCE, None)
+    assert (verdict is Verdict.EXACTLY_ONCE) == ok
+    if not ok:
+        assert reason.startswith(f"driver 1 exited {status}")

@@ -21,13 +21,13 @@ from tests.unit.cluster.test_job_master_fencing import job_plan
 
 
 class Rig:
-    def __init__(self, root, heartbeat_timeout_s: float = 10.0) -> None:
+    def __init__(self, root, heartbeat_timeout_s: float = 10.0, deployer=None) -> None:
         self.plan = job_plan(str(root))
         self.plan.heartbeat_timeout_s = heartbeat_timeout_s
         graph = self.plan.graph
         self.network = InMemoryJobMasterNetwork()
         self.channel = ControlChannel(self.network)
-        self.deployer = RecordingDeployer()
+        self.deployer = deployer or RecordingDeployer()
         self.canceled = False
         self.turns: int | None = None  # supervision turns before the job counts as canceled
         coordinator = CheckpointCoordinator(
@@ -187,3 +187,22 @@ def test_stop_cancels_every_slot_and_task_and_waits_for_the_slots(rig):
 def test_a_cancel_ends_the_wait_before_a_restart(rig):
     rig.canceled = True
     rig.supervisor.wait(60.0)  # returns at once
+
+
+class PreparingDeployer(RecordingDeployer):
+    """A deployer that can start the next attempt's workers while a restart waits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared: list[int] = []
+
+    def prepare(self, num_slots: int) -> None:
+        self.prepared.append(num_slots)
+
+
+@pytest.mark.parametrize(("delay_s", "prepared"), [(0.6, True), (0.2, False), (0.0, False)])
+def test_a_restart_delay_long_enough_starts_the_next_attempts_workers(tmp_path, delay_s, prepared):
+    deployer = PreparingDeployer()
+    rig = Rig(tmp_path, deployer=deployer)
+    rig.supervisor.wait(delay_s)
+    assert deployer.prepared == ([rig.plan.graph.num_slots] if prepared else [])

@@ -10,7 +10,10 @@ import json
 import pytest
 
 from barrierflow.checkpoint.storage import CheckpointDirectory
+from barrierflow.client.ha.ha_files import ha_files
 from barrierflow.client.ha.job_leadership import JobEndedError, ha_settings
+from barrierflow.client.ha.leader_election import LeaderElection
+from barrierflow.client.ha.lease import Holder
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.common import Configuration
 from barrierflow.datastream import StreamExecutionEnvironment
@@ -131,3 +134,44 @@ def test_another_program_under_the_cluster_id_is_refused_naming_both(tmp_path):
     env, name = program(tmp_path, conf, uid="renamed-sink")
     with pytest.raises(ConfigurationError, match=r"cannot restore from .*chk-\d+/_metadata.*sink"):
         env.execute(name)
+
+
+class PreparingExecutor(ThreadExecutor):
+    """An executor that gets ready while its program waits as a standby (as Spark's creates
+    its SparkContext on a local master)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared: list[int] = []
+
+    def prepare_while_standby(self, num_slots: int) -> None:
+        self.prepared.append(num_slots)
+
+
+def preparing_program(tmp_path, executor: PreparingExecutor):
+    context = SubmissionContext(configuration=Configuration(ha(tmp_path)), executor=executor)
+    with installed(context):
+        env = StreamExecutionEnvironment().set_parallelism(2)
+    env.enable_checkpointing(50)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    env.from_source(NumberSequenceSource(1, 300), "numbers").map(lambda x: [x]).sink_to(
+        FileSink(str(tmp_path / "out"))
+    ).uid("sink")
+    return env
+
+
+def test_a_standby_gets_its_executor_ready_once_while_it_waits_and_a_leader_does_not(tmp_path):
+    # epoch 1 held by a driver on another host that never renews: a standby waits 1 s
+    held = LeaderElection(
+        ha_files(str(tmp_path / "ha"), "counts"), 1.0, Holder("elsewhere", 1, 0, "a")
+    )
+    assert held.acquire() == 1
+    standby = PreparingExecutor()
+    preparing_program(tmp_path, standby).execute("counts")
+    assert standby.prepared == [2]  # once, for the job's slots (its highest parallelism)
+    assert job_record(tmp_path)["epoch"] == 2
+
+    leader = PreparingExecutor()  # the lease is free now: it leads at once
+    with pytest.raises(JobEndedError):
+        preparing_program(tmp_path, leader).execute("counts")
+    assert leader.prepared == []
