@@ -391,7 +391,7 @@ class SubtaskCheckpointCoordinator:
                 operator_state = (
                     streams.write(snap.operator_state, "op") if snap.operator_state else None
                 )
-                keyed = snap.keyed(streams) if snap.keyed else []
+                keyed = list(snap.keyed(streams)) if snap.keyed else []
                 states[uid] = OperatorSubtaskState(descriptor.subtask, operator_state, keyed)
             if cid in self._aborted:
                 raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
