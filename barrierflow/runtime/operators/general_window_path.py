@@ -408,9 +408,10 @@ class GeneralWindowPath:
         out: list[Any] = []
         out_ts: list[int] = []
         tctx, trigger = self._tctx, self._trigger
-        timer = None
-        try:
-            for timer in timers:
+        # A failure of the timer service itself (its state) is not the window's: only what
+        # runs for a timer is wrapped, naming that timer.
+        for timer in timers:
+            try:
                 window = timer.namespace
                 tctx.window = window
                 if event_time:
@@ -422,10 +423,10 @@ class GeneralWindowPath:
                     timer.timestamp == self._cleanup_time(window)
                 ):
                     self._clear_all(window)
-        except Exception as e:
-            raise self._failure(
-                f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
-            ) from e
+            except Exception as e:
+                raise self._failure(
+                    f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
+                ) from e
         return RecordBatch(out, out_ts)
 
     @contextmanager
