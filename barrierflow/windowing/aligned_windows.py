@@ -89,7 +89,7 @@ class AlignedWindowAccumulators:
         windows: AlignedWindows,
         select: Callable[[Any], Any],
         folding: Folding,
-        timestamp_missing: Callable[[Any], None],
+        timestamp_missing: Callable[[Any], object],  # raises: its result is not used
     ) -> None:
         self.windows = windows
         self._select, self._folding = select, folding

@@ -128,7 +128,7 @@ class _ProcessWindowContext:
         return self._timers.watermark
 
 
-class _MergeCollector:
+class _MergeCollector(MergingWindowAssigner.MergeCallback[Any]):
     """The callback given to ``merge_windows``: collects each group and its result."""
 
     def __init__(self, merges: list[tuple[list[Any], Any]]) -> None:
@@ -293,6 +293,7 @@ class GeneralWindowPath:
         if new in existing:
             return new
         merges: list[tuple[list[Any], Any]] = []
+        assert isinstance(self._assigner, MergingWindowAssigner)  # asked when _merging
         self._assigner.merge_windows([*existing, new], _MergeCollector(merges))
         target = new
         for members, merged in merges:

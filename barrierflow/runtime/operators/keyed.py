@@ -107,8 +107,9 @@ class KeyedProcessOperator(KeyedOperator):
         return self._process_all(batch)
 
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
-        fn = self.spec.function
-        return self._process_keyed(batch, self.spec.key_selector, fn.process_element, self._ctx)
+        fn, select = self.spec.function, self.spec.key_selector
+        assert select is not None  # a keyed operator's spec has it
+        return self._process_keyed(batch, select, fn.process_element, self._ctx)
 
     def _process_keyed(
         self,
