@@ -338,6 +338,6 @@ def content_checksum(data: bytes | memoryview) -> str:
     return checksummer(data).hexdigest()
 
 
-def checksummer(data: bytes | memoryview = b""):
+def checksummer(data: bytes | memoryview = b"") -> hashlib.blake2b:
     """The hash of state files (BLAKE2b-128), fed in chunks when files are streamed."""
     return hashlib.blake2b(data, digest_size=16)

@@ -5,6 +5,7 @@ Performs no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from barrierflow.checkpoint.metadata import KeyedStateHandle, StreamHandle
@@ -18,4 +19,4 @@ class OperatorRestore:
 
     operator_states: list[StreamHandle | None]  # indexed by old subtask
     keyed_state: list[KeyedStateHandle]
-    channel_states: list[tuple[int, StreamHandle]] = ()  # (old subtask, handle)
+    channel_states: Sequence[tuple[int, StreamHandle]] = ()  # (old subtask, handle)

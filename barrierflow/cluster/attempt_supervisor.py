@@ -188,13 +188,11 @@ class AttemptSupervisor:
             return attempt
         log.info("Job %s (%s) attempt %d: %d slots", plan.job_name, plan.job_id, number, len(slots))
         self.recovery_times.attempt_submitted(number, attempt.restored_checkpoint, time.time())
-        self._submitted = self._deployer.submit(
-            slots,
-            f"{plan.job_name} attempt {number}",
-            lambda error, a=attempt: self._channel.mailbox.put(
-                lambda: self._on_deployment_done(a, error)
-            ),
-        )
+
+        def on_done(error: BaseException | None) -> None:
+            self._channel.mailbox.put(lambda: self._on_deployment_done(attempt, error))
+
+        self._submitted = self._deployer.submit(slots, f"{plan.job_name} attempt {number}", on_done)
         return attempt
 
     # --- supervise ------------------------------------------------------------------------------
@@ -288,6 +286,7 @@ class AttemptSupervisor:
 
     def _restored(self, attempt: Attempt) -> None:
         """Records which checkpoint the attempt restored, from where, and what it took."""
+        assert attempt.restored_checkpoint is not None  # asked only when it restored one
         own = self._coordinator.store.latest() is not None
         restore = self._plan.restore_from
         self._status_view.checkpoint_restored(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 import zmq
@@ -54,7 +54,7 @@ class ControlChannel:
     def incoming(self) -> Iterator[tuple[bytes, msg.AnyMessage]]:
         """The messages waiting on the socket, decoded, with their sender; requests are
         answered and not yielded. Then the mails waiting in the mailbox run."""
-        while self.router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while cast(int, self.router.getsockopt(zmq.EVENTS)) & zmq.POLLIN:  # an int option
             identity, data = self.router.recv_multipart()
             try:
                 message = msg.decode(data)
@@ -84,6 +84,7 @@ class ControlChannel:
     # --- the coordinator's TaskGateway: messages to the tasks of the latest attempt -----------
 
     def trigger_checkpoint(self, task: TaskKey, barrier: CheckpointBarrier) -> None:
+        assert self.attempt is not None  # the coordinator has tasks once an attempt started
         self.send_to_task(
             task,
             msg.TriggerCheckpoint(
@@ -92,11 +93,13 @@ class ControlChannel:
         )
 
     def notify_checkpoint_complete(self, task: TaskKey, checkpoint_id: int) -> None:
+        assert self.attempt is not None
         self.send_to_task(task, msg.NotifyCheckpointComplete(self.attempt, checkpoint_id))
 
     def notify_checkpoint_aborted(
         self, task: TaskKey, checkpoint_id: int, references_released: bool
     ) -> None:
+        assert self.attempt is not None
         self.send_to_task(
             task, msg.NotifyCheckpointAborted(self.attempt, checkpoint_id, references_released)
         )

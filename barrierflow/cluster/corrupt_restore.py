@@ -54,6 +54,7 @@ def judge_corrupt_restore(
             return
         coordinator.restorable.mark_unusable(restored, f"its file {path} is corrupt ({damage})")
         return
+    assert attempt.failure is not None  # the failure that reported the file
     attempt.failure = AttemptFailure(
         f"the snapshot to restore from ({restore_root_uri}, checkpoint "
         f"{restored}) has a corrupt file, {path}: restore from another savepoint or "

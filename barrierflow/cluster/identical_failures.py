@@ -38,6 +38,7 @@ class IdenticalFailures:
     def explain(self) -> str:
         """Why the job stops restarting (after ``attempt_failed`` said so)."""
         s = self._last
+        assert s is not None  # the failure attempt_failed counted
         return (
             f"operator {s.operator} failed the same way in {self.count} consecutive attempts, "
             f"on record {s.record}: {s.exception_type}. A restart replays that record and fails "

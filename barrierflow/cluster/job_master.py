@@ -100,6 +100,7 @@ class JobMaster:
         self._storage = CheckpointDirectory(uri) if uri else None
         claimed = None
         if plan.claim_restored and plan.restore_from is not None:
+            assert plan.restore_root_uri is not None  # planned with restore_from
             claimed = ClaimedSnapshot(plan.restore_root_uri, plan.restore_from)
         self._operator_coordinators = OperatorCoordinatorHost(
             plan.graph.job_graph, self._channel, self._fail_attempt
@@ -192,6 +193,7 @@ class JobMaster:
         still answers (without high availability: with it, the lease says who leads), and when
         the job left no checkpoint to resume from (with high availability, it starts afresh)."""
         if not self._leadership.epoch:
+            assert self._storage is not None  # no high availability: --resume, with checkpoints
             refuse_if_still_running(self._storage, self.plan.job_id)
         if not self._coordinator.take_over():
             if self._leadership.epoch and self.plan.restore_from is None:
@@ -211,7 +213,7 @@ class JobMaster:
                 return
             raise JobExecutionError(
                 f"job {self.plan.job_id} has no readable checkpoint under "
-                f"{self._storage.job_root_uri}; nothing to resume (check the job id and the "
+                f"{self.plan.task_config.storage_uri}; nothing to resume (check the job id and the "
                 "checkpoint directory)"
             )
 
@@ -293,6 +295,7 @@ class JobMaster:
                 failed_at = time.time()
                 self._supervisor.recovery_times.attempt_failed(failed_at)
                 delay = self._end_attempt(attempt)
+                assert attempt.failure is not None  # _end_attempt returns for a failure only
                 self.status = JobStatus.RESTARTING
                 log.warning(
                     "Attempt %d failed: %s. Restarting in %.1f s (restart %d)",
@@ -393,8 +396,9 @@ class JobMaster:
         if failure is not None:
             self.status_view.exception_occurred(attempt.number, failure.error, failure.traceback)
             exceptions = self.status_view.snapshot().exceptions  # for `exceptions`
-            self._fenced_io.run(lambda e=exceptions: write_exceptions(self._storage, e))
+            self._fenced_io.run(lambda: write_exceptions(self._storage, exceptions))
         self._raise_if_canceled()
+        assert failure is not None  # an attempt ends here failed, or canceled: raised above
         if delay is None:
             self.status = JobStatus.FAILED
             if poisoned:
@@ -461,6 +465,7 @@ class JobMaster:
         coordinator = self._coordinator
         if coordinator.store.latest() is not None:
             uri = self.plan.task_config.storage_uri
+            assert uri is not None  # a checkpoint was stored there
             try:
                 metadata = with_storage_retries(
                     coordinator.restorable.latest, "read the checkpoint to restore from", uri

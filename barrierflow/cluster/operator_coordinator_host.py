@@ -106,12 +106,12 @@ class OperatorCoordinatorHost:
     def enumerator_backlog(self, vertex: str) -> float | None:
         """What the split enumerators of ``vertex``'s sources hold that no reader was given
         (None: none tells)."""
-        told = [
+        backlogs = [
             h.coordinator.backlog()
             for h in self._hosted.values()
             if h.vertex == vertex and isinstance(h.coordinator, SourceCoordinator)
         ]
-        told = [b for b in told if b is not None]
+        told = [b for b in backlogs if b is not None]
         return sum(told) if told else None
 
     def graph_changed(self, job_graph: JobGraph) -> None:
@@ -196,6 +196,7 @@ class OperatorCoordinatorHost:
             hosted.held.setdefault(subtask, []).append(bytes(payload))
 
     def _send(self, hosted: _Hosted, subtask: int, payload: bytes) -> None:
+        assert self._channel.attempt is not None  # a subtask is running: an attempt started
         event = msg.OperatorEventToTask(
             self._channel.attempt, hosted.vertex, subtask, hosted.uid, payload
         )

@@ -10,6 +10,7 @@ job ends (so ``_metadata`` and the history are on storage before ``execute`` ret
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -80,7 +81,7 @@ class StorageIoThread:
             except BaseException as e:  # noqa: BLE001 - handed to done, or logged
                 error = e
             if done is not None:
-                self._post(lambda done=done, error=error: done(error))
+                self._post(functools.partial(done, error))
             elif error is not None:
                 log.error("Checkpoint storage work failed: %s", error, exc_info=error)
             with self._changed:

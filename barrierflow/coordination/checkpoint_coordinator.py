@@ -485,6 +485,7 @@ class CheckpointCoordinator:
             return
         elapsed_ms = self._pending.elapsed_s(cid, now) * 1000
         pending = self._pending.remove(cid)
+        assert pending is not None  # it was pending just above
         pending.discarded = True
         options = pending.options
         if options.is_savepoint:

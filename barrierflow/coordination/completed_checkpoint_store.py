@@ -17,10 +17,10 @@ class CompletedCheckpointStore:
 
     def add(self, checkpoint: CheckpointMetadata) -> list[CheckpointMetadata]:
         """Adds a completed checkpoint and returns the ones it subsumed (oldest first)."""
-        if self._checkpoints and checkpoint.checkpoint_id <= self.latest().checkpoint_id:
+        latest = self.latest()
+        if latest is not None and checkpoint.checkpoint_id <= latest.checkpoint_id:
             raise ValueError(
-                f"checkpoint {checkpoint.checkpoint_id} is not newer than "
-                f"{self.latest().checkpoint_id}"
+                f"checkpoint {checkpoint.checkpoint_id} is not newer than {latest.checkpoint_id}"
             )
         self._checkpoints.append(checkpoint)
         excess = max(0, len(self._checkpoints) - self._max_retained)

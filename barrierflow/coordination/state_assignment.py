@@ -10,7 +10,7 @@ Performs no I/O.
 
 from __future__ import annotations
 
-from barrierflow.checkpoint.metadata import CheckpointMetadata
+from barrierflow.checkpoint.metadata import CheckpointMetadata, KeyedStateHandle, StreamHandle
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.coordination.state_mapping import map_state
 from barrierflow.errors import ConfigurationError
@@ -36,8 +36,8 @@ def assign_state(
             op = metadata.operator(node.uid)
             if op is None:
                 continue
-            operator_states = [None] * op.parallelism
-            keyed = []
+            operator_states: list[StreamHandle | None] = [None] * op.parallelism
+            keyed: list[KeyedStateHandle] = []
             channel_states = [(s.subtask, s.channel_state) for s in op.subtasks if s.channel_state]
             if channel_states and position:
                 raise ConfigurationError(

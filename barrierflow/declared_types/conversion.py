@@ -87,7 +87,8 @@ def _field_values(
 
 def float32(value: float) -> float:
     """The float nearest ``value`` that a 32-bit float holds (PyFlink's FLOAT)."""
-    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    nearest: float = _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    return nearest
 
 
 @functools.cache

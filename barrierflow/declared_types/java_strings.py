@@ -43,9 +43,9 @@ def _python_row(row: Any) -> str:
 def _java(type_info: TypeInformation | None) -> Printer:
     """Java's toString, also for a field inside a row or tuple (where Flink prints arrays by
     their elements)."""
-    name = type_info.name if type_info is not None else "PICKLED_BYTE_ARRAY"
-    if name == "PICKLED_BYTE_ARRAY":
+    if type_info is None or type_info.name == "PICKLED_BYTE_ARRAY":
         return _nullable(_untyped)
+    name = type_info.name
     if name in ("ROW", "ROW_NAMED"):
         fields = [_java(t) for t in type_info.fields]
         return _nullable(lambda r: _row_kind(r) + "[" + _joined(fields, r, ", ") + "]")

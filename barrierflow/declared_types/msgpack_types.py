@@ -38,9 +38,10 @@ def signature(type_info: TypeInformation | None) -> str | None:
         return _SCALARS[type_info.name]
     if type_info.name == "TUPLE" or type_info.name in _LISTS:
         inner = [signature(t) for t in type_info.fields]
-        if None in inner:
+        held = [s for s in inner if s is not None]
+        if len(held) < len(inner):
             return None
-        sig = ("t(" if type_info.name == "TUPLE" else "l(") + ",".join(inner) + ")"
+        sig = ("t(" if type_info.name == "TUPLE" else "l(") + ",".join(held) + ")"
         return sig if len(sig) <= MAX_SIGNATURE else None
     return None
 
@@ -64,8 +65,9 @@ def _parse(text: str, at: int = 0) -> tuple[Any, int]:
     if kind == "l":
         if len(items) != 1:
             raise ValueError(f"type signature {text!r}: a list has one element type")
-        return Optional[list[items[0]]], at + 1  # noqa: UP045
-    return Optional[tuple[tuple(items)]], at + 1  # noqa: UP045
+        # types made at run time, from the signature: they have no static type
+        return Optional[list[items[0]]], at + 1  # type: ignore[valid-type]  # noqa: UP045
+    return Optional[tuple[tuple(items)]], at + 1  # type: ignore[misc]  # noqa: UP045
 
 
 @functools.cache

@@ -8,6 +8,7 @@ tested without waiting. Performs no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from barrierflow.eventtime.durations import Duration, millis_of
@@ -64,7 +65,7 @@ class WatermarkStrategy:
     def __init__(
         self,
         out_of_orderness_ms: int | None,
-        timestamp_assigner: TimestampAssigner | Any | None = None,
+        timestamp_assigner: TimestampAssigner | Callable[[Any, int], int] | None = None,
         idle_timeout_ms: int | None = None,
     ) -> None:
         self.out_of_orderness_ms = out_of_orderness_ms  # None: no watermarks at all
@@ -86,7 +87,9 @@ class WatermarkStrategy:
     def no_watermarks() -> WatermarkStrategy:
         return WatermarkStrategy(None)
 
-    def with_timestamp_assigner(self, assigner: TimestampAssigner | Any) -> WatermarkStrategy:
+    def with_timestamp_assigner(
+        self, assigner: TimestampAssigner | Callable[[Any, int], int]
+    ) -> WatermarkStrategy:
         if not (isinstance(assigner, TimestampAssigner) or callable(assigner)):
             raise TypeError(
                 "with_timestamp_assigner takes a TimestampAssigner or a function "

@@ -112,15 +112,16 @@ def build_execution_graph(job_graph: JobGraph) -> ExecutionGraph:
                 outputs.append(
                     OutputPlan(edge.index, edge.partitioner, tuple(targets), edge.input, timestamps)
                 )
-            chans = tuple(channels[(vertex.id, i)])
-            inputs = _inputs_of(job_graph, chans)
-            plans.append(SubtaskPlan(vertex, i, chans, tuple(outputs), inputs))
+            own = tuple(channels[(vertex.id, i)])
+            inputs = _inputs_of(job_graph, own)
+            plans.append(SubtaskPlan(vertex, i, own, tuple(outputs), inputs))
     return ExecutionGraph(job_graph, tuple(plans))
 
 
 def _inputs_of(job_graph: JobGraph, channels: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
     """The input each channel feeds, where the channels' edges feed a two-input vertex."""
     inputs = {e.index: e.input for e in job_graph.edges}
-    if not any(inputs[edge] is not None for edge, _ in channels):
+    fed = [inputs[edge] for edge, _ in channels]
+    if all(i is None for i in fed):
         return ()
-    return tuple(inputs[edge] for edge, _ in channels)
+    return tuple(i for i in fed if i is not None)  # every edge into a two-input vertex names one

@@ -90,12 +90,14 @@ def _reads(node: StreamNode) -> bool:
     return False
 
 
-def _per_record_methods(function: Any) -> Iterable[Callable[..., Any]]:
+def _per_record_methods(function: Any) -> Iterable[Callable[..., Any] | None]:
     """The methods that get each record and its context: a two-input adapter names them
-    (``datastream/functions/two_input.py``), a process function has ``process_element``."""
+    (``datastream/functions/two_input.py``), a process function has ``process_element``
+    (None when it has none)."""
     methods = getattr(function, "per_record_methods", None)
     if callable(methods):
-        return methods()
+        named: Iterable[Callable[..., Any]] = methods()
+        return named
     return (getattr(function, "process_element", None),)
 
 

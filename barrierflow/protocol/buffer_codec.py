@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import pickle
+from typing import Any
 
 import msgspec
 
@@ -40,11 +41,12 @@ TYPED_TIMED = 0x02  # a pair: the records, their event timestamps
 
 
 @functools.cache
-def _decoders(sig: str) -> tuple[msgspec.msgpack.Decoder, msgspec.msgpack.Decoder]:
+def _decoders(sig: str) -> tuple[msgspec.msgpack.Decoder[Any], msgspec.msgpack.Decoder[Any]]:
     element = msgspec_type(sig)
+    # the types are made at run time, from the signature a buffer names: no static type
     return (
-        msgspec.msgpack.Decoder(list[element]),
-        msgspec.msgpack.Decoder(tuple[list[element], list[int]]),
+        msgspec.msgpack.Decoder(list[element]),  # type: ignore[valid-type]
+        msgspec.msgpack.Decoder(tuple[list[element], list[int]]),  # type: ignore[valid-type]
     )
 
 

@@ -83,10 +83,9 @@ class RecordBatch:
             return other
         if self.timestamps is None and other.timestamps is None:
             return RecordBatch(self.values + other.values)
-        return RecordBatch(
-            self.values + other.values,
-            self.with_timestamps().timestamps + other.with_timestamps().timestamps,
-        )
+        mine, theirs = self.with_timestamps().timestamps, other.with_timestamps().timestamps
+        assert mine is not None and theirs is not None
+        return RecordBatch(self.values + other.values, mine + theirs)
 
 
 EMPTY = RecordBatch([])

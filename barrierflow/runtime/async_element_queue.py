@@ -135,10 +135,12 @@ class ElementQueue:
             queue = self._ordered
             while queue:
                 head = queue[0]
-                if type(head) is int:
-                    out.watermark(queue.popleft())
+                if isinstance(head, int):  # a watermark
+                    queue.popleft()
+                    out.watermark(head)
                 elif head.done:
-                    out.element(queue.popleft())
+                    queue.popleft()
+                    out.element(head)
                 else:
                     break
         else:
@@ -182,6 +184,7 @@ class _Emission:
     def element(self, element: Element) -> None:
         self.elements.append(element)
         outputs = element.outputs
+        assert outputs is not None  # only a completed call is emitted
         self._values.extend(outputs)
         ts = element.timestamp
         if ts is not None:

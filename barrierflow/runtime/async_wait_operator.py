@@ -134,7 +134,7 @@ class AsyncWaitOperator(Operator):
     # --- records --------------------------------------------------------------------------------
 
     @property
-    def full(self) -> bool:
+    def full(self) -> bool:  # type: ignore[override]  # Operator's flag, read only
         return self.queue.full
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
@@ -256,6 +256,7 @@ class AsyncWaitOperator(Operator):
                 f"{self._where}: the async call failed on record "
                 f"{element.record!r:.200}: {type(error).__name__}: {error}"
             ) from error
+        assert outputs is not None  # a call that did not fail returned its outputs
         self.queue.complete(element, outputs)
 
     # --- checkpoints and lifecycle --------------------------------------------------------------

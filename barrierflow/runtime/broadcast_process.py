@@ -24,7 +24,8 @@ from barrierflow.runtime.operators import OperatorContext, OperatorSnapshot
 from barrierflow.state.broadcast_state import BroadcastStateStore
 
 
-class _ElementContext(KeyedProcessFunction.Context):
+# PyFlink's names of the contexts are class attributes, not type aliases, to a type checker
+class _ElementContext(KeyedProcessFunction.Context):  # type: ignore[valid-type, misc]
     """A record's context with ``get_broadcast_state``: read-only or writable."""
 
     __slots__ = ("_broadcast_state",)
@@ -33,7 +34,7 @@ class _ElementContext(KeyedProcessFunction.Context):
         return self._broadcast_state(descriptor)
 
 
-class _OnTimerContext(KeyedProcessFunction.OnTimerContext):
+class _OnTimerContext(KeyedProcessFunction.OnTimerContext):  # type: ignore[valid-type, misc]
     """A timer's context with ``get_broadcast_state``, read-only."""
 
     __slots__ = ("_broadcast_state",)

@@ -128,6 +128,7 @@ def _input_batches(
         key_group = KeyGroupCache(descriptor.config.max_parallelism).key_group
         head = descriptor.chain[0]
         select = (head.key_selector, head.key_selector2)[channel.input]
+        assert select is not None  # a keyed input: shared by key groups
         batches = [b.compress([key_group(select(r)) in own for r in b.values]) for b in batches]
     return [(channel.input, b) for b in batches]
 

@@ -13,6 +13,7 @@ keyed state and timers, as in Flink's ``KeyedCoProcessOperator``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from barrierflow.protocol.record_batch import RecordBatch
@@ -44,12 +45,15 @@ class KeyedCoProcessOperator(TwoInputOperator, KeyedProcessOperator):
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
         self._ctx2: Any = self._ctx
-        self._select2 = self.spec.key_selector2
+        # input 2's key selector; a broadcast input has none and sets its own
+        self._select2: Callable[[Any], Any] | None = self.spec.key_selector2
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        fn = self.spec.function
-        return self._process_keyed(batch, self.spec.key_selector, fn.process_element1, self._ctx)
+        fn, select = self.spec.function, self.spec.key_selector
+        assert select is not None  # a keyed operator's spec has it
+        return self._process_keyed(batch, select, fn.process_element1, self._ctx)
 
     def process_batch2(self, batch: RecordBatch) -> RecordBatch:
-        fn = self.spec.function
-        return self._process_keyed(batch, self._select2, fn.process_element2, self._ctx2)
+        fn, select = self.spec.function, self._select2
+        assert select is not None  # set at open
+        return self._process_keyed(batch, select, fn.process_element2, self._ctx2)

@@ -142,7 +142,9 @@ class NetworkInput:
     def process_priority_events(self) -> bool:
         """While the task is back-pressured: handles a priority barrier if one waits."""
         if self.overtakes and self.gate.has_priority():
-            self._on_input(*self.gate.poll_next())
+            item = self.gate.poll_next()
+            assert item is not None  # the priority barrier
+            self._on_input(*item)
             return True
         return False
 
@@ -171,20 +173,27 @@ class NetworkInput:
     def _on_input(
         self, channel: int, kind: Kind, payload: bytes | PriorityBarrier | None
     ) -> DataInputStatus:
+        # the kind says what the payload is: a barrier taken out of its queue is a
+        # PriorityBarrier; a frame's body is bytes (an event may have none)
         if kind == Kind.BUFFER:
+            assert isinstance(payload, bytes)
             self._checkpoints.on_buffer(channel, payload)
             batch = decode_buffer(payload)
             self._metrics.took_in(len(batch.values))
             self._process_buffer(channel, batch)
         elif kind == Kind.PRIORITY_BARRIER:
+            assert isinstance(payload, PriorityBarrier)
             barrier = decode_barrier(payload.payload)
             self._checkpoints.on_barrier(channel, barrier, payload.buffers_before)
         elif kind == Kind.BARRIER:
+            assert isinstance(payload, bytes)
             self._checkpoints.on_barrier(channel, decode_barrier(payload))
         elif kind == Kind.CANCEL_MARKER:
+            assert isinstance(payload, bytes)
             (cid,) = CHECKPOINT_ID.unpack(payload)
             self._checkpoints.on_cancel_marker(cid)
         elif kind == Kind.WATERMARK:
+            assert isinstance(payload, bytes)
             self._event_time = True
             self._chain.watermarks_arrived()
             self._on_watermark(channel, WATERMARK.unpack(payload)[0])
@@ -225,7 +234,9 @@ class NetworkInput:
             if gate.has_priority():
                 self._unprocessed = (channel, batch.slice(at))
                 while gate.has_priority():
-                    self._on_input(*gate.poll_next())
+                    item = gate.poll_next()
+                    assert item is not None  # the priority barrier
+                    self._on_input(*item)
                 self._unprocessed = None
             self._run_mailbox()  # a snapshot written meanwhile is acknowledged at once
 

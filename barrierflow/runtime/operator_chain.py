@@ -52,6 +52,7 @@ from barrierflow.runtime.subtask_checkpoint_coordinator import OutputKey
 from barrierflow.runtime.task_descriptor import TaskDescriptor
 from barrierflow.runtime.task_metrics import TaskIOMetrics
 from barrierflow.runtime.task_network import TaskNetwork
+from barrierflow.runtime.typed_output import TypedOutput
 from barrierflow.state.backends import local_recovery_dir, local_state_name, local_subtask_dir
 
 
@@ -106,10 +107,11 @@ class OperatorChain:
         self._descriptor = descriptor
         self._metrics = metrics
         self.partitions: list[ResultPartition] = []
-        self.operators: list[Operator] = []  # every operator, the source (if any) first
+        # (an operator with a declared output type is wrapped in its TypedOutput)
+        self.operators: list[Operator | TypedOutput] = []  # every one, the source (if any) first
         self.source: SourceOperator | None = None
-        self._body: list[Operator] = []  # the operators batches run through
-        self._async_ops: list[Operator] = []  # those that emit asynchronously (async I/O)
+        self._body: list[Operator | TypedOutput] = []  # the operators batches run through
+        self._async_ops: list[Operator | TypedOutput] = []  # those that emit asynchronously
         self._watermark_out = MIN_WATERMARK  # the last watermark sent downstream
         self._watermarks_flow = False  # this task sends watermarks (it makes or got some)
         self.keeps_event_time = False  # set when opened, from the operators
@@ -231,7 +233,7 @@ class OperatorChain:
         head = self._body[0]
         if head.drops_timestamps and batch.timestamps is not None:
             batch = RecordBatch(batch.values)
-        batch = head.process_batch2(batch)
+        batch = head.process_batch2(batch)  # type: ignore[union-attr]  # takes_two_inputs
         if batch.values:
             self.process(batch, 1)
 
@@ -295,7 +297,8 @@ class OperatorChain:
     def emit_periodic_watermarks(self, now_ms: int) -> None:
         last = self._assigner_at[-1]
         for i in self._assigner_at:
-            watermark, idle = self._body[i].periodic_watermark(now_ms)
+            # an operator that assigns_timestamps has it
+            watermark, idle = self._body[i].periodic_watermark(now_ms)  # type: ignore[union-attr]
             if idle is not None and i == last:
                 self._broadcast_idleness(idle)
             if watermark is not None:
@@ -307,12 +310,12 @@ class OperatorChain:
             if fired is not None and fired.values:
                 self.process(fired, i + 1)
 
-    def emit_completed(self, op: Operator) -> None:
+    def emit_completed(self, op: Operator | TypedOutput) -> None:
         """On the task thread, when ``op`` (which emits asynchronously) said it has outputs:
         they run through the rest of the chain, and the watermarks it let go on after them."""
         after = self._body.index(op) + 1
         for item in op.take_completed():
-            if type(item) is RecordBatch:
+            if isinstance(item, RecordBatch):
                 self.process(item, after)
             else:
                 self.advance_watermark(item, after)

@@ -66,4 +66,6 @@ def create_operator(spec: OperatorSpec) -> Operator | TypedOutput:
     output_type = converted_type(spec)
     if output_type is None:
         return op
-    return TypedOutput(op, value_converter(output_type), batch_converter(output_type))
+    convert = value_converter(output_type)
+    assert convert is not None  # converted_type: a type whose values are converted
+    return TypedOutput(op, convert, batch_converter(output_type))

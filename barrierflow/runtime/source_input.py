@@ -72,7 +72,9 @@ class SourceInput:
         if values:
             self._metrics.took_in(len(values))
             if self._tells_splits:
-                splits = SourceSplits(source.last_poll_splits(), source.finished_splits())
+                runs = source.last_poll_splits()
+                assert runs is not None  # a reader that tells_splits
+                splits = SourceSplits(runs, source.finished_splits())
                 self._chain.process(RecordBatch(values, None, splits))
             else:
                 self._chain.process(RecordBatch(values))

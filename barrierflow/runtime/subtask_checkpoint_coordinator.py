@@ -189,6 +189,7 @@ class SubtaskCheckpointCoordinator:
         if self._handler.aligning_checkpoint_id is not None:
             self._processed_data += len(payload)
         if channel in self.recording:
+            assert self._capture is not None  # recording: a capture is on
             self._capture.record(channel, payload)
 
     def on_barrier(
@@ -216,11 +217,14 @@ class SubtaskCheckpointCoordinator:
         timed = [s for s in self._snapshots.values() if s.timed_barrier is not None]
         if not timed:
             return
+        # (a snapshot with a timed barrier has a capture: _checkpoint made both)
         for (edge, target), payload, overtaken in self._chain.promote_overdue_barriers(now_ns):
             for snapshot in timed:
                 if snapshot.timed_barrier is payload:
+                    assert snapshot.capture is not None
                     snapshot.capture.add_output(edge, target, overtaken)
         for snapshot in timed:
+            assert snapshot.timed_barrier is not None and snapshot.capture is not None
             if not self._chain.output_holds(snapshot.timed_barrier):
                 snapshot.timed_barrier = None
                 snapshot.capture.outputs_sent()
@@ -234,8 +238,11 @@ class SubtaskCheckpointCoordinator:
             self._input_complete(barrier.checkpoint_id)
 
     def _execute(self, actions: list[Action]) -> None:
+        # Only a task with input (attached) aligns barriers; only an unaligned checkpoint,
+        # which made the capture, asks to capture channels.
         for action in actions:
             if isinstance(action, BlockChannel):
+                assert self._input is not None
                 self._input.block_channel(action.channel)
             elif isinstance(action, SnapshotNow):
                 alignment_ms = (time.time_ns() - action.alignment_started_ns) / 1e6
@@ -244,15 +251,18 @@ class SubtaskCheckpointCoordinator:
                 )
                 self._processed_data = 0
             elif isinstance(action, CaptureChannels):
+                assert self._capture is not None and self._input is not None
                 self._capture.record_channels(action.channels)
                 self.recording = set(self._capture.recording)
                 self._input.overtake_barriers(action.checkpoint_id)
             elif isinstance(action, EndChannelCapture):
+                assert self._capture is not None
                 self._capture.end_channel(action.channel, self._buffers_before)
                 self.recording = set(self._capture.recording)
             elif isinstance(action, InputStateComplete):
                 self._input_complete(action.checkpoint_id)
             elif isinstance(action, UnblockAll):
+                assert self._input is not None
                 self._input.unblock_all_channels()
             elif isinstance(action, Decline):
                 self._processed_data = 0
@@ -310,6 +320,7 @@ class SubtaskCheckpointCoordinator:
         )
         self._snapshots[cid] = snapshot
         if unaligned:
+            assert capture is not None
             for (edge, target), overtaken in self._chain.broadcast_priority_event(
                 Kind.PRIORITY_BARRIER, payload
             ).items():
@@ -320,6 +331,7 @@ class SubtaskCheckpointCoordinator:
                 capture.record(remainder[0], _UNTYPED.encode(remainder[1]))
             self._capture = capture
         elif timed:
+            assert capture is not None
             self._chain.broadcast_event(Kind.BARRIER, payload, barrier.timeout_deadline_ns)
             snapshot.timed_barrier = payload
             capture.input_complete()  # aligned: nothing in flight before it was processed
@@ -391,7 +403,7 @@ class SubtaskCheckpointCoordinator:
                 operator_state = (
                     streams.write(snap.operator_state, "op") if snap.operator_state else None
                 )
-                keyed = snap.keyed(streams) if snap.keyed else []
+                keyed = list(snap.keyed(streams)) if snap.keyed else []
                 states[uid] = OperatorSubtaskState(descriptor.subtask, operator_state, keyed)
             if cid in self._aborted:
                 raise CheckpointAbortedError(f"checkpoint {cid} was aborted")
@@ -413,6 +425,7 @@ class SubtaskCheckpointCoordinator:
 
     def _write_channel_state_if_complete(self, snapshot: _Snapshot) -> None:
         capture = snapshot.capture
+        assert capture is not None  # asked of a snapshot that captures channel state
         if not capture.complete or snapshot.channel_state_written:
             return
         recorded = capture.snapshot()

@@ -39,6 +39,7 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Executor
+from typing import Any, cast
 
 import zmq
 
@@ -88,7 +89,7 @@ class StreamTask:
         self.metrics = TaskIOMetrics(descriptor.vertex, descriptor.subtask)  # read by the slot
         self.thread = threading.Thread(target=self.run, name=f"task {self.name}", daemon=True)
         self.chain = OperatorChain(descriptor, self.metrics)
-        self.input: NetworkInput | SourceInput | None = None
+        self.input: NetworkInput | SourceInput  # made by open()
         self._finished = False  # the chain's input ended: no more records
         self._await_final = False  # a final snapshot follows the end of input (stop --drain)
         self._done = False  # END_OF_PARTITION sent
@@ -173,7 +174,8 @@ class StreamTask:
             poller.register(self.mailbox.socket, zmq.POLLIN)
         if self._gate is not None:
             self._poller_in.register(self._gate.socket, zmq.POLLIN)
-            if self.input.overtakes:  # a priority barrier wakes a backlogged task
+            # a priority barrier wakes a backlogged task (a task with a gate reads the network)
+            if isinstance(self.input, NetworkInput) and self.input.overtakes:
                 self._poller_out.register(self._gate.socket, zmq.POLLIN)
         for socket in chain.output_sockets():
             self._poller_out.register(socket, zmq.POLLIN)
@@ -211,7 +213,7 @@ class StreamTask:
                 f"{self.name} has neither a source nor input channels: the job graph gave this "
                 "vertex, which does not start with a source, no input edge"
             )
-        settings = {
+        settings: dict[str, Any] = {
             "chain": chain,
             "checkpoints": self.checkpoints,
             "metrics": self.metrics,
@@ -267,7 +269,7 @@ class StreamTask:
             self._end_of_input()
         elif status is DataInputStatus.NOTHING_AVAILABLE:
             wait_ms = max(0, int((self._next_flush - time.monotonic()) * 1000)) + 1
-            self._wait_for_input(min(wait_ms, self._max_wait_ms, task_input.poll_interval_ms))
+            self._wait_for_input(int(min(wait_ms, self._max_wait_ms, task_input.poll_interval_ms)))
         elif status is DataInputStatus.END_OF_INPUT:
             self._maybe_terminate()
             if not self._done:
@@ -304,20 +306,22 @@ class StreamTask:
 
     def _run_mails(self) -> None:
         ctl = self._ctl
-        while ctl.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        assert ctl is not None  # opened by open()
+        while cast(int, ctl.getsockopt(zmq.EVENTS)) & zmq.POLLIN:  # an int option
             self._on_control(msg.decode(ctl.recv()))
         self._run_mailbox()
 
     def _run_mailbox(self) -> None:
         """Finished snapshots (their acknowledgements) and cancellation; safe between two
         chunks of a buffer, unlike control messages, which may end the task."""
-        if self.mailbox.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        if cast(int, self.mailbox.socket.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
             for mail in self.mailbox.drain():
                 mail()
 
     # --- what the subtask checkpoint coordinator needs of the task ------------------------------
 
     def send_to_job_master(self, message: msg.Message) -> None:
+        assert self._ctl is not None  # opened by open()
         self._ctl.send(msg.encode(message))
 
     def run_in_task_thread(self, mail: Callable[[], None]) -> None:
@@ -342,7 +346,7 @@ class StreamTask:
         elif isinstance(message, msg.OperatorEventToTask):
             self.chain.dispatch_operator_event(message.operator_uid, message.payload)
         elif isinstance(message, msg.EndInput):
-            if source and not self._finished:
+            if isinstance(self.input, SourceInput) and not self._finished:
                 self._await_final = True
                 self.input.end_input()
                 self._end_of_input()

@@ -58,7 +58,7 @@ class InternalTimerService:
         self._key_context = backend.key_context
         self._key_group = KeyGroupCache(max_parallelism).key_group
         self._queues = (TimerQueue(), TimerQueue())  # by time domain value
-        self._state = None  # created at the first registration
+        self._state: Any = None  # the timers' map state: made at the first registration
         self.watermark = MIN_WATERMARK
 
     def restore(self) -> None:

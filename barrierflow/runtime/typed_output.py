@@ -10,7 +10,7 @@ jobs) pay nothing. Side output records keep their values: their tag declares the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from barrierflow.datastream.output_tag import SideOutput
 from barrierflow.declared_types.conversion import BatchConverter, Converter
@@ -44,6 +44,12 @@ class TypedOutput:
             raise self._inner.failure(record, e) from e
         return out
 
+    @overload
+    def _converted_batch(self, batch: RecordBatch) -> RecordBatch: ...
+
+    @overload
+    def _converted_batch(self, batch: RecordBatch | None) -> RecordBatch | None: ...
+
     def _converted_batch(self, batch: RecordBatch | None) -> RecordBatch | None:
         if batch is None:
             return None
@@ -53,8 +59,9 @@ class TypedOutput:
         return self._converted_batch(self._inner.process_batch(batch))
 
     def process_batch2(self, batch: RecordBatch) -> RecordBatch:
-        """Input 2 of a two-input operator."""
-        return self._converted_batch(self._inner.process_batch2(batch))
+        """Input 2 of a two-input operator (one that ``takes_two_inputs``)."""
+        batch = self._inner.process_batch2(batch)  # type: ignore[attr-defined]
+        return self._converted_batch(batch)
 
     def on_watermark(self, watermark: int) -> RecordBatch | None:
         return self._converted_batch(self._inner.on_watermark(watermark))

@@ -8,7 +8,7 @@ read anything the task thread mutates afterwards (backends copy or freeze what i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from barrierflow.checkpoint.metadata import FileHandle, KeyedStateHandle, StreamHandle
@@ -82,7 +82,7 @@ class RestoreStreams(Protocol):
         """Writes the stream into a local file, checked against the handle's size and sum."""
 
 
-AsyncSnapshot = Callable[[SnapshotStreams], list[KeyedStateHandle]]
+AsyncSnapshot = Callable[[SnapshotStreams], Sequence[KeyedStateHandle]]
 
 
 class KeyedStateBackend(Protocol):

@@ -79,6 +79,8 @@ class ReducingStateDescriptor(StateDescriptor):
     """A value that ``add`` combines with ``reduce_function`` (a ReduceFunction or a function
     of two values); stored as value state."""
 
+    reduce_function: Any
+
     def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
         super().__init__(name, type_info, StateKind.VALUE)
         reduce = getattr(reduce_function, "reduce", reduce_function)
@@ -93,6 +95,8 @@ class ReducingStateDescriptor(StateDescriptor):
 class AggregatingStateDescriptor(StateDescriptor):
     """An accumulator that ``add`` feeds through ``agg_function`` (an AggregateFunction);
     ``get`` returns its result; stored as value state."""
+
+    agg_function: Any
 
     def __init__(self, name: str, agg_function: Any, state_type_info: Any = None) -> None:
         super().__init__(name, state_type_info, StateKind.VALUE)

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import is_
+from typing import Any
 
 _MASK64 = (1 << 64) - 1
 
@@ -55,11 +56,13 @@ def stable_hash(key: object) -> int:
         return _fmix64(struct.unpack("<Q", struct.pack("<d", key))[0])
     if isinstance(key, numbers.Number) and not isinstance(key, complex):
         # Decimal, Fraction, numpy scalars: equal numbers are equal dict keys, so they must
-        # land in the same key group as the int or float they equal.
-        if key == int(key):
-            return stable_hash(int(key))
-        if key == float(key):
-            return stable_hash(float(key))
+        # land in the same key group as the int or float they equal. (``Number`` declares
+        # neither conversion; its kinds here have both.)
+        number: Any = key
+        if number == int(number):
+            return stable_hash(int(number))
+        if number == float(number):
+            return stable_hash(float(number))
     if isinstance(key, tuple):
         h = 0x27D4EB2F165667C5 ^ len(key)
         for item in key:

@@ -9,10 +9,9 @@ first request.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
-from barrierflow.state.backend import KeyedStateBackend
 from barrierflow.state.descriptors import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -43,6 +42,15 @@ _USER_STATES = {StateKind.VALUE: value_state, StateKind.LIST: list_state,
                 StateKind.MAP: map_state}  # fmt: skip
 
 
+class StateSource(Protocol):
+    """What the store asks of a keyed backend (``backend.KeyedStateBackend`` has it, and so
+    has the recorder of the states a function declares)."""
+
+    def get_state(self, descriptor: StateDescriptor) -> Any: ...
+
+    def entries(self, name: str) -> Iterator[tuple[Any, Any]]: ...
+
+
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -50,7 +58,7 @@ def _wall_clock_ms() -> int:
 class KeyedStateStore:
     def __init__(
         self,
-        backend: KeyedStateBackend,
+        backend: StateSource,
         now_ms: Callable[[], int] = _wall_clock_ms,
         where: str = "",
     ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from barrierflow.common.typeinfo import TypeInformation
 from barrierflow.state.descriptors import StateDescriptor, StateKind
@@ -111,7 +112,7 @@ def declared_text(descriptor: StateDescriptor) -> str | None:
     return None if descriptor.type_info is None else type_text(descriptor.type_info)
 
 
-def state_type_info(kind: StateKind, text: str | None):
+def state_type_info(kind: StateKind, text: str | None) -> Any:
     """The ``type_info`` a descriptor of ``kind`` would carry for the recorded ``text``: a
     (key, value) pair for a map state."""
     if kind is StateKind.MAP:

@@ -74,7 +74,9 @@ class StateTtlConfig:
         def never_return_expired(self) -> StateTtlConfig.Builder:
             return self.set_state_visibility(StateVisibility.NeverReturnExpired)
 
-        def set_ttl_time_characteristic(self, characteristic) -> StateTtlConfig.Builder:
+        def set_ttl_time_characteristic(
+            self, characteristic: TtlTimeCharacteristic
+        ) -> StateTtlConfig.Builder:
             if characteristic is not TtlTimeCharacteristic.ProcessingTime:
                 raise ValueError("state TTL is in processing time only (as in Flink)")
             return self

@@ -84,7 +84,9 @@ class _Ttl:
 
 
 class TtlValueState(_Ttl):
-    def __init__(self, state: Any, name: str, config: StateTtlConfig, now_ms) -> None:
+    def __init__(
+        self, state: Any, name: str, config: StateTtlConfig, now_ms: Callable[[], int]
+    ) -> None:
         super().__init__(name, config, now_ms)
         self._state = state
 
@@ -113,7 +115,9 @@ class TtlValueState(_Ttl):
 class TtlListState(_Ttl):
     """Each element lives on its own."""
 
-    def __init__(self, state: Any, name: str, config: StateTtlConfig, now_ms) -> None:
+    def __init__(
+        self, state: Any, name: str, config: StateTtlConfig, now_ms: Callable[[], int]
+    ) -> None:
         super().__init__(name, config, now_ms)
         self._state = state
 
@@ -139,18 +143,20 @@ class TtlListState(_Ttl):
 class TtlMapState(_Ttl):
     """Each entry lives on its own."""
 
-    def __init__(self, state: Any, name: str, config: StateTtlConfig, now_ms) -> None:
+    def __init__(
+        self, state: Any, name: str, config: StateTtlConfig, now_ms: Callable[[], int]
+    ) -> None:
         super().__init__(name, config, now_ms)
         self._state = state
 
     def _live(self, key: Any, stored: Any) -> TtlValue | None:
-        stored = self._unwrap(stored)
-        if self._expired(stored):
+        value = self._unwrap(stored)
+        if self._expired(value):
             self._state.remove(key)
-            return stored if self._return_expired else None
+            return value if self._return_expired else None
         if self._refresh_on_read:
-            self._state.put(key, self._stamped(stored.value))
-        return stored
+            self._state.put(key, self._stamped(value.value))
+        return value
 
     def get(self, key: Any) -> Any:
         stored = self._state.get(key)
@@ -160,7 +166,7 @@ class TtlMapState(_Ttl):
     def put(self, key: Any, value: Any) -> None:
         self._state.put(key, self._stamped(value))
 
-    def put_all(self, mapping: dict) -> None:
+    def put_all(self, mapping: dict[Any, Any]) -> None:
         for key, value in mapping.items():
             self.put(key, value)
 

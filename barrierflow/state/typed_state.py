@@ -36,6 +36,10 @@ class _TypeCheck:
 
     __slots__ = ("_convert", "_name", "high", "low", "plain")
 
+    plain: type[Any]
+    low: float | None  # an int type's or FLOAT's bounds, both or neither
+    high: float | None
+
     def __init__(self, name: str, type_info: Any, convert: Converter) -> None:
         self._name, self._convert = name, convert
         plain = plain_type(type_info)
@@ -77,7 +81,13 @@ def _spans_one_digit(check: _TypeCheck) -> bool:
     """An int type whose bounds hold every one-digit int (INT, LONG; not BYTE, SHORT, or
     BIG_INT, which has none)."""
     low, high = check.low, check.high
-    return check.plain is int and low is not None and low <= -_ONE_DIGIT and high >= _ONE_DIGIT
+    return (
+        check.plain is int
+        and low is not None
+        and high is not None
+        and low <= -_ONE_DIGIT
+        and high >= _ONE_DIGIT
+    )
 
 
 def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any], None]:
@@ -85,20 +95,20 @@ def _checked(store: Callable[[Any], None], check: _TypeCheck) -> Callable[[Any],
     of the plain type, in range) then costs one call and the test on local variables, no
     attribute lookups (a write is on the per-record path: about a sixth less than a method)."""
     plain, low, high, full = check.plain, check.low, check.high, check.full
-    if _spans_one_digit(check):
+    if low is None or high is None:
+
+        def checked(value: Any) -> None:
+            if type(value) is not plain:
+                full(value)
+            store(value)
+
+    elif _spans_one_digit(check):
 
         def checked(value: Any) -> None:
             if type(value) is int and value >= -1073741823 and value <= 1073741823:
                 store(value)
                 return
             if type(value) is not int or not low <= value <= high:
-                full(value)
-            store(value)
-
-    elif low is None:
-
-        def checked(value: Any) -> None:
-            if type(value) is not plain:
                 full(value)
             store(value)
 
@@ -119,7 +129,16 @@ def _checked_into(
     value of the plain type, in range, goes into ``data`` in this call, the rest through
     ``store`` (a None clears): about half of what the check costs on the heap."""
     plain, low, high, full = check.plain, check.low, check.high, check.full
-    if _spans_one_digit(check):
+    if low is None or high is None:
+
+        def checked(value: Any) -> None:
+            if type(value) is plain:
+                data[key_context.key] = value
+            else:
+                full(value)
+                store(value)
+
+    elif _spans_one_digit(check):
 
         def checked(value: Any) -> None:
             if type(value) is int and value >= -1073741823 and value <= 1073741823:
@@ -130,15 +149,6 @@ def _checked_into(
                 return
             full(value)
             store(value)
-
-    elif low is None:
-
-        def checked(value: Any) -> None:
-            if type(value) is plain:
-                data[key_context.key] = value
-            else:
-                full(value)
-                store(value)
 
     else:
 
@@ -161,7 +171,8 @@ class TypedValueState:
         if direct_store is None:
             self.update = _checked(inner.update, check)
         else:
-            self.update = _checked_into(*direct_store(), inner.update, check)
+            data, key_context = direct_store()
+            self.update = _checked_into(data, key_context, inner.update, check)
 
 
 class TypedListState:
@@ -179,7 +190,7 @@ class TypedListState:
         self._inner.update(values)
 
 
-class TypedMapState(MapState):
+class TypedMapState(MapState[Any, Any]):
     __slots__ = (
         "_inner", "_key", "_value",
         "clear", "contains", "get", "is_empty", "items", "keys", "remove", "values",
@@ -187,9 +198,10 @@ class TypedMapState(MapState):
 
     def __init__(self, inner: Any, key: _TypeCheck, value: _TypeCheck) -> None:
         self._inner, self._key, self._value = inner, key, value
-        self.get, self.contains, self.remove = inner.get, inner.contains, inner.remove
-        self.items, self.keys, self.values = inner.items, inner.keys, inner.values
-        self.is_empty, self.clear = inner.is_empty, inner.clear
+        # reads are the backend's own methods, bound over MapState's (user_state.py)
+        self.get, self.contains, self.remove = inner.get, inner.contains, inner.remove  # type: ignore[method-assign]
+        self.items, self.keys, self.values = inner.items, inner.keys, inner.values  # type: ignore[method-assign]
+        self.is_empty, self.clear = inner.is_empty, inner.clear  # type: ignore[method-assign]
 
     def put(self, key: Any, value: Any) -> None:
         c = self._key
@@ -200,7 +212,7 @@ class TypedMapState(MapState):
             c.full(value)
         self._inner.put(key, value)
 
-    def put_all(self, mapping: dict) -> None:
+    def put_all(self, mapping: dict[Any, Any]) -> None:
         for key, value in mapping.items():
             self._key.full(key)
             self._value.full(value)

@@ -115,44 +115,48 @@ class MapState(State, Generic[K, V]):
         return iter(self.keys())
 
 
-class _BoundValueState(ValueState):
+# The bound classes assign the backend object's methods over the class's: a call then costs
+# what a call of the backend's own did (the module docstring).
+
+
+class _BoundValueState(ValueState[Any]):
     __slots__ = ("clear", "update", "value")
 
     def __init__(self, inner: Any) -> None:
-        self.value, self.update, self.clear = inner.value, inner.update, inner.clear
+        self.value, self.update, self.clear = inner.value, inner.update, inner.clear  # type: ignore[method-assign]
 
 
-class _BoundListState(ListState):
+class _BoundListState(ListState[Any]):
     __slots__ = ("add", "clear", "get", "update")
 
     def __init__(self, inner: Any) -> None:
-        self.get, self.add = inner.get, inner.add
-        self.update, self.clear = inner.update, inner.clear
+        self.get, self.add = inner.get, inner.add  # type: ignore[method-assign]
+        self.update, self.clear = inner.update, inner.clear  # type: ignore[method-assign]
 
 
-class _BoundMapState(MapState):
+class _BoundMapState(MapState[Any, Any]):
     __slots__ = (
         "clear", "contains", "get", "is_empty", "items", "keys", "put", "put_all", "remove",
         "values",
     )  # fmt: skip
 
     def __init__(self, inner: Any) -> None:
-        self.get, self.put, self.put_all = inner.get, inner.put, inner.put_all
-        self.remove, self.contains, self.is_empty = inner.remove, inner.contains, inner.is_empty
-        self.items, self.keys, self.values = inner.items, inner.keys, inner.values
-        self.clear = inner.clear
+        self.get, self.put, self.put_all = inner.get, inner.put, inner.put_all  # type: ignore[method-assign]
+        self.remove, self.contains, self.is_empty = inner.remove, inner.contains, inner.is_empty  # type: ignore[method-assign]
+        self.items, self.keys, self.values = inner.items, inner.keys, inner.values  # type: ignore[method-assign]
+        self.clear = inner.clear  # type: ignore[method-assign]
 
 
-def value_state(inner: Any) -> ValueState:
+def value_state(inner: Any) -> ValueState[Any]:
     """The backend's value state as a ``ValueState``."""
     return _BoundValueState(inner)
 
 
-def list_state(inner: Any) -> ListState:
+def list_state(inner: Any) -> ListState[Any]:
     """The backend's list state as a ``ListState``."""
     return _BoundListState(inner)
 
 
-def map_state(inner: Any) -> MapState:
+def map_state(inner: Any) -> MapState[Any, Any]:
     """The backend's map state as a ``MapState`` (a typed one is one already)."""
     return inner if isinstance(inner, MapState) else _BoundMapState(inner)

@@ -41,7 +41,7 @@ _PICKLE = 0x80  # protocol 2 and above
 
 
 @functools.cache
-def _decoder(sig: str) -> msgspec.msgpack.Decoder:
+def _decoder(sig: str) -> msgspec.msgpack.Decoder[Any]:
     return msgspec.msgpack.Decoder(msgspec_type(sig))
 
 

@@ -65,7 +65,7 @@ def plan_keyed_read(root_uri: str, operator: OperatorState, tasks: int) -> list[
     count = max(1, min(tasks, max_parallelism))
     for index in range(count):
         own = key_group_range_for_subtask(max_parallelism, count, index)
-        mine = [h for h in full if _holds_some(h, own)]
+        mine: list[KeyedStateHandle] = [h for h in full if _holds_some(h, own)]
         if mine:
             planned.append(ReadTask(root_uri, max_parallelism, own.start, own.end, mine))
     return planned

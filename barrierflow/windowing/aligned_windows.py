@@ -40,7 +40,7 @@ class AlignedWindows:
     offset: int
 
     @staticmethod
-    def of(assigner: WindowAssigner) -> AlignedWindows | None:
+    def of(assigner: WindowAssigner[Any, Any]) -> AlignedWindows | None:
         """The grid of an event-time tumbling or sliding assigner; None for any other, a
         subclass included (it may assign windows its own way)."""
         if type(assigner) is TumblingEventTimeWindows:
@@ -89,7 +89,7 @@ class AlignedWindowAccumulators:
         windows: AlignedWindows,
         select: Callable[[Any], Any],
         folding: Folding,
-        timestamp_missing: Callable[[Any], None],
+        timestamp_missing: Callable[[Any], object],  # raises: its result is not used
     ) -> None:
         self.windows = windows
         self._select, self._folding = select, folding
@@ -112,7 +112,8 @@ class AlignedWindowAccumulators:
         first, fold = self._folding.first, self._folding.fold
         offset, open_ = self.windows.offset, self._open
         late = 0
-        last_end, contents = None, {}
+        last_end: int | None = None
+        contents: dict[Any, Any] = {}
         record = key = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
@@ -124,10 +125,10 @@ class AlignedWindowAccumulators:
                     if end <= watermark + 1:
                         late += 1
                         continue
-                    contents = open_.get(end)
-                    if contents is None:
-                        contents = open_[end] = {}
-                    last_end = end
+                    opened = open_.get(end)
+                    if opened is None:
+                        opened = open_[end] = {}
+                    contents, last_end = opened, end
                 accumulator = contents.get(key)
                 contents[key] = first(record) if accumulator is None else fold(accumulator, record)
         except Exception as e:

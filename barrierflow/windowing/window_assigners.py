@@ -15,8 +15,8 @@ to assign timestamps (``assign_timestamps_and_watermarks``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, Self, TypeVar, cast
 
 from barrierflow.common.typeinfo import Types
 from barrierflow.eventtime.durations import Duration, Time, millis_of
@@ -72,16 +72,16 @@ class WindowAssigner(Generic[T, W]):
 
     WindowAssignerContext = AssignerContext
 
-    def assign_windows(self, element: Any, timestamp: int, context: AssignerContext) -> list[Any]:
+    def assign_windows(self, element: Any, timestamp: int, context: AssignerContext) -> list[W]:
         raise NotImplementedError
 
-    def get_default_trigger(self, env: Any = None) -> Trigger:
+    def get_default_trigger(self, env: Any = None) -> Trigger[T, W]:
         raise NotImplementedError(
             f"{type(self).__name__} must define get_default_trigger(self, env), or the "
             "windowed stream must be given a trigger (.trigger(...))"
         )
 
-    def get_window_serializer(self) -> TypeSerializer:
+    def get_window_serializer(self) -> TypeSerializer[W]:
         raise NotImplementedError(
             f"{type(self).__name__} does not say how its windows are serialized "
             "(get_window_serializer); barrierflow keeps windows without one"
@@ -114,11 +114,11 @@ def _offset(value: Length, size: int, what: str) -> int:
     return millis
 
 
-class _TimeWindows(WindowAssigner):
-    def get_window_serializer(self) -> TypeSerializer:
+class _TimeWindows(WindowAssigner[Any, TimeWindow]):
+    def get_window_serializer(self) -> TypeSerializer[TimeWindow]:
         return TimeWindowSerializer()
 
-    def get_default_trigger(self, env: Any = None) -> Trigger:
+    def get_default_trigger(self, env: Any = None) -> Trigger[Any, TimeWindow]:
         return EventTimeTrigger() if self.is_event_time() else ProcessingTimeTrigger()
 
 
@@ -138,7 +138,9 @@ class TumblingEventTimeWindows(_TimeWindows):
         millis = _positive(size, "TumblingEventTimeWindows.of: the size")
         return TumblingEventTimeWindows(millis, _offset(offset, millis, "TumblingEventTimeWindows"))
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         self._check_timestamp(element, timestamp)
         start = TimeWindow.get_window_start_with_offset(timestamp, self.offset, self.size)
         return [TimeWindow(start, start + self.size)]
@@ -152,7 +154,9 @@ class TumblingProcessingTimeWindows(_ProcessingTime, TumblingEventTimeWindows):
             millis, _offset(offset, millis, "TumblingProcessingTimeWindows")
         )
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         start = TimeWindow.get_window_start_with_offset(
             context.get_current_processing_time(), self.offset, self.size
         )
@@ -178,7 +182,9 @@ class SlidingEventTimeWindows(_TimeWindows):
             for start in range(last_start, at - self.size, -self.slide)
         ]
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         self._check_timestamp(element, timestamp)
         return self._windows(timestamp)
 
@@ -192,7 +198,9 @@ class SlidingProcessingTimeWindows(_ProcessingTime, SlidingEventTimeWindows):
             size_ms, slide_ms, _offset(offset, slide_ms, "SlidingProcessingTimeWindows")
         )
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         return self._windows(context.get_current_processing_time())
 
 
@@ -224,12 +232,15 @@ class MergingWindowAssigner(WindowAssigner[T, W]):
         raise NotImplementedError
 
 
-class EventTimeSessionWindows(_TimeWindows, MergingWindowAssigner):
-    def __init__(self, gap: int | None, extractor: SessionWindowTimeGapExtractor | None) -> None:
+_GapExtractor = SessionWindowTimeGapExtractor | Callable[[Any], Length]
+
+
+class EventTimeSessionWindows(_TimeWindows, MergingWindowAssigner[Any, TimeWindow]):
+    def __init__(self, gap: int | None, extractor: _GapExtractor | None) -> None:
         self.gap, self.extractor = gap, extractor
 
     @classmethod
-    def with_gap(cls, gap: Length):
+    def with_gap(cls, gap: Length) -> Self:
         return cls(_positive(gap, f"{cls.__name__}.with_gap: the gap"), None)
 
     @staticmethod
@@ -238,8 +249,10 @@ class EventTimeSessionWindows(_TimeWindows, MergingWindowAssigner):
 
     def _gap_of(self, element: Any) -> int:
         if self.extractor is None:
+            assert self.gap is not None  # a session has a gap or an extractor of gaps
             return self.gap
-        extract = getattr(self.extractor, "extract", self.extractor)
+        # an extractor's method, or the function itself
+        extract = cast(Callable[[Any], Length], getattr(self.extractor, "extract", self.extractor))
         gap = millis_of(extract(element), "the session gap extractor's result")
         if gap <= 0:
             raise ValueError(
@@ -248,11 +261,17 @@ class EventTimeSessionWindows(_TimeWindows, MergingWindowAssigner):
             )
         return gap
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         self._check_timestamp(element, timestamp)
         return [TimeWindow(timestamp, timestamp + self._gap_of(element))]
 
-    def merge_windows(self, windows, callback):
+    def merge_windows(
+        self,
+        windows: Iterable[TimeWindow],
+        callback: MergingWindowAssigner.MergeCallback[TimeWindow],
+    ) -> None:
         for merged, members in merge_time_windows(list(windows)):
             if len(members) > 1:
                 callback.merge(members, merged)
@@ -278,7 +297,9 @@ class ProcessingTimeSessionWindows(_ProcessingTime, EventTimeSessionWindows):
             _gap_extractor(extractor, "ProcessingTimeSessionWindows")
         )
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[TimeWindow]:
         now = context.get_current_processing_time()
         return [TimeWindow(now, now + self._gap_of(element))]
 
@@ -296,24 +317,26 @@ class DynamicProcessingTimeSessionWindows(ProcessingTimeSessionWindows):
         )
 
 
-class GlobalWindows(_ProcessingTime, WindowAssigner):
+class GlobalWindows(_ProcessingTime, WindowAssigner[Any, GlobalWindow]):
     """Every record in one window per key, which only a trigger (e.g. a count) fires."""
 
     @staticmethod
     def create() -> GlobalWindows:
         return GlobalWindows()
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[GlobalWindow]:
         return [GlobalWindow()]
 
-    def get_default_trigger(self, env: Any = None) -> Trigger:
+    def get_default_trigger(self, env: Any = None) -> Trigger[Any, GlobalWindow]:
         return NeverTrigger()
 
-    def get_window_serializer(self) -> TypeSerializer:
+    def get_window_serializer(self) -> TypeSerializer[GlobalWindow]:
         return GlobalWindowSerializer()
 
 
-class _CountWindows(_ProcessingTime, WindowAssigner):
+class _CountWindows(_ProcessingTime, WindowAssigner[Any, CountWindow]):
     """Windows by the count of the key's records, kept in the key's state (the assigner
     context's runtime context), so that it is checkpointed and rescaled with the key. The
     default trigger fires a window at ``size`` records, as PyFlink's ``CountTrigger``, and
@@ -334,10 +357,10 @@ class _CountWindows(_ProcessingTime, WindowAssigner):
         state.update(count + 1)
         return count
 
-    def get_default_trigger(self, env: Any = None) -> Trigger:
+    def get_default_trigger(self, env: Any = None) -> Trigger[Any, CountWindow]:
         return PurgingTrigger(CountTrigger(self._window_size))
 
-    def get_window_serializer(self) -> TypeSerializer:
+    def get_window_serializer(self) -> TypeSerializer[CountWindow]:
         return CountWindowSerializer()
 
 
@@ -351,7 +374,9 @@ class CountTumblingWindowAssigner(_CountWindows):
     def of(window_size: int) -> CountTumblingWindowAssigner:
         return CountTumblingWindowAssigner(window_size)
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[CountWindow]:
         return [CountWindow(self._next_count(context) // self._window_size)]
 
     def __repr__(self) -> str:
@@ -374,7 +399,9 @@ class CountSlidingWindowAssigner(_CountWindows):
     def of(window_size: int, window_slide: int) -> CountSlidingWindowAssigner:
         return CountSlidingWindowAssigner(window_size, window_slide)
 
-    def assign_windows(self, element, timestamp, context):
+    def assign_windows(
+        self, element: Any, timestamp: int, context: AssignerContext
+    ) -> list[CountWindow]:
         count = self._next_count(context)
         size, slide = self._window_size, self._window_slide
         last = count // slide

@@ -24,8 +24,8 @@ class Contents(enum.Enum):
 
 @dataclass(frozen=True)
 class WindowSpec:
-    assigner: WindowAssigner
-    trigger: Trigger
+    assigner: WindowAssigner[Any, Any]
+    trigger: Trigger[Any, Any]
     contents: Contents
     function: Any = None
     window_function: Any = None  # a ProcessWindowFunction or a WindowFunction, or None

@@ -12,10 +12,14 @@ no I/O.
 from __future__ import annotations
 
 import enum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 
 from barrierflow.eventtime.durations import Time, millis_of
 from barrierflow.state.descriptors import ValueStateDescriptor
+from barrierflow.windowing.windows import GlobalWindow, TimeWindow, Window
+
+if TYPE_CHECKING:
+    from barrierflow.windowing.window_assigners import WindowAssigner
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -53,8 +57,8 @@ class Trigger(Generic[T, W]):
     ``WindowedStream.trigger``. Its per-window state comes from ``ctx.get_partitioned_state``
     with a ``ValueStateDescriptor``."""
 
-    TriggerContext = TriggerContext
-    OnMergeContext = OnMergeContext
+    TriggerContext: TypeAlias = TriggerContext
+    OnMergeContext: TypeAlias = OnMergeContext
 
     def on_element(
         self, element: Any, timestamp: int, window: Any, ctx: TriggerContext
@@ -77,7 +81,7 @@ class Trigger(Generic[T, W]):
         pass
 
 
-class EventTimeTrigger(Trigger):
+class EventTimeTrigger(Trigger[Any, TimeWindow]):
     """Fires once the watermark passes the window's end; a late record that is still within
     the allowed lateness fires it again at once."""
 
@@ -85,56 +89,64 @@ class EventTimeTrigger(Trigger):
     def create() -> EventTimeTrigger:
         return EventTimeTrigger()
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         if window.max_timestamp() <= ctx.get_current_watermark():
             return TriggerResult.FIRE
         ctx.register_event_time_timer(window.max_timestamp())
         return TriggerResult.CONTINUE
 
-    def on_event_time(self, time, window, ctx):
+    def on_event_time(self, time: int, window: TimeWindow, ctx: TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
 
     def can_merge(self) -> bool:
         return True
 
-    def on_merge(self, window, ctx):
+    def on_merge(self, window: TimeWindow, ctx: TriggerContext) -> None:
         if window.max_timestamp() > ctx.get_current_watermark():
             ctx.register_event_time_timer(window.max_timestamp())
 
-    def clear(self, window, ctx):
+    def clear(self, window: TimeWindow, ctx: TriggerContext) -> None:
         ctx.delete_event_time_timer(window.max_timestamp())
 
 
-class ProcessingTimeTrigger(Trigger):
+class ProcessingTimeTrigger(Trigger[Any, TimeWindow]):
     @staticmethod
     def create() -> ProcessingTimeTrigger:
         return ProcessingTimeTrigger()
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         ctx.register_processing_time_timer(window.max_timestamp())
         return TriggerResult.CONTINUE
 
-    def on_processing_time(self, time, window, ctx):
+    def on_processing_time(
+        self, time: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         return TriggerResult.FIRE
 
     def can_merge(self) -> bool:
         return True
 
-    def on_merge(self, window, ctx):
+    def on_merge(self, window: TimeWindow, ctx: TriggerContext) -> None:
         ctx.register_processing_time_timer(window.max_timestamp())
 
-    def clear(self, window, ctx):
+    def clear(self, window: TimeWindow, ctx: TriggerContext) -> None:
         ctx.delete_processing_time_timer(window.max_timestamp())
 
 
-class NeverTrigger(Trigger):
+class NeverTrigger(Trigger[Any, GlobalWindow]):
     """The default of ``GlobalWindows``: only a trigger of your own fires them."""
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: GlobalWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         return TriggerResult.CONTINUE
 
 
-class _Continuous(Trigger):
+class _Continuous(Trigger[Any, TimeWindow]):
     """Fires every ``interval`` ms of its clock while a window is open, at multiples of the
     interval (the first one after the window's first record), and at the window's end.
 
@@ -175,7 +187,7 @@ class _Continuous(Trigger):
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
-    def clear(self, window, ctx):
+    def clear(self, window: TimeWindow, ctx: TriggerContext) -> None:
         state = ctx.get_partitioned_state(self._descriptor)
         fire_time = state.value()
         if fire_time is not None:
@@ -200,14 +212,16 @@ class ContinuousEventTimeTrigger(_Continuous):
     def _delete(self, time: int, ctx: TriggerContext) -> None:
         ctx.delete_event_time_timer(time)
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         if window.max_timestamp() <= ctx.get_current_watermark():
             return TriggerResult.FIRE  # the window is complete already
         ctx.register_event_time_timer(window.max_timestamp())
         self._first_element(timestamp, window, ctx)
         return TriggerResult.CONTINUE
 
-    def on_event_time(self, time, window, ctx):
+    def on_event_time(self, time: int, window: TimeWindow, ctx: TriggerContext) -> TriggerResult:
         if time == window.max_timestamp():
             return TriggerResult.FIRE
         return self._on_timer(time, window, ctx)
@@ -231,16 +245,20 @@ class ContinuousProcessingTimeTrigger(_Continuous):
     def _delete(self, time: int, ctx: TriggerContext) -> None:
         ctx.delete_processing_time_timer(time)
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         self._first_element(timestamp, window, ctx)
         return TriggerResult.CONTINUE
 
-    def on_processing_time(self, time, window, ctx):
+    def on_processing_time(
+        self, time: int, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
         return self._on_timer(time, window, ctx)
 
 
-class CountTrigger(Trigger):
-    """Fires each time the window has received ``count`` more elements."""
+class CountTrigger(Trigger[Any, Any]):
+    """Fires each time the window, of any kind, has received ``count`` more elements."""
 
     def __init__(self, count: int) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -252,7 +270,9 @@ class CountTrigger(Trigger):
     def of(count: int) -> CountTrigger:
         return CountTrigger(count)
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: Window, ctx: TriggerContext
+    ) -> TriggerResult:
         state = ctx.get_partitioned_state(self._descriptor)
         seen = (state.value() or 0) + 1
         if seen >= self.count:
@@ -261,40 +281,42 @@ class CountTrigger(Trigger):
         state.update(seen)
         return TriggerResult.CONTINUE
 
-    def clear(self, window, ctx):
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
         ctx.get_partitioned_state(self._descriptor).clear()
 
 
-class PurgingTrigger(Trigger):
+class PurgingTrigger(Trigger[T, W]):
     """Turns every FIRE of ``nested`` into FIRE_AND_PURGE."""
 
-    def __init__(self, nested: Trigger) -> None:
+    def __init__(self, nested: Trigger[T, W]) -> None:
         self.nested = nested
 
     @staticmethod
-    def of(nested: Trigger) -> PurgingTrigger:
+    def of(nested: Trigger[T, W]) -> PurgingTrigger[T, W]:
         return PurgingTrigger(nested)
 
     @staticmethod
     def _purging(result: TriggerResult) -> TriggerResult:
         return TriggerResult.FIRE_AND_PURGE if result.is_fire() else result
 
-    def on_element(self, element, timestamp, window, ctx):
+    def on_element(
+        self, element: Any, timestamp: int, window: W, ctx: TriggerContext
+    ) -> TriggerResult:
         return self._purging(self.nested.on_element(element, timestamp, window, ctx))
 
-    def on_processing_time(self, time, window, ctx):
+    def on_processing_time(self, time: int, window: W, ctx: TriggerContext) -> TriggerResult:
         return self._purging(self.nested.on_processing_time(time, window, ctx))
 
-    def on_event_time(self, time, window, ctx):
+    def on_event_time(self, time: int, window: W, ctx: TriggerContext) -> TriggerResult:
         return self._purging(self.nested.on_event_time(time, window, ctx))
 
     def can_merge(self) -> bool:
         return self.nested.can_merge()
 
-    def on_merge(self, window, ctx):
+    def on_merge(self, window: W, ctx: TriggerContext) -> None:
         self.nested.on_merge(window, ctx)
 
-    def clear(self, window, ctx):
+    def clear(self, window: W, ctx: TriggerContext) -> None:
         self.nested.clear(window, ctx)
 
 
@@ -314,6 +336,6 @@ class CountEvictor:
         return elements[-self.max_count :]
 
 
-def default_trigger(assigner: Any) -> Trigger:
+def default_trigger(assigner: WindowAssigner[Any, Any]) -> Trigger[Any, Any]:
     """The trigger of a windowed stream not given one: its assigner's."""
     return assigner.get_default_trigger(None)

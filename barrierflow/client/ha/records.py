@@ -9,6 +9,7 @@ with an error naming it: a leader never acts on a record it could not read. Perf
 from __future__ import annotations
 
 import enum
+from typing import TypeVar
 
 import msgspec
 
@@ -108,11 +109,14 @@ class CheckpointIdCounter(_Versioned, frozen=True, kw_only=True):
     epoch: int
 
 
+V = TypeVar("V", bound=_Versioned)
+
+
 def encode(record: _Versioned) -> bytes:
     return msgspec.json.encode(record)
 
 
-def decode(data: bytes, kind: type[_Versioned], where: str) -> _Versioned:
+def decode(data: bytes, kind: type[V], where: str) -> V:
     """``data`` as ``kind``; an ``UnreadableRecordError`` naming ``where`` if it cannot be."""
     try:
         version = msgspec.json.decode(data, type=_Versioned).format_version

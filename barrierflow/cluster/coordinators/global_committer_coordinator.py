@@ -14,6 +14,7 @@ snapshot. Commits happen in checkpoint order, one ``GlobalCommitter.commit`` per
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -115,7 +116,7 @@ class GlobalCommitterCoordinator(OperatorCoordinator):
         for cid in sorted({cid for cid, _ in self._pending if cid <= checkpoint_id}):
             committables = [c for c in self._committables() if c.checkpoint_id == cid]
             commit_with_retries(
-                lambda cid=cid, committables=committables: self.committer.commit(cid, committables),
+                functools.partial(self.committer.commit, cid, committables),
                 self._retry,
                 self.where,
                 f"commit checkpoint {cid} ({len(committables)} committables)",

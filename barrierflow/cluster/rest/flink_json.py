@@ -214,7 +214,7 @@ def backpressure(job: JobStatusSnapshot, vertex: VertexStatus) -> JSON:
 
 def exceptions(job: JobStatusSnapshot) -> JSON:
     """``GET /jobs/:jobid/exceptions``: the failures of attempts, newest first."""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {
             "exceptionName": e.error.split(":", 1)[0],
             "stacktrace": e.traceback or e.error,

@@ -65,6 +65,12 @@ class JobControl(Protocol):
     ) -> Future[Any]: ...
 
 
+class Headers(Protocol):
+    """A request's headers: http.server's (an ``email.message.Message``), or a dict."""
+
+    def get(self, name: str, /) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class Response:
     status: int
@@ -104,9 +110,7 @@ class RestApi:
         self._savepoints: OrderedDict[str, Future[str]] = OrderedDict()
         self.job_id = view.snapshot().job_id
 
-    def handle(
-        self, method: str, target: str, headers: Mapping[str, str], body: bytes = b""
-    ) -> Response:
+    def handle(self, method: str, target: str, headers: Headers, body: bytes = b"") -> Response:
         """One request; ``target`` is the request line's path with its query."""
         parts = urlsplit(target)
         path = parts.path.rstrip("/") or "/"
@@ -131,7 +135,7 @@ class RestApi:
             )
         return _not_found(f"{path}:")
 
-    def _refuse(self, headers: Mapping[str, str], changes_job: bool) -> Response | None:
+    def _refuse(self, headers: Headers, changes_job: bool) -> Response | None:
         if not changes_job and self._open_to_read:
             return None
         authorization = headers.get("Authorization") or headers.get("authorization") or ""

@@ -120,7 +120,7 @@ class RestServer:
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.2},
-            name=f"rest server {host}:{port}",
+            name=f"rest server {host!s}:{port}",  # an IP address: a str
             daemon=True,
         )
 

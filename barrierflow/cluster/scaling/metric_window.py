@@ -81,6 +81,7 @@ def _backlog(series: list[tuple[float, VertexSample]]) -> Backlog | None:
     if elapsed <= 0:
         return None
     last = told[-1][1]
+    assert last.backlog_label is not None  # a sample that told its backlog
     return Backlog(
         last.backlog_label,
         last.pending,

@@ -325,6 +325,7 @@ class Rescaler(AttemptListener):
             return
         downtime = None
         if first_record_at is not None:
+            assert rescale.stopped_at is not None  # it stopped before its attempt ran
             downtime = max(0.0, (first_record_at - rescale.stopped_at) * 1000)
         self._finish(rescale, RescaleStatus.COMPLETED, None, downtime)
 

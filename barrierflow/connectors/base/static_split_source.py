@@ -46,4 +46,6 @@ class StaticSplitSource(Source):
 
 @functools.cache
 def _codecs(split_type: type) -> tuple[StructCodec[Any], StaticSplitsStateCodec]:
-    return StructCodec(split_type), StaticSplitsStateCodec(StaticSplitsState[split_type])
+    # the state's type is made at run time, for msgspec to decode the splits by: no static type
+    state_type = StaticSplitsState[split_type]  # type: ignore[valid-type]
+    return StructCodec(split_type), StaticSplitsStateCodec(state_type)

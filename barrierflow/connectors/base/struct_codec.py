@@ -26,7 +26,7 @@ _plain_decoder = msgspec.msgpack.Decoder()
 class StructCodec(VersionedCodec[T]):
     """``kind``: the struct (a generic one with its parameters, e.g. ``State[FileSplit]``)."""
 
-    def __init__(self, kind: Any, version: int = FIRST_TYPED) -> None:
+    def __init__(self, kind: type[T], version: int = FIRST_TYPED) -> None:
         self._kind = kind
         self._class: type = typing.get_origin(kind) or kind
         self._version = version

@@ -73,7 +73,9 @@ class CollectWriter(SinkWriter):
     def __init__(self, collector: str, context: SinkWriterContext) -> None:
         self._collector = collector
         self._context = context
-        self._send = context.to_driver
+        send = context.to_driver
+        assert send is not None  # CollectSink.create_writer refuses a task that has none
+        self._send = send
         self._buffered: list[Any] = []
         self._immediate = not context.checkpointing
         self._run = uuid.uuid4().hex[:12]  # names immediate deliveries of this writer

@@ -72,7 +72,8 @@ class SplitRecords(Protocol):
     """The records of one file, from a position on. ``position``: where a reader restored from
     a checkpoint taken now resumes (after the records ``read`` returned)."""
 
-    position: int
+    @property
+    def position(self) -> int: ...
 
     def read(self, max_records: int) -> list[Any]:
         """Up to ``max_records`` records; none at the end of the file."""
@@ -159,6 +160,7 @@ class FileReader(SequentialSplitReader[FileSplit]):
         self._file = self._format.open_split(self._fs, split.path, split.offset)
 
     def _read_split(self, split: FileSplit, max_records: int) -> tuple[list[Any], FileSplit, bool]:
+        assert self._file is not None  # opened by _open_split
         try:
             out = self._file.read(max_records)
         except ValueError as e:
@@ -169,5 +171,6 @@ class FileReader(SequentialSplitReader[FileSplit]):
         return out, FileSplit(split.path, self._file.position), len(out) < max_records
 
     def _close_split(self) -> None:
+        assert self._file is not None  # opened by _open_split
         self._file.close()
         self._file = None

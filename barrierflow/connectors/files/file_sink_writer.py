@@ -27,7 +27,7 @@ class _OpenPart:
     def __init__(self, directory: str, parts: PartDirectory, name: str, now: float) -> None:
         self.directory, self.parts, self.name = directory, parts, name
         self.file = parts.open(name)
-        self.part: PartWriter | None = None
+        self.part: PartWriter  # once the file is open (FileSinkWriter._new_part)
         self.opened_s = self.written_s = now
 
 

@@ -28,6 +28,8 @@ def fastavro() -> Any:
 class AvroSchema:
     """An Avro schema; ``str()`` is its JSON. ``parsed`` is fastavro's form of it."""
 
+    definition: Any  # the schema as JSON values
+
     def __init__(self, schema: Any) -> None:
         if isinstance(schema, AvroSchema):
             schema = schema.definition

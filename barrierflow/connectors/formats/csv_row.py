@@ -130,7 +130,7 @@ class CsvRowDeserializationSchema:
         self._null = null_literal
         self._allow_comments = allow_comments
         self._ignore = ignore_parse_errors
-        self._dialect = {
+        self._dialect: dict[str, Any] = {  # csv.reader's keyword arguments
             "delimiter": field_delimiter,
             "quotechar": quote_character,
             "escapechar": escape_character,

@@ -62,7 +62,7 @@ class OrcBulkWriters:
         row_type: Any, writer_properties: Any = None, hadoop_config: Any = None
     ) -> OrcWriterFactory:
         no_hadoop(hadoop_config, "OrcBulkWriters.for_row_type()")
-        properties = {}
+        properties: dict[str, Any] = {}
         if writer_properties is not None:
             properties = (
                 writer_properties.to_dict()

@@ -62,7 +62,7 @@ class _ParquetRows:
     def _from(
         parquet: pq.ParquetFile, skip: int, columns: list[str] | None, batch_size: int, convert: Any
     ) -> Iterator[Any]:
-        groups = []
+        groups: list[int] = []
         for index in range(parquet.num_row_groups):
             rows = parquet.metadata.row_group(index).num_rows
             if not groups and skip >= rows:

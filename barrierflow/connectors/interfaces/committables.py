@@ -143,5 +143,6 @@ def stored_in(entries: list[dict[str, Any]]) -> list[tuple[int, int, Stored]]:
 
 def _subtask(entry: dict[str, Any], stored: Stored) -> int:
     if "subtask" in entry:
-        return entry["subtask"]
+        subtask: int = entry["subtask"]
+        return subtask
     return stored.get("subtask", 0) if isinstance(stored, dict) else 0

@@ -32,7 +32,7 @@ class Finished(msgspec.Struct, frozen=True, tag="finished"):
 SinkEvent = Prepared | Restored | Finished
 
 _encoder = msgspec.msgpack.Encoder()
-_events = msgspec.msgpack.Decoder(SinkEvent)
+_events: msgspec.msgpack.Decoder[SinkEvent] = msgspec.msgpack.Decoder(SinkEvent)
 _state = msgspec.msgpack.Decoder(list[dict[str, Any]])
 
 

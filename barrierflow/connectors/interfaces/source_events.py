@@ -26,7 +26,7 @@ class SplitRequest(msgspec.Struct, frozen=True, tag="split-request"):
 ToReader = AddSplits | NoMoreSplits
 
 _encoder = msgspec.msgpack.Encoder()
-_to_reader = msgspec.msgpack.Decoder(ToReader)
+_to_reader: msgspec.msgpack.Decoder[ToReader] = msgspec.msgpack.Decoder(ToReader)
 _to_enumerator = msgspec.msgpack.Decoder(SplitRequest)
 
 

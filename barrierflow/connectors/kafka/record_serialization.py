@@ -54,7 +54,7 @@ class KafkaRecordSerializationSchema:
         """The topic ``record`` goes to; a ``ValueError`` naming the record when the selector
         fails or returns no topic name."""
         if self.topic_selector is None:
-            return self.topic  # type: ignore[return-value] - set whenever there is no selector
+            return self.topic  # type: ignore[return-value]  # set whenever there is no selector
         try:
             topic = self.topic_selector.apply(record)
         except Exception as e:

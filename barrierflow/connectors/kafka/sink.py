@@ -200,6 +200,7 @@ class KafkaSinkBuilder:
             problems.append("set_record_serializer(KafkaRecordSerializationSchema...)")
         if problems:
             raise ConfigurationError("KafkaSink needs " + "; ".join(problems))
+        assert self._serializer is not None  # a problem above otherwise
         return KafkaSink(
             self._servers or self._properties["bootstrap.servers"],
             self._serializer,

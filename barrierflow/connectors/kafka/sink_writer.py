@@ -107,7 +107,9 @@ class TransactionalKafkaWriter(SinkWriter):
         self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
         self._sink = sink
         self._serialize = sink.serializer.serialize
-        self._topic = sink.serializer.topic
+        topic = sink.serializer.topic
+        assert topic is not None  # EXACTLY_ONCE takes no topic selector (KafkaSink)
+        self._topic = topic
         self._subtask = context.subtask
         self._transactional_id = sink.transactional_ids(context.job_name, context.operator_uid)
         self._slots: dict[int, _Slot] = {}

@@ -71,8 +71,8 @@ class KafkaSourceEnumerator(SplitEnumerator):
         first = not self._discovered
         starting = self._source.starting_offsets if first else KafkaOffsetsInitializer.earliest()
         start = resolve(starting, self._consumer, new)
-        bounded = self._source.bounded and first
-        stop = resolve(self._source.stopping_offsets, self._consumer, new) if bounded else {}
+        stopping = self._source.stopping_offsets  # a bounded source's
+        stop = resolve(stopping, self._consumer, new) if first and stopping is not None else {}
         return [KafkaPartitionSplit(t, p, start[(t, p)], stop.get((t, p))) for t, p in new]
 
     def _found(self, splits: list[KafkaPartitionSplit]) -> None:
@@ -113,4 +113,3 @@ class KafkaSourceEnumerator(SplitEnumerator):
     def close(self) -> None:
         if self._consumer is not None:
             self._consumer.close()  # a discovery still running gets an error, logged
-

@@ -63,6 +63,7 @@ class PostgresCommitter(Committer):
         ``last_completed``; rolls back what they prepared after, which no checkpoint names."""
         for gid in self._prepared(recovery):
             checkpoint_id = transaction_checkpoint(gid, self._prefix)
+            assert checkpoint_id is not None  # _prepared's ids are of our form
             if fate_at_job_end(checkpoint_id, last_completed) is JobEndFate.COMMIT:
                 log.warning(
                     "PostgresSink commits %s, prepared for checkpoint %d, which completed: "

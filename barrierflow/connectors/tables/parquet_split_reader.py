@@ -46,6 +46,7 @@ class ParquetSplitReader(SequentialSplitReader[TableFileSplit]):
     ) -> tuple[list[Any], TableFileSplit, bool]:
         out: list[Any] = []
         at_end = True
+        assert self._rows is not None  # opened by _open_split
         for values in self._rows:
             row = Row(*values)
             row.set_field_names(self._names)

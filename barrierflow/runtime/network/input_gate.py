@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import cast
 
 import zmq
 
@@ -85,7 +86,7 @@ class InputGate:
     def receive_available(self) -> None:
         sock = self.socket
         token = self._token
-        while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN:  # an int option
             frames = sock.recv_multipart()
             frame_token, kind, channel, sequence = HEADER.unpack(frames[1])
             if frame_token != token or channel >= len(self._queues):
@@ -98,9 +99,11 @@ class InputGate:
                 continue
             payload = frames[2] if len(frames) > 2 else None
             if kind == Kind.PRIORITY_BARRIER:
+                assert payload is not None  # a barrier's frame has its body
                 self._to_priority(channel, payload)
                 continue
             if kind == Kind.BARRIER:
+                assert payload is not None
                 barrier = decode_barrier(payload)
                 if barrier.checkpoint_id == self._overtaking:
                     self._to_priority(channel, payload)
@@ -115,7 +118,12 @@ class InputGate:
         queue = self._queues[channel]
         before = list(queue)[:at] if at is not None else queue
         self._priority.append(
-            (channel, PriorityBarrier(payload, [p for k, p in before if k == Kind.BUFFER]))
+            (
+                channel,
+                PriorityBarrier(
+                    payload, [p for k, p in before if k == Kind.BUFFER and p is not None]
+                ),
+            )
         )
         if at is not None:
             del queue[at]
@@ -132,7 +140,9 @@ class InputGate:
         self._overtaking = checkpoint_id
         for ch, queue in enumerate(self._queues):
             for kind, payload in list(queue):
-                if kind == Kind.BARRIER and decode_barrier(payload).checkpoint_id == checkpoint_id:
+                if kind != Kind.BARRIER or payload is None:  # (a barrier has a payload)
+                    continue
+                if decode_barrier(payload).checkpoint_id == checkpoint_id:
                     self._jump(ch, payload)
 
     def promote_overdue(self, now_ns: int) -> None:
@@ -174,7 +184,9 @@ class InputGate:
     def _grant(self, channel: int, credit: bytes) -> None:
         head = HEADER.pack(self._token, Kind.CREDIT, channel, self._credits_sent[channel])
         self._credits_sent[channel] += 1
-        self.socket.send_multipart((self._identities[channel], head, credit))
+        identity = self._identities[channel]
+        assert identity is not None  # credit goes to a channel that said hello
+        self.socket.send_multipart((identity, head, credit))
 
     def close(self) -> None:
         self.socket.close()

@@ -24,7 +24,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from itertools import compress
-from typing import Any
+from typing import Any, cast
 
 import zmq
 
@@ -105,6 +105,7 @@ class OutputChannel:
         if self._backlog:
             self._backlog.append((kind, payload))
             if deadline_ns is not None:
+                assert payload is not None  # a barrier's frame has its body
                 self._timed.append((deadline_ns, payload))
         else:
             self._send(kind, payload)
@@ -112,7 +113,7 @@ class OutputChannel:
     def send_priority_event(self, kind: Kind, payload: bytes) -> list[bytes]:
         """Sends at once, ahead of the backlog; returns the buffers it overtook, in order."""
         self._send(kind, payload)
-        return [p for k, p in self._backlog if k == Kind.BUFFER]
+        return [p for k, p in self._backlog if k == Kind.BUFFER and p is not None]
 
     def holds(self, payload: bytes) -> bool:
         """Whether this event still waits in the backlog."""
@@ -121,14 +122,15 @@ class OutputChannel:
     def promote_overdue(self, now_ns: int) -> list[tuple[bytes, list[bytes]]]:
         """Sends, ahead of the backlog, each queued barrier whose deadline passed; returns each
         with the buffers it overtook."""
-        promoted = []
+        promoted: list[tuple[bytes, list[bytes]]] = []
         for entry in list(self._timed):
             deadline_ns, payload = entry
             at = next((i for i, (_, p) in enumerate(self._backlog) if p is payload), None)
             if at is None:  # sent in its turn
                 self._timed.remove(entry)
             elif now_ns > deadline_ns:
-                overtaken = [p for k, p in list(self._backlog)[:at] if k == Kind.BUFFER]
+                backlog = list(self._backlog)[:at]
+                overtaken = [p for k, p in backlog if k == Kind.BUFFER and p is not None]
                 del self._backlog[at]
                 self._send(Kind.PRIORITY_BARRIER, payload)
                 self._timed.remove(entry)
@@ -154,7 +156,7 @@ class OutputChannel:
     def receive_credits(self) -> None:
         """Takes the credits that arrived and sends what the backlog may now send."""
         sock = self.socket
-        while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN:  # an int option
             frames = sock.recv_multipart()
             token, kind, _, sequence = HEADER.unpack(frames[0])
             if token == self._token and kind == Kind.CREDIT:
@@ -219,7 +221,9 @@ class ResultPartition:
                 self._channel_of = self._custom_channel(partitioner)
             self._route = self._route_routed
         else:
-            self._key_selector = partitioner.key_selector
+            select = partitioner.key_selector
+            assert select is not None  # a key_by edge has its key selector
+            self._key_selector = select
             self._key_groups = KeyGroupCache(max_parallelism)
             n = len(channels)
             self._channel_of_key_group = [
@@ -248,6 +252,7 @@ class ResultPartition:
         for c in channels:
             self._pending[c].extend(batch.values)
             if timestamps is not None:
+                assert self._pending_ts is not None  # made with the first timestamps
                 self._pending_ts[c].extend(timestamps)
         self._flush_full()
 
@@ -287,6 +292,7 @@ class ResultPartition:
         pending = self._pending[0]
         pending.extend(records)
         if timestamps is not None:
+            assert self._pending_ts is not None  # made with the first timestamps
             self._pending_ts[0].extend(timestamps)
         if len(pending) >= self._buffer_size:
             self._flush_channel(0)
@@ -294,22 +300,27 @@ class ResultPartition:
     def _route_rebalance(self, records: list[Any], timestamps: list[int] | None) -> None:
         n = len(self.channels)
         start = self._rotation
+        pending_ts = self._pending_ts  # made with the first timestamps
         for j in range(n):
             self._pending[(start + j) % n].extend(records[j::n])
             if timestamps is not None:
-                self._pending_ts[(start + j) % n].extend(timestamps[j::n])
+                assert pending_ts is not None
+                pending_ts[(start + j) % n].extend(timestamps[j::n])
         self._rotation = (start + len(records)) % n
         self._flush_full()
 
     def _route_broadcast(self, records: list[Any], timestamps: list[int] | None) -> None:
+        pending_ts = self._pending_ts  # made with the first timestamps
         for i, pending in enumerate(self._pending):
             pending.extend(records)
             if timestamps is not None:
-                self._pending_ts[i].extend(timestamps)
+                assert pending_ts is not None
+                pending_ts[i].extend(timestamps)
         self._flush_full()
 
     def _custom_channel(self, partitioner: PartitionerSpec) -> Callable[[Any], int]:
         select, partition, n = partitioner.key_selector, partitioner.partition, len(self.channels)
+        assert select is not None and partition is not None  # partition_custom gave both
 
         def channel_of(record: Any) -> int:
             channel = partition(select(record), n)
@@ -332,6 +343,7 @@ class ResultPartition:
                     pending[channel_of(record)].append(record)
             else:
                 pending_ts = self._pending_ts
+                assert pending_ts is not None  # made with the first timestamps
                 for record, timestamp in zip(records, timestamps, strict=True):
                     channel = channel_of(record)
                     pending[channel].append(record)
@@ -358,6 +370,7 @@ class ResultPartition:
                     pending[channel_of[key_group(select(record))]].append(record)
             else:
                 pending_ts = self._pending_ts
+                assert pending_ts is not None  # made with the first timestamps
                 for record, timestamp in zip(records, timestamps, strict=True):
                     channel = channel_of[key_group(select(record))]
                     pending[channel].append(record)

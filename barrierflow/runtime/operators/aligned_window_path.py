@@ -30,6 +30,7 @@ from barrierflow.runtime.window_state import (
     release_restored,
     write_accumulators,
 )
+from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
 from barrierflow.windowing.aligned_windows import (
     AccumulateFailed,
     AlignedWindowAccumulators,
@@ -45,7 +46,9 @@ class AlignedWindowPath:
 
     def __init__(self, accumulators: AlignedWindowAccumulators, parts: WindowParts) -> None:
         self._accumulators = accumulators
-        self._backend = parts.backend
+        backend = parts.backend
+        assert isinstance(backend, HeapKeyedStateBackend)  # opened with state on the heap only
+        self._backend = backend
         self._timers = parts.timers
         self._failure = parts.failure
         self.late_records_dropped = 0
@@ -79,6 +82,7 @@ class AlignedWindowPath:
             if entries is None:
                 return None
             accumulators.restore(entries)
+            assert isinstance(parts.backend, HeapKeyedStateBackend)  # state_on_heap
             release_restored(parts.backend)
             parts.timers.forget_event_time_timers()  # the accumulators fire these windows now
         return cls(accumulators, parts)

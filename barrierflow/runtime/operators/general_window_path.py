@@ -128,7 +128,7 @@ class _ProcessWindowContext:
         return self._timers.watermark
 
 
-class _MergeCollector:
+class _MergeCollector(MergingWindowAssigner.MergeCallback[Any]):
     """The callback given to ``merge_windows``: collects each group and its result."""
 
     def __init__(self, merges: list[tuple[list[Any], Any]]) -> None:
@@ -293,6 +293,7 @@ class GeneralWindowPath:
         if new in existing:
             return new
         merges: list[tuple[list[Any], Any]] = []
+        assert isinstance(self._assigner, MergingWindowAssigner)  # asked when _merging
         self._assigner.merge_windows([*existing, new], _MergeCollector(merges))
         target = new
         for members, merged in merges:
@@ -408,9 +409,10 @@ class GeneralWindowPath:
         out: list[Any] = []
         out_ts: list[int] = []
         tctx, trigger = self._tctx, self._trigger
-        timer = None
-        try:
-            for timer in timers:
+        # A failure of the timer service itself (its state) is not the window's: only what
+        # runs for a timer is wrapped, naming that timer.
+        for timer in timers:
+            try:
                 window = timer.namespace
                 tctx.window = window
                 if event_time:
@@ -422,10 +424,10 @@ class GeneralWindowPath:
                     timer.timestamp == self._cleanup_time(window)
                 ):
                     self._clear_all(window)
-        except Exception as e:
-            raise self._failure(
-                f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
-            ) from e
+            except Exception as e:
+                raise self._failure(
+                    f"<timer at {timer.timestamp} of window {timer.namespace}>", e, timer.key
+                ) from e
         return RecordBatch(out, out_ts)
 
     @contextmanager

@@ -107,8 +107,9 @@ class KeyedProcessOperator(KeyedOperator):
         return self._process_all(batch)
 
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
-        fn = self.spec.function
-        return self._process_keyed(batch, self.spec.key_selector, fn.process_element, self._ctx)
+        fn, select = self.spec.function, self.spec.key_selector
+        assert select is not None  # a keyed operator's spec has it
+        return self._process_keyed(batch, select, fn.process_element, self._ctx)
 
     def _process_keyed(
         self,
@@ -169,19 +170,20 @@ class KeyedProcessOperator(KeyedOperator):
         out: list[Any] = []
         ends: list[int] = []
         stamps: list[int] = []
-        timer = None
-        try:
-            for timer in timers:
+        # A failure of the timer service itself (its state) is not the function's: only
+        # what runs for a timer is wrapped, naming that timer.
+        for timer in timers:
+            try:
                 ctx._timestamp = timer.timestamp
                 result = on_timer(timer.timestamp, ctx) if on_timer is not None else None
                 if result is not None:
                     out.extend(result)
                 ends.append(len(out))
                 stamps.append(timer.timestamp)
-        except Exception as e:
-            raise UserFunctionError(
-                f"{self._where} failed in on_timer({timer.timestamp}) "
-                f"({domain.name.lower().replace('_', ' ')} timer) of key {timer.key!r:.100}: "
-                f"{type(e).__name__}: {e}"
-            ) from e
+            except Exception as e:
+                raise UserFunctionError(
+                    f"{self._where} failed in on_timer({timer.timestamp}) "
+                    f"({domain.name.lower().replace('_', ' ')} timer) of key {timer.key!r:.100}: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
         return self._finished_batch(ctx, out, stamps if event_time else None, ends)

@@ -65,7 +65,9 @@ class FlatMapOperator(Operator):
                     mark(len(out))
         except Exception as e:
             raise self.failure(record, e) from e
-        return RecordBatch(out, repeat_per_output(timestamps, ends) if timed else None)
+        return RecordBatch(
+            out, repeat_per_output(timestamps, ends) if timestamps is not None else None
+        )
 
 
 class FilterOperator(Operator):
@@ -115,7 +117,7 @@ class ProcessOperator(Operator):
         record = None
         try:
             # ctx.timestamp() is the record's, or None on a stream without event time
-            stamps = timestamps if timed else _NONE
+            stamps = timestamps if timestamps is not None else _NONE
             for record, ctx._timestamp in zip(batch.values, stamps, strict=False):
                 result = process(record, ctx)
                 if result is not None:

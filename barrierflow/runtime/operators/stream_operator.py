@@ -204,18 +204,20 @@ class Operator:
         values: list[Any] = []
         stamps = batch.timestamps
         out_stamps: list[int] | None = None if stamps is None else []
+        tag = self.dead_letters
+        assert tag is not None  # dead-letter mode
         for i, record in enumerate(batch.values):
             one = RecordBatch([record], None if stamps is None else [stamps[i]])
             try:
                 done = process(one)
             except UserFunctionError as e:
-                values.append(SideOutput(self.dead_letters, dead_letter(record, e)))
-                if out_stamps is not None:
+                values.append(SideOutput(tag, dead_letter(record, e)))
+                if out_stamps is not None and stamps is not None:  # (both or neither)
                     out_stamps.append(stamps[i])
                 self._dead_lettered.inc()
                 continue
             values.extend(done.values)
-            if out_stamps is not None:
+            if out_stamps is not None and stamps is not None:
                 out_stamps.extend(done.timestamps or [stamps[i]] * len(done.values))
         return RecordBatch(values, out_stamps)
 
@@ -234,7 +236,10 @@ class Operator:
         """The outputs of a batch: ``out`` (output *j* came from the input whose ``ends``
         entry first exceeds *j*), what the function sent to side outputs (``ctx.output``)
         after them, and side output pairs it yielded turned into side output records."""
-        out_ts = None if timestamps is None else repeat_per_output(timestamps, ends)
+        out_ts: list[int] | None = None
+        if timestamps is not None:
+            assert ends is not None  # given with the timestamps
+            out_ts = repeat_per_output(timestamps, ends)
         side = ctx._side
         if side:
             out.extend(record for record, _ in side)

@@ -56,7 +56,9 @@ class SplitWatermarks:
         for split, n in runs:
             generator = self._generators.get(split)
             if generator is None:
-                generator = self._generators[split] = self._strategy.create_generator()
+                made = self._strategy.create_generator()
+                assert made is not None  # split watermarks: the strategy has watermarks
+                generator = self._generators[split] = made
             generator.on_event(max(timestamps[at : at + n]), now_ms)
             at += n
 
@@ -130,6 +132,7 @@ class TimestampsAndWatermarksOperator(Operator):
             if self._generator is None:
                 pass
             elif splits is None:
+                assert highest is not None  # an int: refused above otherwise
                 self._generator.on_event(highest, self._now_ms)
             else:
                 self._per_split = True
@@ -161,11 +164,13 @@ class TimestampsAndWatermarksOperator(Operator):
     def _extract_one_by_one(self, records: list[Any], previous: Any) -> list[int]:
         """Again, record by record, to name the record the assigner failed on."""
         assigned: list[int] = []
+        assigner = self._assigner
+        assert assigner is not None  # called where the assigner failed
         record = None
         try:
             # ``previous`` may be an endless repeat of NO_TIMESTAMP
             for record, timestamp in zip(records, previous, strict=False):
-                assigned.append(self._assigner(record, timestamp))
+                assigned.append(assigner(record, timestamp))
         except Exception as e:
             raise self.failure(record, e) from e
         return assigned

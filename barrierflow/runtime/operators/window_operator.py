@@ -54,9 +54,11 @@ class WindowOperator(KeyedOperator):
             if isinstance(fn, Function):
                 fn.open(runtime)
         late_tag = spec.late_data_tag
+        select = self.spec.key_selector
+        assert select is not None  # windows are keyed
         parts = WindowParts(
             spec,
-            self.spec.key_selector,
+            select,
             self.backend,
             self.timers,
             AssignerContext(0, runtime),  # its keyed state: the current key's

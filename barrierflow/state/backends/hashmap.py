@@ -55,9 +55,13 @@ BACKEND_NAME = "hashmap"  # what snapshots record as their writer: registry.py's
 class _VersionedList(list):
     __slots__ = ("version",)
 
+    version: int
+
 
 class _VersionedDict(dict):
     __slots__ = ("version",)
+
+    version: int
 
 
 class _Table:
@@ -281,8 +285,8 @@ class HeapKeyedStateBackend:
     ) -> None:
         kind = StateKind(kind_value)
         table = self._tables.setdefault(name, _Table(kind))
-        adopt = not table.data and name not in self._states and isinstance(entries, dict)
-        if kind is StateKind.VALUE and adopt:
+        adopt = not table.data and name not in self._states
+        if kind is StateKind.VALUE and adopt and isinstance(entries, dict):
             table.data = entries  # a table read whole, and no state object holds the empty one
         elif kind is StateKind.VALUE:
             table.data.update(entries)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 _MiB = 1024**2
 
@@ -45,7 +45,16 @@ class RocksDBTuning:
 # is RocksDB's default style and barrierflow's, and the Bloom filter of HIGH_MEM (10 bits per
 # key, full filters) is on in every barrierflow RocksDB already, so neither appears here.
 NO_TUNING = RocksDBTuning()
-_PARALLEL_FILES = {"max_background_jobs": 4, "max_open_files": -1}
+
+
+class _ParallelFiles(TypedDict):
+    """What two presets set alike: typed, so that they pass as ``RocksDBTuning``'s fields."""
+
+    max_background_jobs: int
+    max_open_files: int
+
+
+_PARALLEL_FILES: _ParallelFiles = {"max_background_jobs": 4, "max_open_files": -1}
 PRESETS: dict[PredefinedOptions, RocksDBTuning] = {
     PredefinedOptions.DEFAULT: NO_TUNING,
     PredefinedOptions.SPINNING_DISK_OPTIMIZED: RocksDBTuning(

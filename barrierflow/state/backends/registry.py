@@ -146,6 +146,9 @@ def _rocksdb(
     from barrierflow.state.backends.rocksdb import RocksDBKeyedStateBackend
 
     tuning = rocksdb_tuning(config)
+    # rocksdb_tuning sets every sized field: as configured, as preset, or the default
+    assert tuning.block_cache_bytes is not None and tuning.write_buffer_bytes is not None
+    assert tuning.target_file_size_bytes is not None and tuning.level_base_bytes is not None
     return RocksDBKeyedStateBackend(
         max_parallelism,
         key_group_range,

@@ -131,7 +131,7 @@ class RocksDBKeyedStateBackend:
         keep = incremental and local_recovery_dir is not None
         self._local = LocalCheckpoints(
             os.path.abspath(local_recovery_dir)
-            if keep
+            if keep and local_recovery_dir is not None
             else os.path.join(self.local_dir, CHECKPOINTS),
             keep=keep,
         )
@@ -142,7 +142,8 @@ class RocksDBKeyedStateBackend:
         # No write-ahead log: checkpoints make state durable, and a crashed instance's
         # directory is discarded (as in Flink); the WAL would only halve the write rate.
         self._write_options = WriteOptions()
-        self._write_options.disable_wal = True
+        # a property at run time, a method in rocksdict's stub
+        self._write_options.disable_wal = True  # type: ignore[method-assign, assignment]
         self._db = self._open(os.path.join(self.local_dir, DB), ())
         self._tables: dict[str, Table] = {}
         self._states: dict[str, Any] = {}
@@ -191,11 +192,11 @@ class RocksDBKeyedStateBackend:
                 return codec.encode(migrate_element(decode_value(raw), convert))
 
         scan = ReadOptions()
-        scan.fill_cache(False)
+        scan.fill_cache(False)  # type: ignore[call-arg]  # rocksdict's stub lacks the argument
         rows = table.db.items(read_opt=scan)
         writer = BatchWriter(self._db)
-        for key, raw in rows:
-            writer.put(key, migrate(raw), table)
+        for key, raw in rows:  # (rocksdict's stub types keys as any kind: these are bytes)
+            writer.put(key, migrate(raw), table)  # type: ignore[arg-type]
         del rows
         writer.flush()
 
@@ -226,7 +227,8 @@ class RocksDBKeyedStateBackend:
         if table is None:
             return
         rows = table.db.items()
-        for _kg, section in sections_of_rows([(name, table.kind, rows)]):
+        # rocksdict's stub types rows' keys as any kind: these are bytes
+        for _kg, section in sections_of_rows([(name, table.kind, rows)]):  # type: ignore[list-item]
             yield from section[name][1]
         del rows
 
@@ -245,9 +247,12 @@ class RocksDBKeyedStateBackend:
             if self._incremental:
                 return self._native_snapshot(checkpoint_id, savepoint=False)
         scan = ReadOptions()
-        scan.fill_cache(False)  # a full scan would evict the working set of the task
+        # a full scan would evict the working set of the task (the argument: not in the stub)
+        scan.fill_cache(False)  # type: ignore[call-arg]
         cursors = [(t.name, t.kind, t.db.items(read_opt=scan)) for t in self._tables.values()]
-        return FullSnapshot(self._guard, cursors, scan, self._range, self._schemas.types())
+        types = self._schemas.types()
+        # rocksdict's stub types rows' keys as any kind: these are bytes
+        return FullSnapshot(self._guard, cursors, scan, self._range, types)  # type: ignore[arg-type]
 
     def _native_snapshot(self, checkpoint_id: int, savepoint: bool) -> AsyncSnapshot:
         """A savepoint reuses nothing and leaves nothing to reuse: the user owns its files."""

@@ -60,16 +60,16 @@ def opened_handle(
         low = key_group_range.start.to_bytes(2, "big")
         high = (key_group_range.end + 1).to_bytes(2, "big")
         cursors = []
-        for name, kind in handle.states.items():
-            kind = StateKind(kind)
+        for name, kind_value in handle.states.items():
+            kind = StateKind(kind_value)
             family = db.get_column_family(column_family(name, kind))
             families.append((name, kind, family))
             bound = ReadOptions()
-            bound.fill_cache(False)
+            bound.fill_cache(False)  # type: ignore[call-arg]  # rocksdict's stub lacks the argument
             bound.set_iterate_upper_bound(high)
             bounds.append(bound)
             cursors.append((name, kind, family.items(from_key=low, read_opt=bound)))
-        yield cursors
+        yield cursors  # type: ignore[misc]  # rocksdict's stub: keys of any kind; ours are bytes
         cursors.clear()
     finally:
         for _, _, family in families:

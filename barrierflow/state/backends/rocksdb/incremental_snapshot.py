@@ -55,7 +55,8 @@ def create_native_checkpoint(
         table.db.flush(wait=True)
     os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
     Checkpoint(db).create_checkpoint(directory)
-    sst_files, private_files = {}, {}
+    sst_files: dict[str, int] = {}  # file name -> size
+    private_files: dict[str, int] = {}
     for entry in os.scandir(directory):
         files = sst_files if entry.name.endswith(".sst") else private_files
         files[entry.name] = entry.stat().st_size

@@ -72,11 +72,12 @@ def canonical(key: Any) -> Any:
     if isinstance(key, bytes):
         return bytes(key)
     if isinstance(key, numbers.Number) and not isinstance(key, complex):
+        number: Any = key  # ``Number`` declares neither conversion; its kinds here have both
         try:
-            if key == int(key):
-                return int(key)
-            if key == float(key):
-                return canonical(float(key))
+            if number == int(number):
+                return int(number)
+            if number == float(number):
+                return canonical(float(number))
         except (TypeError, ValueError, OverflowError):
             pass
     return key

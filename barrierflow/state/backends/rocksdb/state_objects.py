@@ -70,8 +70,10 @@ class RocksDBValueState(RowState):
     def value(self) -> Any:
         key, current = self._kc.key, self._current
         raw = self._get(current.prefix if key == current.key else current.refresh(key))
+        if raw is None:
+            return None
         try:  # inlined here and below: the per-record path
-            return None if raw is None else self._decode(raw)
+            return self._decode(raw)
         except DECODE_AGAIN:  # written while the state had another declared type
             return decode_value(raw)
 
@@ -100,18 +102,23 @@ class RocksDBListState(RowState):
 
     def get(self) -> list[Any]:
         raw = self._get(self._prefix())
+        if raw is None:
+            return []
         try:
-            return [] if raw is None else self._decode(raw)
+            return self._decode(raw)
         except DECODE_AGAIN:
             return decode_value(raw)
 
     def add(self, value: Any) -> None:
         prefix = self._prefix()
         raw = self._get(prefix)
-        try:
-            values = [] if raw is None else self._decode(raw)
-        except DECODE_AGAIN:
-            values = decode_value(raw)
+        if raw is None:
+            values = []
+        else:
+            try:
+                values = self._decode(raw)
+            except DECODE_AGAIN:
+                values = decode_value(raw)
         values.append(value)
         self._put(prefix, self._encode(values))
 
@@ -150,7 +157,7 @@ class RocksDBMapState(RowState):
         rows = self._db.items(from_key=prefix, read_opt=options)
         found = list(rows) if limit is None else list(itertools.islice(rows, limit))
         del rows  # the iterator goes before the bound it points into
-        return found
+        return found  # type: ignore[return-value]  # rocksdict's stub: keys of any kind, not bytes
 
     def _entries(self) -> list[tuple[bytes, bytes]]:
         prefix = self._prefix()
@@ -159,8 +166,10 @@ class RocksDBMapState(RowState):
 
     def get(self, key: Any) -> Any:
         raw = self._db.get(self._prefix() + key_bytes(key))
+        if raw is None:
+            return None
         try:
-            return None if raw is None else self._decode(raw)
+            return self._decode(raw)
         except DECODE_AGAIN:
             return decode_value(raw)
 
