@@ -40,9 +40,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
-from barrierflow.checkpoint.metadata import CheckpointMetadata
 from barrierflow.checkpoint.storage import CheckpointDirectory, FileSystemSavepointStorage
-from barrierflow.checkpoint.storage_retry import StorageUnavailableError, with_storage_retries
 from barrierflow.cluster.attempt import Attempt
 from barrierflow.cluster.attempt_supervisor import AttemptSupervisor
 from barrierflow.cluster.control_channel import ControlChannel
@@ -61,6 +59,7 @@ from barrierflow.cluster.job_outcome import JobExecutionResult, JobStatus
 from barrierflow.cluster.job_plan import JobPlan
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.operator_coordinator_host import OperatorCoordinatorHost
+from barrierflow.cluster.restore_point import restore_point
 from barrierflow.cluster.savepoint_operations import SavepointOperations
 from barrierflow.cluster.scaling.job_scaling import job_scaling
 from barrierflow.cluster.scaling.rescaler import RescaleRecord
@@ -70,7 +69,7 @@ from barrierflow.coordination.checkpoint_coordinator import (
     CheckpointFailuresExceeded,
 )
 from barrierflow.coordination.in_memory_storage import InMemoryCheckpointStorage
-from barrierflow.coordination.leadership import FencedStorageIo, JobEnd, refuse_a_later_epoch
+from barrierflow.coordination.leadership import FencedStorageIo, JobEnd
 from barrierflow.coordination.operator_coordinator_checkpoints import OperatorCoordinatorFailed
 from barrierflow.coordination.storage_housekeeping import ClaimedSnapshot
 from barrierflow.errors import JobCanceledError, JobExecutionError, LeadershipLostError
@@ -262,7 +261,9 @@ class JobMaster:
                 self._raise_if_canceled()  # during the delay before a restart: no new attempt
                 number += 1
                 self._settle_storage(f"Attempt {number}")
-                restore, restore_uri = self._restore_point()
+                restore, restore_uri = restore_point(
+                    self.plan, self._coordinator, self._leadership.epoch
+                )
                 if number == 1 or failed_at is not None:  # reactive mode: the slots there are
                     self._run_graph(
                         self._scaling.before_attempt(
@@ -457,27 +458,3 @@ class JobMaster:
                 return
             for mail in mails:
                 mail()
-
-    def _restore_point(self) -> tuple[CheckpointMetadata | None, str | None]:
-        """The snapshot the next attempt restores. Reading it waits for storage that is briefly
-        unreachable (an object store restarting while the job restarts), a bounded number of
-        times; storage that stays down fails the job, naming it."""
-        coordinator = self._coordinator
-        if coordinator.store.latest() is not None:
-            uri = self.plan.task_config.storage_uri
-            assert uri is not None  # a checkpoint was stored there
-            try:
-                metadata = with_storage_retries(
-                    coordinator.restorable.latest, "read the checkpoint to restore from", uri
-                )
-            except StorageUnavailableError as e:
-                raise JobExecutionError(f"job {self.plan.job_id} cannot restart: {e}") from e
-            if metadata is None:
-                raise JobExecutionError(
-                    "no retained checkpoint of this job can be read back (see the errors above); "
-                    "refusing to restart from scratch, which would duplicate committed output. "
-                    "Raise num-retained to keep fallbacks"
-                )
-            refuse_a_later_epoch(metadata, self._leadership.epoch)
-            return metadata, self.plan.task_config.storage_uri
-        return self.plan.restore_from, self.plan.restore_root_uri
