@@ -50,6 +50,7 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
+from barrierflow.state.key_groups import hashable_keys
 from barrierflow.windowing.window_assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.window_triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -185,6 +186,7 @@ class DataStream:
         key_selector = getattr(key_selector, "get_key", key_selector)  # a KeySelector
         if not callable(key_selector):
             raise ConfigurationError(f"key_by() needs a function, got {key_selector!r}")
+        key_selector = hashable_keys(key_selector)  # a list is a key, as in PyFlink
         t = Transformation(
             TransformationKind.PARTITION,
             "KeyBy",
@@ -238,15 +240,22 @@ class DataStream:
         return self._partitioned("CustomPartition", spec)
 
     def union(self, *streams: DataStream) -> DataStream:
+        """The records of this stream and of ``streams``; a KeyedStream among them gives its
+        records, no longer keyed (as in PyFlink: each passes a map of its own after its
+        key_by, and the union reads those maps)."""
         for s in streams:
             if not isinstance(s, DataStream) or s._env is not self._env:
                 raise ConfigurationError("union() takes DataStreams of the same environment")
         t = Transformation(
             TransformationKind.UNION,
             "Union",
-            [self._transformation, *(s._transformation for s in streams)],
+            [self._transformation, *(s._values()._transformation for s in streams)],
         )
         return DataStream(self._env, t)
+
+    def _values(self) -> DataStream:
+        """The stream's records (a KeyedStream's, past its key_by)."""
+        return self
 
     def connect(self, stream: Any) -> Any:
         """This stream and another into one operator with a method per input
@@ -458,6 +467,16 @@ class KeyedStream(DataStream):
             output_type=checked_type(output_type, "process()"),
         )
 
+    def union(self, *streams: DataStream) -> DataStream:
+        return self._values().union(*streams)
+
+    def _values(self) -> DataStream:
+        """This stream's records after the key_by, as PyFlink's plan has them: an identity map
+        of its own, so that a union reads them like any stream's."""
+        values = DataStream.map(self, _identity, output_type=self.get_type())
+        values._transformation.name = KEYED_STREAM_VALUES
+        return values
+
     # --- windows ----------------------------------------------------------------------------
 
     def window(self, window_assigner: WindowAssigner) -> WindowedStream:
@@ -515,6 +534,14 @@ class KeyedStream(DataStream):
 
 def _all_in_one(_record: Any) -> int:
     return 0
+
+
+# PyFlink's name of the map that gives a KeyedStream's records to a union
+KEYED_STREAM_VALUES = "_keyed_stream_values_operator"
+
+
+def _identity(record: Any) -> Any:
+    return record
 
 
 class DataStreamSink(DataStream):

@@ -71,3 +71,15 @@ def test_project_is_refused_where_pyflink_refuses_it(type_info, indexes, message
     stream = env.from_collection([(1,)], type_info=type_info)
     with pytest.raises(ConfigurationError, match=message):
         stream.project(*indexes)
+
+
+def test_a_union_of_keyed_streams_reads_the_values_of_each_as_pyflinks_plan_shows():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    small, large = env.from_collection([1, 2, 3]), env.from_collection([4, 5, 6])
+    small.key_by(lambda x: x).union(large.key_by(lambda x: x)).sink_to(DiscardingSink())
+    plan = json.loads(env.get_execution_plan())["nodes"]
+    values = [n for n in plan if n["type"] == "_keyed_stream_values_operator"]
+    (sink,) = [n for n in plan if n["pact"] == "Data Sink"]
+    assert len(values) == 2
+    assert sorted(p["id"] for p in sink["predecessors"]) == sorted(n["id"] for n in values)
+    assert {v["predecessors"][0]["ship_strategy"] for v in values} == {"HASH"}
