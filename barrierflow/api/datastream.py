@@ -336,12 +336,14 @@ class DataStream:
         self, job_name: str | None = None, limit: int | None = None
     ) -> CloseableIterator | list[Any]:
         """Runs the job and returns its results on the driver: an iterator (close it, or use
-        ``with``, to stop early), or, with ``limit``, a list of at most ``limit`` records."""
+        ``with``, to stop early), or, with ``limit``, a list of at most ``limit`` records. The
+        collecting sink runs in one subtask, as Flink's: the records of a stream of
+        parallelism 1 come in its order."""
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ConfigurationError(f"limit must be a positive int, got {limit!r}")
         collector = QueueCollector()
         collected_records.register(collector)
-        self.sink_to(CollectSink(collector.id)).name("Collect")
+        self.sink_to(CollectSink(collector.id)).name("Collect").set_parallelism(1)
         client = self._env.execute_async(job_name or "barrierflow job")
         results = CloseableIterator(client, collector)
         if limit is None:
@@ -379,6 +381,17 @@ class DataStream:
             raise ConfigurationError(f"parallelism must be a positive integer, got {parallelism!r}")
         self._operator("set_parallelism").parallelism = parallelism
         return self
+
+    def force_non_parallel(self) -> DataStream:
+        """This operator at parallelism 1, as PyFlink's (whose max parallelism becomes 1 too;
+        here every operator shares the job's key groups, so only the parallelism is set)."""
+        return self.set_parallelism(1)
+
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        return self._env
+
+    def get_execution_config(self) -> Any:
+        return self._env.get_config()
 
     def start_new_chain(self) -> DataStream:
         """This operator begins a chain: it does not run in the thread of the one before."""
