@@ -131,3 +131,34 @@ def test_force_non_parallel_sets_the_operators_parallelism_to_one():
     )
     nodes = json.loads(env.get_execution_plan())["nodes"]
     assert [n["parallelism"] for n in nodes] == [1, 1, 8]
+
+
+def test_execution_config_switches_of_flinks_runtime_read_back_with_flinks_defaults():
+    config = StreamExecutionEnvironment().get_config()
+    assert (config.PARALLELISM_DEFAULT, config.PARALLELISM_UNKNOWN) == (-1, -2)
+    assert not config.is_object_reuse_enabled()
+    assert config.enable_object_reuse().is_object_reuse_enabled()
+    assert config.is_closure_cleaner_enabled()
+    assert not config.disable_closure_cleaner().is_closure_cleaner_enabled()
+    assert config.has_auto_generated_uids_enabled()
+    assert not config.disable_auto_generated_uids().has_auto_generated_uids_enabled()
+    assert config.set_use_snapshot_compression(True).is_use_snapshot_compression()
+    assert config.get_latency_tracking_interval() == 0
+    assert config.get_task_cancellation_interval() == 30000
+    assert config.set_task_cancellation_timeout(3000).get_task_cancellation_timeout() == 3000
+
+
+def test_small_pyflink_names_of_rows_durations_and_descriptors():
+    from barrierflow.common import Duration, Row
+    from barrierflow.common.types import RowKind
+    from barrierflow.datastream.state import ListStateDescriptor, ReducingStateDescriptor
+
+    row = Row(a=1, b=2)
+    assert row.get_fields_by_names(["b", "a"]) == [2, 1]
+    with pytest.raises(KeyError, match="'c'"):
+        row.get_fields_by_names(["c"])
+    assert Row.of_kind(RowKind.DELETE, 1).get_row_kind() is RowKind.DELETE
+    assert Duration.of_nanos(5_000_000) == Duration.of_millis(5)
+    add = lambda a, b: a + b  # noqa: E731
+    assert ReducingStateDescriptor("sum", add).get_reduce_function() is add
+    assert ListStateDescriptor("items").get_name() == "items"
