@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Flink's PythonDependencyUtils delimiters: between entries, and between an entry's parameters
-FILE_DELIMITER = ","
-PARAM_DELIMITER = "#"
+from barrierflow.cluster.python_dependencies import FILE_DELIMITER, PARAM_DELIMITER
 
 
 class PythonDependencySettings:
