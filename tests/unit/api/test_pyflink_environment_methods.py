@@ -52,7 +52,7 @@ def test_the_changelog_state_backend_is_refused_naming_incremental_rocksdb_check
     assert env.is_changelog_state_backend_enabled() is None
     with pytest.raises(ConfigurationError, match="incremental RocksDB checkpoints"):
         env.enable_changelog_state_backend(True)
-    with pytest.raises(ConfigurationError, match="state.changelog.enabled"):
+    with pytest.raises(ConfigurationError, match=r"state\.changelog\.enabled"):
         env.configure({"state.changelog.enabled": "true"})
     env.enable_changelog_state_backend(False)
     assert env.is_changelog_state_backend_enabled() is False
