@@ -72,8 +72,9 @@ class CheckpointConfig:
         """A path or URI, or PyFlink's ``FileSystemCheckpointStorage(path, ...)`` (its
         thresholds too) or ``JobManagerCheckpointStorage()``."""
         if isinstance(storage, FileSystemCheckpointStorage):
-            if storage.get_min_file_size_threshold() >= 0:
-                self.set_data_inline_threshold(storage.get_min_file_size_threshold())
+            threshold = storage.file_state_size_threshold  # None or -1: the configured one
+            if threshold is not None and threshold >= 0:
+                self.set_data_inline_threshold(threshold)
             if storage.write_buffer_size >= 0:
                 self.write_buffer_size = storage.write_buffer_size
         if isinstance(storage, CheckpointStorage):
@@ -204,6 +205,19 @@ class CheckpointConfig:
             is not ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
         )
 
+    def is_fail_on_checkpointing_errors(self) -> bool:
+        """Whether a failed checkpoint fails the job: no failure tolerated (PyFlink's name
+        before 2.0 for a tolerable-failure number of 0)."""
+        return self.get_tolerable_checkpoint_failure_number() == 0
+
+    def set_fail_on_checkpointing_errors(
+        self, fail_on_checkpointing_errors: bool
+    ) -> CheckpointConfig:
+        """True: no checkpoint failure tolerated; False: every one (Java's Integer.MAX_VALUE),
+        as PyFlink maps it."""
+        number = 0 if fail_on_checkpointing_errors else 2**31 - 1
+        return self.set_tolerable_checkpoint_failure_number(number)
+
     def set_checkpoints_after_tasks_finish(self, enabled: bool) -> CheckpointConfig:
         self.checkpoints_after_tasks_finish = bool(enabled)
         return self
@@ -229,9 +243,12 @@ class CheckpointConfig:
 
     def set_aligned_checkpoint_timeout(self, timeout: int | datetime.timedelta) -> CheckpointConfig:
         """With unaligned checkpoints: each checkpoint starts aligned, and goes unaligned where
-        its alignment lasts longer than this (counted from its trigger); 0: always unaligned."""
+        its alignment lasts longer than this (counted from its trigger); 0: always unaligned.
+        Milliseconds, a ``timedelta`` or PyFlink's ``Duration``."""
         if isinstance(timeout, datetime.timedelta):
             timeout = round(timeout.total_seconds() * 1000)
+        elif callable(getattr(timeout, "to_milliseconds", None)):  # a Duration
+            timeout = timeout.to_milliseconds()
         _require(
             isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0,
             "aligned checkpoint timeout must be a non-negative number of ms or a timedelta, "
@@ -242,6 +259,14 @@ class CheckpointConfig:
 
     def get_aligned_checkpoint_timeout(self) -> datetime.timedelta:
         return datetime.timedelta(milliseconds=self.aligned_checkpoint_timeout_ms)
+
+    def set_alignment_timeout(self, alignment_timeout: Any) -> CheckpointConfig:
+        """PyFlink's name before 2.0 of ``set_aligned_checkpoint_timeout``."""
+        return self.set_aligned_checkpoint_timeout(alignment_timeout)
+
+    def get_alignment_timeout(self) -> datetime.timedelta:
+        """PyFlink's name before 2.0 of ``get_aligned_checkpoint_timeout``."""
+        return self.get_aligned_checkpoint_timeout()
 
     def set_force_unaligned_checkpoints(self, force: bool = True) -> CheckpointConfig:
         """Flink falls back to aligned checkpoints on edges it cannot record (pointwise

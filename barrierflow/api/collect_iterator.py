@@ -46,6 +46,10 @@ class CloseableIterator(Iterator[Any]):
                 self._client.get_job_execution_result().result()  # the job's error, if any
         raise StopIteration
 
+    def next(self) -> Any:
+        """PyFlink's name of ``next(iterator)``."""
+        return next(self)
+
     def close(self) -> None:
         """Stops reading; a job still running is cancelled."""
         if self._closed:

@@ -243,6 +243,29 @@ OPTIONS: tuple[Option, ...] = (
     Option("execution.runtime-mode", _choice("STREAMING", "BATCH", "AUTOMATIC"), "STREAMING",
            "BATCH: bounded inputs, final results only, no checkpoints; AUTOMATIC: BATCH when "
            "every source is bounded"),
+    # PyFlink's DataStream API: operator chaining, the changelog it cannot have, and the
+    # job's Python dependencies (client/python_dependencies.py ships them to the executors)
+    Option("pipeline.operator-chaining.enabled", _parse_bool, True,
+           "chain operators joined by forward edges into one task; false: each runs alone",
+           deprecated_keys=("pipeline.operator-chaining",)),
+    Option("state.changelog.enabled", _parse_bool, False,
+           "Flink's changelog state backend, which barrierflow does not have",
+           check=lambda v: v is False,
+           check_text="barrierflow has no changelog state backend; for small, frequent "
+           "checkpoints use incremental RocksDB checkpoints (state.backend.type: rocksdb, "
+           "execution.checkpointing.incremental: true)"),
+    Option("python.files", _parse_str, None,
+           "Python files, packages, directories or zips (comma separated) importable by the "
+           "job's functions on every executor"),
+    Option("python.requirements", _parse_str, None,
+           "a requirements file, installed for the job's Python workers on every executor; "
+           "FILE#DIR installs offline from the packages in DIR"),
+    Option("python.archives", _parse_str, None,
+           "archives (comma separated) unpacked in the executors' working directory, each "
+           "ARCHIVE#DIR into DIR (default: the archive's file name)"),
+    Option("python.executable", _parse_str, None,
+           "the Python interpreter of the job's workers, e.g. venv/bin/python inside an "
+           "archive of python.archives"),
     *(o for kind in state_backends.registered() for o in kind.options),
 )  # fmt: skip
 

@@ -34,9 +34,15 @@ def _flatten(mapping: Mapping, prefix: str = "") -> Iterable[tuple[str, Any]]:
             yield full, value
 
 
+# The python.* options barrierflow applies (the job's Python dependencies); it ignores the rest
+_PYTHON_OPTIONS = ("python.files", "python.requirements", "python.archives", "python.executable")
+
+
 def _meaningless_here(key: str) -> bool:
     """Keys of PyFlink's Java side (its Python workers, its jars): a PyFlink program sets them,
     and barrierflow, with no JVM operators, has nothing to do with them."""
+    if key in _PYTHON_OPTIONS:
+        return False
     return key.startswith("python.") or key in ("pipeline.jars", "pipeline.classpaths")
 
 

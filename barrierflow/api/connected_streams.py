@@ -27,6 +27,7 @@ from barrierflow.graph.transformation import (
     TransformationKind,
 )
 from barrierflow.state.descriptors import MapStateDescriptor
+from barrierflow.state.key_groups import hashable_keys
 
 if TYPE_CHECKING:
     from barrierflow.api.datastream import DataStream
@@ -65,7 +66,7 @@ def _selector(fn: Any, what: str) -> Any:
     select = getattr(fn, "get_key", fn)
     if not callable(select):
         raise ConfigurationError(f"{what} needs a key selector function, got {fn!r}")
-    return select
+    return hashable_keys(select)
 
 
 class ConnectedStreams:

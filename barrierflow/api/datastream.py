@@ -50,6 +50,7 @@ from barrierflow.graph.transformation import (
     Transformation,
     TransformationKind,
 )
+from barrierflow.state.key_groups import hashable_keys
 from barrierflow.windowing.window_assigners import GlobalWindows, WindowAssigner
 from barrierflow.windowing.window_triggers import CountEvictor, CountTrigger, PurgingTrigger
 
@@ -185,6 +186,7 @@ class DataStream:
         key_selector = getattr(key_selector, "get_key", key_selector)  # a KeySelector
         if not callable(key_selector):
             raise ConfigurationError(f"key_by() needs a function, got {key_selector!r}")
+        key_selector = hashable_keys(key_selector)  # a list is a key, as in PyFlink
         t = Transformation(
             TransformationKind.PARTITION,
             "KeyBy",
@@ -238,15 +240,22 @@ class DataStream:
         return self._partitioned("CustomPartition", spec)
 
     def union(self, *streams: DataStream) -> DataStream:
+        """The records of this stream and of ``streams``; a KeyedStream among them gives its
+        records, no longer keyed (as in PyFlink: each passes a map of its own after its
+        key_by, and the union reads those maps)."""
         for s in streams:
             if not isinstance(s, DataStream) or s._env is not self._env:
                 raise ConfigurationError("union() takes DataStreams of the same environment")
         t = Transformation(
             TransformationKind.UNION,
             "Union",
-            [self._transformation, *(s._transformation for s in streams)],
+            [self._transformation, *(s._values()._transformation for s in streams)],
         )
         return DataStream(self._env, t)
+
+    def _values(self) -> DataStream:
+        """The stream's records (a KeyedStream's, past its key_by)."""
+        return self
 
     def connect(self, stream: Any) -> Any:
         """This stream and another into one operator with a method per input
@@ -327,12 +336,14 @@ class DataStream:
         self, job_name: str | None = None, limit: int | None = None
     ) -> CloseableIterator | list[Any]:
         """Runs the job and returns its results on the driver: an iterator (close it, or use
-        ``with``, to stop early), or, with ``limit``, a list of at most ``limit`` records."""
+        ``with``, to stop early), or, with ``limit``, a list of at most ``limit`` records. The
+        collecting sink runs in one subtask, as Flink's: the records of a stream of
+        parallelism 1 come in its order."""
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ConfigurationError(f"limit must be a positive int, got {limit!r}")
         collector = QueueCollector()
         collected_records.register(collector)
-        self.sink_to(CollectSink(collector.id)).name("Collect")
+        self.sink_to(CollectSink(collector.id)).name("Collect").set_parallelism(1)
         client = self._env.execute_async(job_name or "barrierflow job")
         results = CloseableIterator(client, collector)
         if limit is None:
@@ -370,6 +381,17 @@ class DataStream:
             raise ConfigurationError(f"parallelism must be a positive integer, got {parallelism!r}")
         self._operator("set_parallelism").parallelism = parallelism
         return self
+
+    def force_non_parallel(self) -> DataStream:
+        """This operator at parallelism 1, as PyFlink's (whose max parallelism becomes 1 too;
+        here every operator shares the job's key groups, so only the parallelism is set)."""
+        return self.set_parallelism(1)
+
+    def get_execution_environment(self) -> StreamExecutionEnvironment:
+        return self._env
+
+    def get_execution_config(self) -> Any:
+        return self._env.get_config()
 
     def start_new_chain(self) -> DataStream:
         """This operator begins a chain: it does not run in the thread of the one before."""
@@ -458,6 +480,16 @@ class KeyedStream(DataStream):
             output_type=checked_type(output_type, "process()"),
         )
 
+    def union(self, *streams: DataStream) -> DataStream:
+        return self._values().union(*streams)
+
+    def _values(self) -> DataStream:
+        """This stream's records after the key_by, as PyFlink's plan has them: an identity map
+        of its own, so that a union reads them like any stream's."""
+        values = DataStream.map(self, _identity, output_type=self.get_type())
+        values._transformation.name = KEYED_STREAM_VALUES
+        return values
+
     # --- windows ----------------------------------------------------------------------------
 
     def window(self, window_assigner: WindowAssigner) -> WindowedStream:
@@ -515,6 +547,14 @@ class KeyedStream(DataStream):
 
 def _all_in_one(_record: Any) -> int:
     return 0
+
+
+# PyFlink's name of the map that gives a KeyedStream's records to a union
+KEYED_STREAM_VALUES = "_keyed_stream_values_operator"
+
+
+def _identity(record: Any) -> Any:
+    return record
 
 
 class DataStreamSink(DataStream):

@@ -15,11 +15,11 @@ from typing import Any
 from barrierflow.api.checkpoint_config import CheckpointConfig, CheckpointingMode
 from barrierflow.api.configuration import Configuration
 from barrierflow.api.datastream import DataStream
+from barrierflow.api.environment_shorthands import EnvironmentShorthands
 from barrierflow.api.execution_config import ExecutionConfig
-from barrierflow.api.execution_mode import RuntimeExecutionMode
 from barrierflow.api.execution_plan import execution_plan
 from barrierflow.api.job_client import JobClient
-from barrierflow.api.restart_strategies import RestartStrategies, RestartStrategyConfiguration
+from barrierflow.api.python_dependency_settings import PythonDependencySettings
 from barrierflow.api.source_transformations import (
     WatermarkArgument,
     collection_transformation,
@@ -37,9 +37,9 @@ from barrierflow.datastream.state_backend import (
     backend_options,
     incremental_checkpointing,
     kind_of,
+    local_directories,
     state_backend_named,
 )
-from barrierflow.errors import ConfigurationError
 from barrierflow.graph.transformation import Transformation, TransformationKind
 
 log = logging.getLogger("barrierflow")
@@ -68,7 +68,7 @@ def _ensure_progress_visible() -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
-class StreamExecutionEnvironment:
+class StreamExecutionEnvironment(PythonDependencySettings, EnvironmentShorthands):
     def __init__(self) -> None:
         # Everything the program declared, in order; a job is the sinks declared since the
         # previous execute() and what they read from (``_job``).
@@ -76,7 +76,6 @@ class StreamExecutionEnvironment:
         self._executed_sinks: set[int] = set()  # ids of sinks an earlier execute() ran
         self._execution_config = ExecutionConfig(self)
         self._checkpoint_config = CheckpointConfig()
-        self._restart_strategy: RestartStrategyConfiguration | None = None
         self._buffer_timeout_ms = 100
         self._buffer_size = 1024
         self._restore_path: str | None = None
@@ -133,14 +132,6 @@ class StreamExecutionEnvironment:
         """PyFlink's ExecutionConfig: parallelism, watermark interval, global job parameters."""
         return self._execution_config
 
-    def set_runtime_mode(
-        self, execution_mode: RuntimeExecutionMode | str
-    ) -> StreamExecutionEnvironment:
-        """STREAMING (the default), BATCH (bounded inputs; final results only, no
-        checkpoints) or AUTOMATIC (BATCH when every source is bounded)."""
-        mode = getattr(execution_mode, "value", execution_mode)
-        return self.configure({"execution.runtime-mode": mode})
-
     # --- configuration --------------------------------------------------------------------
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
@@ -170,23 +161,6 @@ class StreamExecutionEnvironment:
     def get_checkpoint_interval(self) -> int:
         return self._checkpoint_config.interval_ms
 
-    def set_restart_strategy(
-        self, restart_strategy_configuration: RestartStrategyConfiguration
-    ) -> StreamExecutionEnvironment:
-        """``RestartStrategies.no_restart()``, ``fixed_delay_restart(...)``...; each job gets a
-        fresh strategy of it. ``fall_back_restart()`` leaves it to ``restart-strategy.*``."""
-        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
-            raise ConfigurationError(
-                "set_restart_strategy() takes a RestartStrategies.* configuration (from "
-                f"barrierflow.common), got {restart_strategy_configuration!r}"
-            )
-        self._restart_strategy = restart_strategy_configuration
-        return self
-
-    def get_restart_strategy(self) -> RestartStrategyConfiguration:
-        """What ``set_restart_strategy`` set; ``fall_back_restart()`` if nothing was."""
-        return self._restart_strategy or RestartStrategies.fall_back_restart()
-
     def set_state_backend(self, backend: StateBackend) -> StreamExecutionEnvironment:
         """``HashMapStateBackend()`` (the default) or ``EmbeddedRocksDBStateBackend()``."""
         kind_of(backend)  # refuses anything else, saying what it takes
@@ -199,15 +173,6 @@ class StreamExecutionEnvironment:
     def _set_state_backend_type(self, kind: str) -> None:
         if self._state_backend.name != kind:  # one of that kind set in code keeps its settings
             self.set_state_backend(state_backend_named(kind))
-
-    def set_buffer_timeout(self, timeout_ms: int) -> StreamExecutionEnvironment:
-        if not isinstance(timeout_ms, int) or timeout_ms < 1:
-            raise ConfigurationError(f"buffer timeout must be >= 1 ms, got {timeout_ms!r}")
-        self._buffer_timeout_ms = timeout_ms
-        return self
-
-    def get_buffer_timeout(self) -> int:
-        return self._buffer_timeout_ms
 
     def set_restore_path(self, path: str | None) -> StreamExecutionEnvironment:
         """Start from this savepoint or retained checkpoint (its directory or its
@@ -319,6 +284,7 @@ class StreamExecutionEnvironment:
                 kind_of(backend).name,
                 tuple(backend_options(backend).items()),
                 incremental_checkpointing(backend),
+                local_directories(backend),
             ),
             restart_strategy=self.get_restart_strategy().create(),
             restore_path=self._restore_path,

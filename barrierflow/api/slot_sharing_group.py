@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
+from barrierflow.errors import ConfigurationError
+
 log = logging.getLogger("barrierflow")
 
 _MEBI = 1 << 20
@@ -88,13 +90,27 @@ class SlotSharingGroup:
             return self
 
         def set_cpu_cores(self, cpu_cores: float) -> SlotSharingGroup.Builder:
+            if (
+                isinstance(cpu_cores, bool)
+                or not isinstance(cpu_cores, int | float)
+                or not (cpu_cores > 0)
+            ):
+                raise ConfigurationError(
+                    f"slot sharing group {self._group.name!r}: the cpu cores should be "
+                    f"positive, got {cpu_cores!r}"
+                )
             return self._with(cpu_cores=cpu_cores)
 
         def set_task_heap_memory(self, task_heap_memory: MemorySize) -> SlotSharingGroup.Builder:
+            if not isinstance(task_heap_memory, MemorySize) or task_heap_memory.bytes_size <= 0:
+                raise ConfigurationError(
+                    f"slot sharing group {self._group.name!r}: the task heap memory should be "
+                    f"a positive MemorySize, got {task_heap_memory!r}"
+                )
             return self._with(task_heap_memory=task_heap_memory)
 
         def set_task_heap_memory_mb(self, task_heap_memory_mb: int) -> SlotSharingGroup.Builder:
-            return self._with(task_heap_memory=MemorySize.of_mebi_bytes(task_heap_memory_mb))
+            return self.set_task_heap_memory(MemorySize.of_mebi_bytes(task_heap_memory_mb))
 
         def set_task_off_heap_memory(self, memory: MemorySize) -> SlotSharingGroup.Builder:
             return self._with(task_off_heap_memory=memory)
@@ -112,7 +128,22 @@ class SlotSharingGroup:
             return self._with(external_resources={**self._group.external_resources, name: value})
 
         def build(self) -> SlotSharingGroup:
-            return self._group
+            """As Flink's: a group with resources needs its cpu cores and task heap memory
+            (the other memories default to zero); a group without any is a name alone."""
+            group = self._group
+            if group.cpu_cores is not None and group.task_heap_memory is not None:
+                return replace(
+                    group,
+                    task_off_heap_memory=group.task_off_heap_memory or MemorySize(0),
+                    managed_memory=group.managed_memory or MemorySize(0),
+                )
+            if group.asks_for_resources():
+                raise ConfigurationError(
+                    f"slot sharing group {group.name!r}: the cpu cores and task heap memory "
+                    "are required when specifying the resource of a slot sharing group; set "
+                    "both to positive values (set_cpu_cores, set_task_heap_memory)"
+                )
+            return group
 
 
 _warned: set[str] = set()

@@ -80,6 +80,7 @@ class BackendDeclaration:
     kind: str
     options: tuple[tuple[str, Any], ...] = ()
     incremental: bool | None = None
+    local_dirs: tuple[str, ...] = ()  # the object's db storage paths; (): the configuration's
 
 
 @dataclass(frozen=True)

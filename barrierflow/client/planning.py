@@ -53,7 +53,8 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
         raise ConfigurationError(f"execute() needs a job name, got {pipeline.job_name!r}")
     # 1. graphs
     batch = pipeline.is_batch()
-    graph = build_execution_graph(build_job_graph(pipeline.stream_graph()))
+    chaining = pipeline.configuration.get("pipeline.operator-chaining.enabled")
+    graph = build_execution_graph(build_job_graph(pipeline.stream_graph(), chaining))
     job_id = pipeline.resume_job_id or pipeline.job_id or uuid.uuid4().hex
     resume = pipeline.resume_job_id is not None or pipeline.take_over
     # 2. checkpointing
@@ -172,7 +173,10 @@ def _graph_at(
     per-operator ``parallelism_of`` over the program's; a ConfigurationError if the program
     cannot run so (above the max parallelism, a forward() between two parallelisms)."""
     return build_execution_graph(
-        build_job_graph(pipeline.stream_graph(parallelism, parallelism_of))
+        build_job_graph(
+            pipeline.stream_graph(parallelism, parallelism_of),
+            pipeline.configuration.get("pipeline.operator-chaining.enabled"),
+        )
     )
 
 
@@ -222,7 +226,7 @@ def state_backend_config(pipeline: Pipeline) -> StateBackendConfig:
     configured = {o.key: conf.get(o.key) for o in kind.options if conf.contains(o.key)}
     return StateBackendConfig(
         kind=kind.name,
-        local_root=conf.get("taskmanager.state.local.root-dirs"),
+        local_root=(declared.local_dirs or (conf.get("taskmanager.state.local.root-dirs"),))[0],
         incremental=incremental,
         local_recovery=conf.get("execution.state-recovery.from-local"),
         options=tuple({**configured, **dict(declared.options)}.items()),

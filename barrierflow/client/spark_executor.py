@@ -12,6 +12,7 @@ from typing import Any
 
 from barrierflow.cluster.job_master import JobMaster
 from barrierflow.cluster.job_plan import JobPlan
+from barrierflow.cluster.python_dependencies import NO_DEPENDENCIES, PythonDependencies
 
 
 class SparkExecutor:
@@ -21,14 +22,16 @@ class SparkExecutor:
         master: str | None = None,
         conf: Mapping[str, str] | None = None,
         verbose: bool = False,
+        python_dependencies: PythonDependencies = NO_DEPENDENCIES,
     ) -> None:
         """``session``: the program's SparkSession, if it gave one; ``master`` and ``conf``
         (Spark settings) for a SparkContext this executor builds, whose JVM logs into a file
-        unless ``verbose``."""
+        unless ``verbose``; ``python_dependencies`` (checked) shipped to its executors."""
         self._session = session
         self._master = master
         self._conf = conf
         self._verbose = verbose
+        self._python_dependencies = python_dependencies
 
     def prepare_while_standby(self, num_slots: int) -> None:
         """A standby's head start (driver high availability): on an embedded or local master,
@@ -45,6 +48,7 @@ class SparkExecutor:
 
     def job_master(self, plan: JobPlan) -> JobMaster:
         from barrierflow.cluster.spark.deployment import SparkDeployer
+        from barrierflow.cluster.spark.python_dependency_shipping import ship, workers_python
         from barrierflow.cluster.spark.session import (
             default_spark_log,
             get_or_create_context,
@@ -63,4 +67,6 @@ class SparkExecutor:
                 spark_log=None if self._verbose else default_spark_log(),
             )
         plan.bind_host, plan.slot_bind_host = network_hosts(context)
-        return JobMaster(plan, SparkDeployer(context))
+        deps = self._python_dependencies
+        deployer = SparkDeployer(context, ship(context, deps), workers_python(context, deps))
+        return JobMaster(plan, deployer)

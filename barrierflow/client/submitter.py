@@ -17,9 +17,11 @@ from barrierflow.client.ha.job_leadership import JobLeadership, ha_settings, lea
 from barrierflow.client.job_checks import check_connectors, check_restore, check_resumed_state
 from barrierflow.client.pipeline import Pipeline
 from barrierflow.client.planning import plan_job
+from barrierflow.client.python_dependency_checks import checked_dependencies, resolve_requirements
 from barrierflow.client.spark_executor import SparkExecutor
 from barrierflow.client.submission_context import SubmissionContext, current_submission_context
 from barrierflow.cluster.job_master import JobMaster
+from barrierflow.cluster.python_dependencies import PythonDependencies, python_dependencies
 from barrierflow.graph.job_graph import build_job_graph
 
 
@@ -40,8 +42,10 @@ class JobSubmitter:
         3. the plan (``plan_job``: graphs, storage, the snapshot to restore);
         4. the restored state checked against the job (and, for a job taken over, its latest
            checkpoint); a dry run ends here (``DryRunFinished``, with its report);
-        5. the connectors' checks;
-        6. the executor's JobMaster, shown to the context's hook.
+        5. the connectors' checks, and the job's Python dependencies: every file named exists,
+           the requirements resolve (pip on the driver);
+        6. the executor's JobMaster (on Spark, with the dependencies shipped), shown to the
+           context's hook.
         """
         pipeline = self.context.over(pipeline)
         if self.context.plan_only:
@@ -70,7 +74,9 @@ class JobSubmitter:
         if plan.resume:
             check_resumed_state(plan)
         check_connectors(pipeline)
-        job_master = self._executor(pipeline).job_master(plan)
+        deps = checked_dependencies(python_dependencies(pipeline.configuration.get))
+        resolve_requirements(deps)
+        job_master = self._executor(pipeline, deps).job_master(plan)
         if self.context.on_job_master is not None:
             self.context.on_job_master(job_master)
         return job_master
@@ -78,11 +84,12 @@ class JobSubmitter:
     def _prepare_standby(self, pipeline: Pipeline) -> None:
         """What an executor can get ready while the program waits as a standby (Spark: the
         SparkContext of a local master), for the slots the job will ask for."""
-        prepare = getattr(self._executor(pipeline), "prepare_while_standby", None)
+        deps = python_dependencies(pipeline.configuration.get)
+        prepare = getattr(self._executor(pipeline, deps), "prepare_while_standby", None)
         if prepare is not None:
             prepare(build_job_graph(pipeline.stream_graph()).num_slots)
 
-    def _executor(self, pipeline: Pipeline) -> JobExecutor:
+    def _executor(self, pipeline: Pipeline, deps: PythonDependencies) -> JobExecutor:
         if self.context.executor is not None:
             return self.context.executor
         return SparkExecutor(
@@ -90,4 +97,5 @@ class JobSubmitter:
             self.context.spark_master,
             self.context.spark_conf,
             self.context.verbose,
+            deps,
         )

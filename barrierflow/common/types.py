@@ -73,6 +73,22 @@ class Row:
     def get_row_kind(self) -> RowKind:
         return self._row_kind
 
+    def get_fields_by_names(self, names: list[str]) -> list[Any]:
+        """The values of the fields ``names``, in that order (all of them for a row without
+        names, as PyFlink's)."""
+        if self._fields is None or list(names) == list(self._fields):
+            return list(self._values)
+        unknown = [n for n in names if n not in self._fields]
+        if unknown:
+            raise KeyError(f"Field names {unknown} not exist in {list(self._fields)}.")
+        return [self._values[self._fields.index(n)] for n in names]
+
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> Row:
+        row = Row(*args, **kwargs)
+        row.set_row_kind(row_kind)
+        return row
+
     def set_row_kind(self, row_kind: RowKind) -> None:
         object.__setattr__(self, "_row_kind", row_kind)
 

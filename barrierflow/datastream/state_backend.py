@@ -51,6 +51,10 @@ class EmbeddedRocksDBStateBackend:
     name: str = ROCKSDB.name
     # None: state.backend.rocksdb.predefined-options of the configuration
     predefined_options: PredefinedOptions | None = None
+    db_storage_paths: tuple[str, ...] = ()  # (): taskmanager.state.local.root-dirs
+    number_of_transfer_threads: int = (
+        4  # Flink's default (state.backend.rocksdb.checkpoint.transfer.thread.num)
+    )
 
     def set_predefined_options(self, options: PredefinedOptions) -> None:
         """RocksDB settings for a kind of disk (docs/pyflink-compatibility.md lists which
@@ -70,6 +74,31 @@ class EmbeddedRocksDBStateBackend:
         """Whether this backend object asks for incremental checkpoints (None: the
         configuration decides, and this is False, as in PyFlink)."""
         return bool(self.enable_incremental_checkpointing)
+
+    def set_db_storage_paths(self, *paths: str) -> None:
+        """Where each subtask's database keeps its working files, over
+        ``taskmanager.state.local.root-dirs``; none given: back to it. Flink spreads the
+        states of a subtask over several paths; here a subtask's database is one directory,
+        under the first path."""
+        for path in paths:
+            if not isinstance(path, str) or not path:
+                raise ConfigurationError(f"set_db_storage_paths() takes paths, got {path!r}")
+        self.db_storage_paths = tuple(paths)
+
+    def get_db_storage_paths(self) -> list[str]:
+        return list(self.db_storage_paths)
+
+    def set_number_of_transfer_threads(self, number_of_transfering_threads: int) -> None:
+        """The threads that upload a subtask's files at a checkpoint and download them at a
+        restore (Flink's default 4). Kept and read back; barrierflow's uploads run on the
+        slot's snapshot pool, shared by its subtasks, whose size this does not change."""
+        n = number_of_transfering_threads
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigurationError(f"number of transfer threads must be positive, got {n!r}")
+        self.number_of_transfer_threads = n
+
+    def get_number_of_transfer_threads(self) -> int:
+        return self.number_of_transfer_threads
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,13 @@ def backend_options(backend: StateBackend) -> dict[str, Any]:
     if isinstance(backend, EmbeddedRocksDBStateBackend) and backend.predefined_options is not None:
         return {PREDEFINED_OPTIONS: backend.predefined_options}
     return {}
+
+
+def local_directories(backend: StateBackend) -> tuple[str, ...]:
+    """Where the backend object says its subtasks keep working files (): the configuration's)."""
+    if isinstance(backend, EmbeddedRocksDBStateBackend):
+        return backend.db_storage_paths
+    return ()
 
 
 def incremental_checkpointing(backend: StateBackend) -> bool | None:

@@ -35,6 +35,12 @@ def printer(type_info: TypeInformation | None) -> Printer:
     return _java(type_info)
 
 
+def java_text(type_info: TypeInformation | None) -> Printer:
+    """Java's ``toString`` of a value of ``type_info``, rows included (``+I[a, 1]``): what a
+    Java sink of Flink's sees of a typed record."""
+    return _java(type_info)
+
+
 def _python_row(row: Any) -> str:
     kind = row.get_row_kind().short_string() if isinstance(row, Row) else "+I"
     return kind + "[" + ",".join(map(str, row)) + "]"

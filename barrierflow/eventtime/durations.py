@@ -24,6 +24,12 @@ class Duration:
         return Duration(_millis(millis, 1, "Duration.of_millis"))
 
     @staticmethod
+    def of_nanos(nanos: int) -> Duration:
+        """Whole milliseconds: a Duration here is a number of them (sub-millisecond parts,
+        which no timer or watermark of Flink's sees either, are dropped)."""
+        return Duration(_millis(nanos, 1, "Duration.of_nanos") // 1_000_000)
+
+    @staticmethod
     def of_seconds(seconds: float) -> Duration:
         return Duration(_millis(seconds, 1_000, "Duration.of_seconds"))
 

@@ -73,11 +73,13 @@ def _chainable(node: StreamNode) -> bool:
     )
 
 
-def build_job_graph(graph: StreamGraph) -> JobGraph:
+def build_job_graph(graph: StreamGraph, chaining: bool = True) -> JobGraph:
+    """``graph``'s operators chained into vertices; ``chaining`` False
+    (``pipeline.operator-chaining.enabled: false``): a vertex per operator."""
     vertex_of: dict[int, JobVertex] = {}
     vertices: list[JobVertex] = []
     for node in graph.nodes:  # topological order: inputs first
-        if _chainable(node):
+        if chaining and _chainable(node):
             vertex = vertex_of[node.in_edges[0].source.id]
             vertex.chain.append(node)
         else:

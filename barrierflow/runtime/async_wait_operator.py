@@ -88,11 +88,14 @@ class _EventLoop:
 
 
 def _outputs_of(result: Any, function: Any) -> list[Any]:
+    """The outputs of a call; PyFlink's errors (its words, which programs may match) for a
+    result that is none or not a list, with what to return instead."""
     if result is None or not isinstance(result, Iterable):
-        raise TypeError(
-            f"{type(function).__name__}.async_invoke (or timeout) returned "
-            f"{type(result).__name__}, not a list of outputs: return a list, [] for none "
-            "(a single output as [value])"
+        what = "cannot be none" if result is None else "should be of list type"
+        raise RuntimeError(
+            f"The result of AsyncFunction {what}, please check the methods 'async_invoke' "
+            f"and 'timeout' of class '{type(function).__name__}' (it returned "
+            f"{type(result).__name__}: return a list, [] for none, [value] for one)"
         )
     return list(result)
 

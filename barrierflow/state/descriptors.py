@@ -39,6 +39,9 @@ class StateDescriptor:
         for type_info in declared:
             checked_type(type_info, f"state {self.name!r}")
 
+    def get_name(self) -> str:
+        return self.name
+
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
         """Values of this state expire ``ttl_config``'s time after their last write (or read)."""
         if not isinstance(ttl_config, StateTtlConfig):
@@ -91,6 +94,9 @@ class ReducingStateDescriptor(StateDescriptor):
             )
         object.__setattr__(self, "reduce_function", reduce_function)
 
+    def get_reduce_function(self) -> Any:
+        return self.reduce_function
+
 
 class AggregatingStateDescriptor(StateDescriptor):
     """An accumulator that ``add`` feeds through ``agg_function`` (an AggregateFunction);
@@ -107,3 +113,6 @@ class AggregatingStateDescriptor(StateDescriptor):
                     f"{agg_function!r} has no {method}()"
                 )
         object.__setattr__(self, "agg_function", agg_function)
+
+    def get_agg_function(self) -> Any:
+        return self.agg_function

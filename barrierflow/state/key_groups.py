@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import compress, repeat
 from operator import is_
 from typing import Any
@@ -23,6 +23,34 @@ _MASK64 = (1 << 64) - 1
 
 class UnhashableKeyError(TypeError):
     """A key of a type that has no stable hash across processes."""
+
+
+class KeyList(list[Any]):
+    """A list that is a key (``key_by(lambda r: [r[0]])``): PyFlink keys by the key's bytes,
+    so a list is a key there; here keys are dict keys and hashed, so a key selector's list
+    becomes this list, hashed and routed as the tuple of its items. It is a list: it equals
+    the list it was made of and prints as one."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+
+def _hashable(key: object) -> object:
+    if key.__class__ is list:
+        return KeyList(map(_hashable, key))
+    return key
+
+
+def hashable_keys(key_selector: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``key_selector`` whose list keys are ``KeyList``s, for keyed state, timers and routing."""
+
+    def select(record: Any) -> Any:
+        key = key_selector(record)
+        return _hashable(key) if key.__class__ is list else key
+
+    return select
 
 
 def _fmix64(h: int) -> int:
@@ -40,7 +68,7 @@ def stable_hash(key: object) -> int:
 
     Python's built-in ``hash()`` is randomized per process for str and bytes, so routing with it
     would send one key to different subtasks from different producers. Supported: None, bool,
-    int, float, str, bytes, and tuples of these.
+    int, float, str, bytes, and tuples and ``KeyList``s of these.
     """
     if key is None:
         return 0x9E3779B97F4A7C15
@@ -63,7 +91,7 @@ def stable_hash(key: object) -> int:
             return stable_hash(int(number))
         if number == float(number):
             return stable_hash(float(number))
-    if isinstance(key, tuple):
+    if isinstance(key, tuple | KeyList):
         h = 0x27D4EB2F165667C5 ^ len(key)
         for item in key:
             h = _fmix64((h * 31 + stable_hash(item)) & _MASK64)

@@ -69,7 +69,7 @@ def test_a_job_file_that_fails_before_execute_reports_its_own_error(tmp_path):
     )  # fmt: skip
 
     assert run.returncode == 1, run.stderr
-    assert "Job failed: the program's own mistake" in run.stderr + run.stdout
+    assert f"Error in job file {job}: ValueError: the program's own mistake" in run.stderr
 
 
 def test_a_jvm_started_early_that_no_context_used_is_stopped(tmp_path):

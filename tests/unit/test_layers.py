@@ -130,6 +130,7 @@ PURE = (
     "barrierflow.coordination.state_mapping",
     "barrierflow.coordination.operator_coordinator_checkpoints",
     "barrierflow.cluster.attempt",
+    "barrierflow.cluster.python_dependencies",
     "barrierflow.client.pipeline",
     "barrierflow.client.dry_run",
     "barrierflow.state_processor.read_plan",

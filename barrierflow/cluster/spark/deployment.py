@@ -24,6 +24,12 @@ import threading
 import uuid
 from collections.abc import Callable
 
+from barrierflow.cluster.spark.python_dependency_shipping import workers_running
+from barrierflow.cluster.spark.python_worker_setup import (
+    NOTHING_TO_SET_UP,
+    WorkerSetup,
+    prepare_worker,
+)
 from barrierflow.cluster.spark.slots import available_slots, request_executors
 from barrierflow.runtime.task_executor import SlotDescriptor, run_slot
 
@@ -40,9 +46,10 @@ def _import_task_runtime(_: object) -> None:
     """In a Python worker: what a slot imports first (this module, and ``run_slot``'s)."""
 
 
-def _run_partition(slots: list[SlotDescriptor], _rows):
+def _run_partition(slots: list[SlotDescriptor], setup: WorkerSetup, _rows):
     from pyspark import BarrierTaskContext
 
+    prepare_worker(setup)  # the job's Python requirements, before any of its code runs
     yield run_slot(slots[BarrierTaskContext.get().partitionId()])
 
 
@@ -61,10 +68,16 @@ class SparkSubmittedAttempt:
 
 
 class SparkDeployer:
-    """A ``Deployer`` over a SparkContext: an attempt is one Spark job of one barrier stage."""
+    """A ``Deployer`` over a SparkContext: an attempt is one Spark job of one barrier stage,
+    whose tasks first set up the job's Python dependencies (``setup``) and run in ``python``
+    (None: the context's interpreter)."""
 
-    def __init__(self, context) -> None:
+    def __init__(
+        self, context, setup: WorkerSetup = NOTHING_TO_SET_UP, python: str | None = None
+    ) -> None:
         self._context = context
+        self._setup = setup
+        self._python = python
 
     def prepare(self, num_slots: int) -> None:
         """Starts the next attempt's Python workers in the background (``start_python_workers``),
@@ -91,8 +104,12 @@ class SparkDeployer:
         def run() -> None:
             try:
                 sc.setJobGroup(group, description, interruptOnCancel=True)
-                rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
-                rdd.mapPartitions(functools.partial(_run_partition, slots)).collect()
+                run_slots = functools.partial(_run_partition, slots, self._setup)
+                with workers_running(sc, self._python):
+                    rdd = sc.parallelize(range(len(slots)), len(slots)).barrier()
+                    rdd = rdd.mapPartitions(run_slots)
+                    rdd._jrdd  # noqa: B018 - planned now, with the job's interpreter
+                rdd.collect()
             except BaseException as e:  # noqa: BLE001 - handed to the JobMaster, which decides
                 on_done(e)
             else:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 
 from barrierflow.cluster.spark import jvm_launch
+from barrierflow.cluster.spark.masters import is_local_master
 from barrierflow.cluster.spark.slots import cluster_slots
 from barrierflow.errors import ConfigurationError
 
@@ -180,12 +181,6 @@ def default_spark_log() -> str:
     os.makedirs(directory, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return os.path.join(directory, f"spark-{stamp}-{os.getpid()}.log")
-
-
-def is_local_master(master: str) -> bool:
-    """Spark's ``local``, ``local[N]``, ``local[*]`` and ``local[N,F]``: executors in this JVM,
-    their Python workers on this machine."""
-    return master == "local" or master.startswith("local[")
 
 
 def _configured_master(master: str | None, conf: Mapping[str, str]) -> str | None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 
+from barrierflow.cluster.spark.masters import is_local_master
+
 log = logging.getLogger("barrierflow.spark")
 
 
 def available_slots(sc) -> int:
     """The task slots ``sc`` offers now: ``local[N]``'s N, or its executors' cores."""
-    if sc.master.startswith("local"):
+    if is_local_master(sc.master):
         return sc.defaultParallelism
     return cluster_slots(sc)
 
@@ -22,7 +24,7 @@ def request_executors(sc, slots: int) -> bool:
     """Asks the cluster manager for the executors that ``slots`` more task slots take
     (``SparkContext.requestExecutors``, which barrier stages allow where dynamic allocation
     is refused); False on a local master, or when the cluster manager refuses."""
-    if sc.master.startswith("local"):
+    if is_local_master(sc.master):
         return False
     conf = sc.getConf()
     cores = int(conf.get("spark.executor.cores", "1")) // int(conf.get("spark.task.cpus", "1"))

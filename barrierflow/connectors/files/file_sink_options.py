@@ -65,6 +65,10 @@ class OutputFileConfigBuilder:
         return OutputFileConfig(self._prefix, self._suffix)
 
 
+# PyFlink's path of the builder: a class nested in OutputFileConfig
+OutputFileConfig.OutputFileConfigBuilder = OutputFileConfigBuilder  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class RollingPolicy:
     """``None`` limits: the part file rolls at checkpoints only."""

@@ -291,6 +291,9 @@ class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
     def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
 
+    def clear(self, context: Any) -> None:
+        pass
+
 
 class AllWindowFunction(Function, Generic[IN, OUT, W]):
     """``WindowFunction`` for ``window_all``: no key."""

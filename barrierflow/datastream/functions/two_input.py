@@ -10,7 +10,7 @@ order they arrive; there is no order between the inputs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from barrierflow.datastream.functions.one_input import (
     KEY,
@@ -156,7 +156,23 @@ class KeyedCoProcessFunction(Function):
 class BaseBroadcastProcessFunction(Function):
     """What both broadcast process functions are: ``process_element`` on the stream's records
     with the broadcast state read-only, ``process_broadcast_element`` on the broadcast
-    stream's, which may change it."""
+    stream's, which may change it. The contexts are PyFlink's: what a function's ``ctx`` has
+    (for annotations; the runtime passes its own objects)."""
+
+    class BaseContext(Protocol):
+        def timestamp(self) -> int | None: ...
+        def current_processing_time(self) -> int: ...
+        def current_watermark(self) -> int: ...
+
+    class Context(BaseContext, Protocol):
+        """``process_broadcast_element``'s: the broadcast state, writable."""
+
+        def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
+
+    class ReadOnlyContext(BaseContext, Protocol):
+        """``process_element``'s: the broadcast state, read-only."""
+
+        def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
 
     def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
         raise NotImplementedError
@@ -171,10 +187,29 @@ class BroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[IN1, IN2, O
     sees each record of the broadcast stream, in every subtask, and may change it. Every
     subtask must change it alike, so that all hold the same state, as in Flink."""
 
+    class Context(BaseBroadcastProcessFunction.Context, Protocol):
+        def output(self, output_tag: Any, value: Any) -> None: ...
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext, Protocol):
+        def output(self, output_tag: Any, value: Any) -> None: ...
+
 
 class KeyedBroadcastProcessFunction(BroadcastProcessFunction, Generic[KEY, IN1, IN2, OUT]):
     """A BroadcastProcessFunction on a keyed stream: ``process_element`` also has the key's
     state and timers, ``on_timer`` fires them."""
+
+    class Context(BaseBroadcastProcessFunction.Context, Protocol):
+        def output(self, output_tag: Any, value: Any) -> None: ...
+
+    class ReadOnlyContext(BaseBroadcastProcessFunction.ReadOnlyContext, Protocol):
+        """``process_element``'s: also the key and its timers."""
+
+        def output(self, output_tag: Any, value: Any) -> None: ...
+        def timer_service(self) -> Any: ...
+        def get_current_key(self) -> Any: ...
+
+    class OnTimerContext(ReadOnlyContext, Protocol):
+        def time_domain(self) -> Any: ...
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
         pass

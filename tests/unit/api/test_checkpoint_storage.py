@@ -49,9 +49,22 @@ def test_job_manager_storage_is_the_default_local_directory_or_its_path(tmp_path
     assert config.storage == str(tmp_path)
 
 
-def test_a_bound_on_state_in_the_job_managers_memory_is_refused():
-    with pytest.raises(ConfigurationError, match="never into the JobMaster's memory"):
-        JobManagerCheckpointStorage(max_state_size=5 * 1024 * 1024)
+def test_a_bound_on_state_in_the_job_managers_memory_reads_back_as_pyflinks():
+    assert JobManagerCheckpointStorage.DEFAULT_MAX_STATE_SIZE == 5 * 1024 * 1024
+    assert JobManagerCheckpointStorage().get_max_state_size() == 5 * 1024 * 1024
+    assert JobManagerCheckpointStorage("file://var/cp/", 50000).get_max_state_size() == 50000
+    with pytest.raises(ConfigurationError, match="max_state_size must be a positive"):
+        JobManagerCheckpointStorage(max_state_size=-1)
+
+
+def test_storage_paths_and_thresholds_read_back_as_pyflinks():
+    storage = FileSystemCheckpointStorage("file://var/checkpoints/")
+    assert storage.get_checkpoint_path() == "file://var/checkpoints"
+    assert (storage.get_min_file_size_threshold(), storage.get_write_buffer_size()) == (20480, 4096)
+    storage = FileSystemCheckpointStorage("s3://bucket/cp", 2048, 1024)
+    assert storage.get_checkpoint_path() == "s3://bucket/cp"
+    assert (storage.get_min_file_size_threshold(), storage.get_write_buffer_size()) == (2048, 1024)
+    assert JobManagerCheckpointStorage("file://var/cp/").get_checkpoint_path() == "file://var/cp"
 
 
 def test_a_slot_sharing_group_asking_for_resources_says_they_are_not_applied(caplog):

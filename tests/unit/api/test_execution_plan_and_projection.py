@@ -71,3 +71,38 @@ def test_project_is_refused_where_pyflink_refuses_it(type_info, indexes, message
     stream = env.from_collection([(1,)], type_info=type_info)
     with pytest.raises(ConfigurationError, match=message):
         stream.project(*indexes)
+
+
+def test_a_union_of_keyed_streams_reads_the_values_of_each_as_pyflinks_plan_shows():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    small, large = env.from_collection([1, 2, 3]), env.from_collection([4, 5, 6])
+    small.key_by(lambda x: x).union(large.key_by(lambda x: x)).sink_to(DiscardingSink())
+    plan = json.loads(env.get_execution_plan())["nodes"]
+    values = [n for n in plan if n["type"] == "_keyed_stream_values_operator"]
+    (sink,) = [n for n in plan if n["pact"] == "Data Sink"]
+    assert len(values) == 2
+    assert sorted(p["id"] for p in sink["predecessors"]) == sorted(n["id"] for n in values)
+    assert {v["predecessors"][0]["ship_strategy"] for v in values} == {"HASH"}
+
+
+def test_execute_and_collect_gathers_in_one_subtask_as_flinks_collect_sink():
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    words = ["pyflink", "datastream", "execute", "collect"]
+    stream = env.from_collection(words)
+    stream.sink_to(DiscardingSink())
+    env._end_job()
+    collect_sinks = []
+    original = env.execute_async
+
+    def planned(job_name="barrierflow job"):
+        collect_sinks.extend(
+            n for n in json.loads(env.get_execution_plan())["nodes"] if n["type"] == "Sink: Collect"
+        )
+        raise RuntimeError("planned only")
+
+    env.execute_async = planned
+    with pytest.raises(RuntimeError, match="planned only"):
+        stream.execute_and_collect()
+    env.execute_async = original
+    assert [n["parallelism"] for n in collect_sinks] == [1]
+    assert collect_sinks[0]["predecessors"][0]["ship_strategy"] == "FORWARD"

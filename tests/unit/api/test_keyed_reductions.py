@@ -66,3 +66,20 @@ def test_field_aggregations_on_rows_by_name_and_by_position_keep_names_and_kind(
     positional = rolling(FieldAggregation("max", 1), [Row("a", 2), Row("a", 9), Row("a", 4)])
     assert [r[1] for r in positional] == [2, 9, 9]
     assert rolling(FieldAggregation("min_by", "n"), [named("a", 3), named("b", 1)])[-1].k == "b"
+
+
+def test_a_key_that_is_a_list_keys_state_and_timers_as_pyflink_does():
+    from barrierflow.api.keyed_reductions import FinalResult
+    from barrierflow.state.key_groups import KeyList, hashable_keys, stable_hash
+
+    select = hashable_keys(lambda r: [r[0]])
+    out = rolling(FieldAggregation("min_by", 1), [("a", 3), ("a", 1), ("b", 2)], key=select)
+    assert out == [("a", 3), ("a", 1), ("b", 2)]
+    assert select(("a", 1)) == ["a"] and isinstance(select(("a", 1)), KeyList)
+    assert stable_hash(select(("a", 1))) == stable_hash(("a",))
+    h = OperatorHarness(
+        operator(TransformationKind.PROCESS, FinalResult(FieldAggregation("max_by", 1)),
+                 key_selector=select)
+    )  # fmt: skip
+    assert h.process([("a", 3), ("a", 5), ("b", 2)]) == []
+    assert sorted(h.watermark(2**63 - 1)[0]) == [("a", 5), ("b", 2)]

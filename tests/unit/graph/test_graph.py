@@ -176,12 +176,15 @@ class Either(CoMapFunction):
 
 
 def test_a_two_input_operator_heads_its_vertex_and_knows_the_input_of_each_channel():
-    """Input 1 a union of two sources (one forward, one keyed), input 2 a broadcast one."""
+    """Input 1 a union of two sources (one forward, one partitioned by a custom partitioner;
+    a union of a keyed stream reads it through a map of its own, as PyFlink's), input 2 a
+    broadcast one."""
     env = StreamExecutionEnvironment().set_parallelism(2)
     a = env.from_source(NumberSequenceSource(1, 10), "a")
     b = env.from_source(NumberSequenceSource(11, 20), "b").set_parallelism(1)
     c = env.from_source(NumberSequenceSource(21, 30), "c")
-    joined = a.union(b.key_by(lambda v: v)).connect(c.broadcast()).map(Either())
+    partitioned = b.partition_custom(lambda key, n: key % n, lambda v: v)
+    joined = a.union(partitioned).connect(c.broadcast()).map(Either())
     joined.sink_to(DiscardingSink())
     job_graph, execution = graphs(env)
     assert chains(job_graph) == [["a"], ["b"], ["c"], ["Either", "DiscardingSink"]]

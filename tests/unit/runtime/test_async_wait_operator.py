@@ -224,7 +224,19 @@ def test_a_call_that_raises_fails_the_task_naming_the_operator_and_the_record():
 def test_a_result_that_is_not_a_list_fails_with_what_to_return():
     h = harness(ReturnsNone())
     h.process([1])
-    with pytest.raises(UserFunctionError, match="return a list"):
+    with pytest.raises(UserFunctionError, match="The result of AsyncFunction cannot be none"):
+        take(h, 1)
+    h.close()
+
+
+def test_a_result_that_is_not_a_list_fails_with_pyflinks_words():
+    class ReturnsANumber(AsyncFunction):
+        async def async_invoke(self, value):
+            return 42
+
+    h = harness(ReturnsANumber())
+    h.process([1])
+    with pytest.raises(UserFunctionError, match=r"should be of list type.*'ReturnsANumber'"):
         take(h, 1)
     h.close()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from barrierflow.cluster.spark.session import is_local_master
+from barrierflow.cluster.spark.masters import is_local_master
 
 
 @pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local[4,3]"])
