@@ -14,7 +14,7 @@ decoded to that type (``buffer_codec.py``; each buffer says which). Watermarks c
 timestamp (i64, epoch milliseconds), watermark status frames one byte (1: the producer is idle,
 0: active again); credits, buffer sizes and cancel markers a few packed integers. A consumer
 sends its producers credits (buffers it has room for) and, with buffer debloating, the number
-of records a buffer should hold (docs/adr/0028-buffer-debloating.md); both count in the one
+of records a buffer should hold (docs/adr/0029-buffer-debloating.md); both count in the one
 sequence of that direction. A barrier carries its frame
 version (u8), then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field
 added later, with a default, is read by older consumers of the same version and defaulted by

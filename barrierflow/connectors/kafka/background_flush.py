@@ -1,7 +1,7 @@
 """AT_LEAST_ONCE KafkaSink: what was produced before a barrier is flushed on a thread of the
 writer's own, and the checkpoint is acknowledged once the brokers have all of it, so that the
 task thread never waits for the brokers at a barrier
-(docs/adr/0029-kafka-at-least-once-flush-off-the-task-thread.md).
+(docs/adr/0030-kafka-at-least-once-flush-off-the-task-thread.md).
 
 Flink's ``KafkaWriter`` flushes its producer in ``prepareSnapshotPreBarrier``, on the task
 thread. Here the barrier hands the flush over (``flush_at_barrier``) and the task goes on; the

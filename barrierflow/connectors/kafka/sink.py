@@ -6,7 +6,7 @@ flushed at the barrier (``sink_writer.py``) and committed when the checkpoint co
 so that a transaction a failure left uncommitted is sent again (``transactions.py``,
 docs/adr/0008-kafka-exactly-once.md). AT_LEAST_ONCE flushes at the barrier off the task
 thread and has the checkpoint acknowledged once every delivery was
-(docs/adr/0029-kafka-at-least-once-flush-off-the-task-thread.md); NONE only sends.
+(docs/adr/0030-kafka-at-least-once-flush-off-the-task-thread.md); NONE only sends.
 
 **I/O:** ``check`` asks the brokers, on the driver.
 """

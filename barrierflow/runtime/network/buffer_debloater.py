@@ -15,7 +15,7 @@ floor and the configured buffer size, and announced only when it moved by more t
 A size in records, where Flink's is in bytes: a record's cost here is its processing, not its
 bytes, and records per buffer is what producers count. ``buffers_in_use`` is what may be in
 flight on each channel: the credited buffers, the one the producer fills, the one the consumer
-takes (docs/adr/0028-buffer-debloating.md).
+takes (docs/adr/0029-buffer-debloating.md).
 
 Performs no I/O: the task reads its clock and its counters and hands them in.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MIN_BUFFER_SIZE = 8  # records: below it a buffer costs more to send than its records to run
+MIN_BUFFER_SIZE = 8  # records: the floor, against a transient measurement (docs/adr/0029)
 _NS_PER_S = 1_000_000_000
 
 

@@ -11,7 +11,7 @@ is sent only against a credit the consumer granted; without credit it waits in t
 backlog, in order, with the events queued behind it. The task takes no new input while any
 channel has a backlog, which is how a slow consumer back-pressures the sources. With buffer
 debloating a consumer also announces how many records a buffer to it should hold (fewer when
-it is slow: docs/adr/0028-buffer-debloating.md); each channel fills its buffers to its
+it is slow: docs/adr/0029-buffer-debloating.md); each channel fills its buffers to its
 consumer's size, read with the credits.
 
 A priority event (the barrier of an unaligned checkpoint) overtakes the backlog: it is sent at
