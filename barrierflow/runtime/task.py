@@ -302,13 +302,12 @@ class StreamTask:
         if chain.assigns_timestamps and time.monotonic() >= self._next_watermark:
             chain.emit_periodic_watermarks(time.time_ns() // 1_000_000)
             self._next_watermark = time.monotonic() + self._watermark_interval_s
-        if self._debloater is not None:
+        debloater, gate = self._debloater, self._gate  # a debloater is made only with a gate
+        if debloater is not None and gate is not None:
             metrics = self.metrics
-            size = self._debloater.sample(
-                time.perf_counter_ns(), metrics.records_in, metrics.idle_ns
-            )
+            size = debloater.sample(time.perf_counter_ns(), metrics.records_in, metrics.idle_ns)
             if size is not None:
-                self._gate.announce_buffer_size(size)
+                gate.announce_buffer_size(size)
 
     def _wait_for_credit(self) -> None:
         """Back-pressured: an output channel has a backlog; waits for credit (or a mail)."""
