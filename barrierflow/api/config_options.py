@@ -235,6 +235,23 @@ OPTIONS: tuple[Option, ...] = (
            "longest wait of a partly filled buffer",
            deprecated_keys=("execution.buffer-timeout.interval",), check=lambda v: v >= 1,
            check_text="must be at least 1 ms"),
+    Option("taskmanager.network.memory.buffer-debloat.enabled", _parse_bool, False,
+           "buffer debloating: the data in flight to each task follows its measured "
+           "throughput, so that it holds about the target time of work and an aligned "
+           "barrier does not wait behind seconds of buffered records"),
+    Option("taskmanager.network.memory.buffer-debloat.target", parse_duration_ms, 1000,
+           "buffer debloating: the time of work the data in flight to a task should hold",
+           check=lambda v: v > 0, check_text="must be positive"),
+    Option("taskmanager.network.memory.buffer-debloat.period", parse_duration_ms, 200,
+           "buffer debloating: how often a task measures its throughput and resizes buffers",
+           check=lambda v: v > 0, check_text="must be positive"),
+    Option("taskmanager.network.memory.buffer-debloat.samples", _parse_int, 20,
+           "buffer debloating: the periods the buffer size's moving average spans",
+           check=lambda v: v >= 1, check_text="must be at least 1"),
+    Option("taskmanager.network.memory.buffer-debloat.threshold-percentages", _parse_int, 25,
+           "buffer debloating: a new buffer size is announced only if it differs from the "
+           "last by more than this share", check=lambda v: 0 <= v <= 100,
+           check_text="must be between 0 and 100"),
     Option("pipeline.auto-watermark-interval", parse_duration_ms, 200,
            "how often timestamp assigners emit watermarks; 0: only at the end of input",
            check=lambda v: v >= 0, check_text="must not be negative"),

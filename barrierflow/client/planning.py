@@ -31,6 +31,7 @@ from barrierflow.graph.execution_graph import ExecutionGraph, build_execution_gr
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, Alignment, CheckpointOptions
 from barrierflow.runtime.network import channel_faults
+from barrierflow.runtime.network.buffer_debloater import MIN_BUFFER_SIZE, DebloatSettings
 from barrierflow.runtime.task_descriptor import TaskConfig
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.registry import backend_kind
@@ -207,6 +208,23 @@ def _task_config(
         auto_watermark_interval_ms=0 if batch else conf.get("pipeline.auto-watermark-interval"),
         job_parameters=conf.get("pipeline.global-job-parameters"),
         channel_faults=channel_faults.installed(),
+        buffer_debloat=buffer_debloat_settings(conf, pipeline.buffer_size),
+    )
+
+
+def buffer_debloat_settings(conf: Options, buffer_size: int) -> DebloatSettings | None:
+    """Flink's ``taskmanager.network.memory.buffer-debloat.*`` as the tasks' settings; None
+    when debloating is off (Flink's default). Buffers never grow past ``buffer_size``."""
+    key = "taskmanager.network.memory.buffer-debloat."
+    if not conf.get(key + "enabled"):
+        return None
+    return DebloatSettings(
+        target_ms=conf.get(key + "target"),
+        period_ms=conf.get(key + "period"),
+        samples=conf.get(key + "samples"),
+        threshold_percentages=conf.get(key + "threshold-percentages"),
+        max_size=buffer_size,
+        min_size=min(MIN_BUFFER_SIZE, buffer_size),
     )
 
 

@@ -12,7 +12,10 @@ without event time pays nothing for them, and the consumer tells the two apart b
 decodes. They are pickled, or, where the producer declared a type MessagePack holds, MessagePack
 decoded to that type (``buffer_codec.py``; each buffer says which). Watermarks carry their
 timestamp (i64, epoch milliseconds), watermark status frames one byte (1: the producer is idle,
-0: active again); credits and cancel markers a few packed integers. A barrier carries its frame
+0: active again); credits, buffer sizes and cancel markers a few packed integers. A consumer
+sends its producers credits (buffers it has room for) and, with buffer debloating, the number
+of records a buffer should hold (docs/adr/0029-buffer-debloating.md); both count in the one
+sequence of that direction. A barrier carries its frame
 version (u8), then the ``CheckpointBarrier`` as a MessagePack map decoded by field name: a field
 added later, with a default, is read by older consumers of the same version and defaulted by
 newer ones.
@@ -31,6 +34,7 @@ from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 HEADER = struct.Struct("<QBIQ")
 CHECKPOINT_ID = struct.Struct("<q")
 CREDIT = struct.Struct("<I")
+BUFFER_SIZE = struct.Struct("<I")  # records per buffer
 WATERMARK = struct.Struct("<q")
 IDLE = b"\x01"
 ACTIVE = b"\x00"
@@ -53,6 +57,7 @@ class Kind(enum.IntEnum):
     PRIORITY_BARRIER = 7  # a barrier that overtook the buffers queued before it
     WATERMARK = 8  # event time of the producer advanced; in band, behind its records
     WATERMARK_STATUS = 9  # the producer became idle (IDLE) or active again (ACTIVE)
+    BUFFER_SIZE = 10  # consumer -> producer: records per buffer from now on (debloating)
 
 
 class ChannelSequenceError(Exception):

@@ -417,5 +417,19 @@ class OperatorChain:
                     return True
         return False
 
+    def receive_credits(self) -> None:
+        """Takes what the consumers sent every output channel: credits, and with buffer
+        debloating the buffer sizes they announced, read so even while no channel waits
+        for credit."""
+        for p in self.partitions:
+            p.receive_credits()
+
+    def smallest_buffer_size(self) -> int:
+        """The fewest records any consumer asked a buffer to hold: with buffer debloating, at
+        most what a source polls at once, so that one poll does not put more in flight than
+        a slow consumer asked for."""
+        configured = self._descriptor.config.buffer_size
+        return min((p.smallest_size for p in self.partitions), default=configured)
+
     def output_sockets(self) -> list:
         return [c.socket for p in self.partitions for c in p.channels]

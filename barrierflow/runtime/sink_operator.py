@@ -188,7 +188,10 @@ class SinkOperator(Operator):
         self.state.get_list_state(self.WRITER_STATE).update(
             self.writer.snapshot_state(checkpoint_id)
         )
-        return OperatorSnapshot(self.state.snapshot(), None)
+        # What of the records written before the barrier the writer still delivers off the
+        # task thread (AT_LEAST_ONCE Kafka): the acknowledgement waits for it.
+        flushing = self.writer.flushing(checkpoint_id)
+        return OperatorSnapshot(self.state.snapshot(), None, flushing)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Commits what checkpoints up to ``checkpoint_id`` prepared (an aborted one's too: it

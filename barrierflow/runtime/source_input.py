@@ -40,12 +40,16 @@ class SourceInput:
         metrics: TaskIOMetrics,
         buffer_size: int,
         paused: Callable[[], bool],
+        debloated: bool = False,
     ) -> None:
-        """``paused``: whether a suspend savepoint was taken and is still pending."""
+        """``paused``: whether a suspend savepoint was taken and is still pending;
+        ``debloated``: buffer debloating is on, and a poll takes no more records than the
+        smallest buffer a consumer asked for (``OperatorChain.smallest_buffer_size``)."""
         self._source = source
         self._chain = chain
         self._metrics = metrics
         self._buffer_size = buffer_size
+        self._debloated = debloated
         self._paused = paused
         self._tells_splits = source.tells_splits and chain.watermarks_per_split
         self.ended = False
@@ -65,7 +69,12 @@ class SourceInput:
         if now >= self._next_backlog:  # on this thread: a reader is not thread-safe
             self._next_backlog = now + BACKLOG_EVERY_S
             self._metrics.backlog = source.backlog()
-        values = source.poll(self._buffer_size)
+        if self._debloated:  # the sizes the consumers announced, before the poll they bound
+            self._chain.receive_credits()
+            limit = self._chain.smallest_buffer_size()
+        else:
+            limit = self._buffer_size
+        values = source.poll(limit)
         if values is None:
             self.ended = True
             return DataInputStatus.END_OF_DATA

@@ -12,11 +12,13 @@ two phases:
    copy-on-write view, a RocksDB flush), then the barrier goes downstream: behind every record
    emitted before it (aligned), or ahead of them as a priority event (unaligned: the buffers it
    overtook become output channel state);
-2. asynchronous, on the slot's snapshot pool: the state is written to checkpoint storage.
+2. asynchronous, on the slot's snapshot pool: the state is written to checkpoint storage;
+   meanwhile what an operator's snapshot awaits (a sink's records still on their way to its
+   system, ``OperatorSnapshot.awaited``) arrives, on whatever thread delivers it.
 
 An unaligned checkpoint also records the data in flight (``ChannelStateCapture``) until every
 input channel delivered its barrier and every output channel sent it; that too is written on
-the pool. The acknowledgement is sent, from the task thread, once both are written. A
+the pool. The acknowledgement is sent, from the task thread, once all of it is done. A
 checkpoint the coordinator aborts meanwhile stops writing and deletes what it wrote. A
 savepoint's files go to its own directory (``CheckpointOptions.target_location``). After the
 barrier of a *suspend* savepoint (stop) the task's sources read nothing more, until it
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -138,6 +140,7 @@ class _Snapshot:
     channel_state: StreamHandle | None = None
     channel_state_written: bool = False
     timed_barrier: bytes | None = None  # an aligned barrier that may still be promoted
+    awaiting: int = 0  # what operators' snapshots await that is not done yet
 
 
 class SubtaskCheckpointCoordinator:
@@ -342,7 +345,29 @@ class SubtaskCheckpointCoordinator:
         if options.stops_sources:
             self._stopping_at = cid
         snapshot.sync_ms = (time.perf_counter() - started) * 1000
+        awaited = [s.awaited for _, s in snapshots if s is not None and s.awaited is not None]
+        self._await(snapshot, awaited)
         self._pool.submit(self._write_state, snapshot, snapshots)
+
+    def _await(self, snapshot: _Snapshot, awaited: list[Future[None]]) -> None:
+        """The acknowledgement also waits for ``awaited``, done on any thread: each, once
+        done, is looked at on the task thread."""
+        snapshot.awaiting = len(awaited)
+        run = self._task.run_in_task_thread
+        for future in awaited:
+            future.add_done_callback(lambda f: run(lambda: self._awaited_done(snapshot, f)))
+
+    def _awaited_done(self, snapshot: _Snapshot, future: Future[None]) -> None:
+        cid = snapshot.barrier.checkpoint_id
+        if self._snapshots.get(cid) is not snapshot:
+            return  # aborted or failed meanwhile
+        error = future.exception() if not future.cancelled() else RuntimeError("canceled")
+        if error is not None:
+            detail = f"records written before the barrier did not arrive: {error}"
+            self._snapshot_failed(cid, detail)
+            return
+        snapshot.awaiting -= 1
+        self._acknowledge_if_written(snapshot)
 
     def _input_complete(self, checkpoint_id: int) -> None:
         snapshot = self._snapshots.get(checkpoint_id)
@@ -458,6 +483,8 @@ class SubtaskCheckpointCoordinator:
     def _acknowledge_if_written(self, snapshot: _Snapshot) -> None:
         cid = snapshot.barrier.checkpoint_id
         if self._snapshots.get(cid) is not snapshot or snapshot.operator_states is None:
+            return
+        if snapshot.awaiting:
             return
         if snapshot.capture is not None and not snapshot.channel_state_written:
             return

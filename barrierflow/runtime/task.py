@@ -24,7 +24,9 @@ checkpoint's data in flight is replayed before any watermark, as it was before t
 
 Metrics (``TaskIOMetrics``, sent with the slot's heartbeats): records in and out, counted per
 buffer; the time spent waiting for input is idle, waiting for output credit back-pressured,
-the rest busy.
+the rest busy. With buffer debloating, the task's input gate announces to its producers a
+buffer size that follows those counters (``BufferDebloater``: records in per second not
+idle), and the task reads what its own consumers announced with every flush.
 
 **Threading:** ``run`` (or ``open``/``step``/``end``/``close``) on the task's own thread;
 ``cancel`` from any thread (it puts a mail). The asynchronous phase of snapshots runs on the
@@ -56,6 +58,7 @@ from barrierflow.runtime.input_processor import (
     NetworkInput,
     TwoInputNetworkInput,
 )
+from barrierflow.runtime.network.buffer_debloater import BufferDebloater, buffers_in_use
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_chain import OperatorChain
 from barrierflow.runtime.operators.stream_operator import UserFunctionError
@@ -96,6 +99,7 @@ class StreamTask:
         self._ctl: zmq.Socket | None = None
         # Timers (aligned-checkpoint timeout) are looked at every turn, at least this often:
         self._max_wait_ms = 5 if descriptor.config.aligned_checkpoint_timeout_ms > 0 else 100
+        self._debloater: BufferDebloater | None = None  # made when the task opens
 
     # --- thread entry -----------------------------------------------------------------------
 
@@ -184,6 +188,10 @@ class StreamTask:
             restore_channel_state(descriptor, head_restore, restore_streams, chain)
             chain.backlogged()  # sends what the credit granted so far allows
         self._next_flush = time.monotonic() + descriptor.config.buffer_timeout_s
+        debloat = descriptor.config.buffer_debloat
+        if debloat is not None and self._gate is not None:
+            in_use = buffers_in_use(self._gate.num_channels, descriptor.config.initial_credit)
+            self._debloater = BufferDebloater(debloat, in_use, time.perf_counter_ns())
         interval_ms = descriptor.config.auto_watermark_interval_ms
         self._watermark_interval_s = interval_ms / 1000 if interval_ms > 0 else float("inf")
         self._next_watermark = time.monotonic() + self._watermark_interval_s
@@ -207,6 +215,7 @@ class StreamTask:
                 self.metrics,
                 descriptor.config.buffer_size,
                 lambda: self.checkpoints.sources_paused,
+                debloated=descriptor.config.buffer_debloat is not None,
             )
         if self._gate is None:
             raise ValueError(
@@ -277,6 +286,8 @@ class StreamTask:
         now = time.monotonic()
         if now >= self._next_flush:
             chain.flush()
+            if self.descriptor.config.buffer_debloat is not None:
+                chain.receive_credits()  # the buffer sizes its consumers announced
             self._next_flush = now + self.descriptor.config.buffer_timeout_s
         return not self._done
 
@@ -291,6 +302,12 @@ class StreamTask:
         if chain.assigns_timestamps and time.monotonic() >= self._next_watermark:
             chain.emit_periodic_watermarks(time.time_ns() // 1_000_000)
             self._next_watermark = time.monotonic() + self._watermark_interval_s
+        debloater, gate = self._debloater, self._gate  # a debloater is made only with a gate
+        if debloater is not None and gate is not None:
+            metrics = self.metrics
+            size = debloater.sample(time.perf_counter_ns(), metrics.records_in, metrics.idle_ns)
+            if size is not None:
+                gate.announce_buffer_size(size)
 
     def _wait_for_credit(self) -> None:
         """Back-pressured: an output channel has a backlog; waits for credit (or a mail)."""

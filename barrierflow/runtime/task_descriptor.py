@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from barrierflow.checkpoint.file_systems import FileSystemSettings
 from barrierflow.checkpoint.restore import OperatorRestore
 from barrierflow.graph.execution_graph import OutputPlan
+from barrierflow.runtime.network.buffer_debloater import DebloatSettings
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
 from barrierflow.runtime.operators import OperatorSpec
 from barrierflow.state.backends import StateBackendConfig
@@ -36,6 +37,8 @@ class TaskConfig:
     file_systems: FileSystemSettings = field(default_factory=FileSystemSettings)
     # a test's hook that cuts connections between slots (network/channel_faults.py); None
     channel_faults: ChannelFaultHook | None = None
+    # buffer debloating (network/buffer_debloater.py); None: off, every buffer buffer_size
+    buffer_debloat: DebloatSettings | None = None
 
 
 @dataclass(frozen=True)

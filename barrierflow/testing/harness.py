@@ -39,6 +39,7 @@ from barrierflow.protocol.checkpoint_barrier import (
 )
 from barrierflow.protocol.frames import (
     ACTIVE,
+    BUFFER_SIZE,
     CHECKPOINT_ID,
     CREDIT,
     FINAL_SNAPSHOT_FOLLOWS,
@@ -52,6 +53,7 @@ from barrierflow.protocol.frames import (
 )
 from barrierflow.protocol.key_group_range import DEFAULT_MAX_PARALLELISM
 from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.network.buffer_debloater import DebloatSettings
 from barrierflow.runtime.network.input_gate import InputGate
 from barrierflow.runtime.operator_factory import create_operator
 from barrierflow.runtime.operators import (
@@ -122,13 +124,15 @@ class StreamTaskHarness:
         aligned_timeout_ms: int = 0,
         input_of_channel: tuple[int, ...] = (),
         coordinator_restore: dict[str, tuple[int, bytes | None]] | None = None,
+        buffer_debloat: DebloatSettings | None = None,
     ) -> None:
         """``storage_uri``: a job root for state files (None: all state inline).
         ``unaligned``/``aligned_timeout_ms``: as the job's unaligned-checkpoint settings (the
         barriers the test sends carry their own options). ``input_of_channel``: for a head
         operator with two inputs, the input (0 or 1) of each input channel.
         ``coordinator_restore``: per operator uid, what its coordinator restores (the
-        checkpoint id, its state); ``restored`` passes it."""
+        checkpoint id, its state); ``restored`` passes it. ``buffer_debloat``: the job's
+        buffer debloating (None: off)."""
         self._chain = tuple(chain)
         self.token = random.getrandbits(63)
         outputs = (
@@ -161,6 +165,7 @@ class StreamTaskHarness:
                 state_backend=state_backend or StateBackendConfig(),
                 unaligned_checkpoints=unaligned,
                 aligned_checkpoint_timeout_ms=aligned_timeout_ms,
+                buffer_debloat=buffer_debloat,
             ),
             restore_uri=storage_uri if restore is not None else None,
             restore=restore,
@@ -175,6 +180,8 @@ class StreamTaskHarness:
         self._gate = gate
         self.task = StreamTask(self.descriptor, self.network, gate, RunNow())
         self._sent: dict[int, int] = {}  # per input channel, the next frame's sequence number
+        self._granted: dict[int, int] = {}  # per input channel, credit not yet looked at
+        self._announced: dict[int, list[int]] = {}  # per input channel, buffer sizes told
         self._emitted: list[Emitted] = []
         self._to_job_master: list[msg.AnyMessage] = []
         self._open_coordinators(coordinator_restore or {})
@@ -320,13 +327,31 @@ class StreamTaskHarness:
 
     def credits_returned(self) -> dict[int, int]:
         """Per channel, the credit the gate granted since the last call (HELLO included)."""
-        granted: dict[int, int] = {}
+        self._take_gate_frames()
+        granted, self._granted = self._granted, {}
+        return granted
+
+    def announced_buffer_sizes(self) -> dict[int, list[int]]:
+        """Per input channel, every buffer size the task announced to its producer so far
+        (buffer debloating), oldest first."""
+        self._take_gate_frames()
+        return {channel: list(sizes) for channel, sizes in self._announced.items()}
+
+    def _take_gate_frames(self) -> None:
+        """Sorts what the gate sent its producers: credits, and buffer sizes."""
         assert self.gate_socket is not None
         for frames in self.gate_socket.take_sent():
             _, kind, channel, _ = HEADER.unpack(frames[1])
-            assert kind == Kind.CREDIT
-            granted[channel] = granted.get(channel, 0) + CREDIT.unpack(frames[2])[0]
-        return granted
+            if kind == Kind.BUFFER_SIZE:
+                self._announced.setdefault(channel, []).append(BUFFER_SIZE.unpack(frames[2])[0])
+            else:
+                assert kind == Kind.CREDIT
+                credit = CREDIT.unpack(frames[2])[0]
+                self._granted[channel] = self._granted.get(channel, 0) + credit
+
+    def announce_output_buffer_size(self, records: int) -> None:
+        """The consumer asks the task's output channel for buffers of ``records`` records."""
+        self.network.announce_buffer_size(CONSUMER, records)
 
     # --- the JobMaster's side -------------------------------------------------------------------
 
@@ -445,6 +470,7 @@ class StreamTaskHarness:
             "aligned_timeout_ms": descriptor.config.aligned_checkpoint_timeout_ms,
             "input_of_channel": descriptor.input_of_channel,
             "coordinator_restore": self._coordinator_states.get(ack.checkpoint_id),
+            "buffer_debloat": descriptor.config.buffer_debloat,
         }
         settings.update(overrides)
         return StreamTaskHarness(self._chain, restore=restore, **settings)

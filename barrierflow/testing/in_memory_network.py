@@ -22,7 +22,7 @@ import zmq
 
 from barrierflow.control import messages as msg
 from barrierflow.graph.execution_graph import SubtaskId
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, header
+from barrierflow.protocol.frames import BUFFER_SIZE, CREDIT, HEADER, Kind, header
 from barrierflow.runtime.mailbox import Mailbox
 
 
@@ -171,6 +171,16 @@ class InMemoryTaskNetwork:
         self._credits_sent[consumer] = sequence + 1
         self.outputs[consumer].deliver(
             [header(token, Kind.CREDIT, channel, sequence), CREDIT.pack(buffers)]
+        )
+
+    def announce_buffer_size(self, consumer: SubtaskId, records: int) -> None:
+        """The consumer asks the output channel to it for buffers of ``records`` records
+        (buffer debloating), in the sequence of its credits."""
+        token, channel = self._channel_of[consumer]
+        sequence = self._credits_sent.get(consumer, 0)
+        self._credits_sent[consumer] = sequence + 1
+        self.outputs[consumer].deliver(
+            [header(token, Kind.BUFFER_SIZE, channel, sequence), BUFFER_SIZE.pack(records)]
         )
 
     def mailbox(self) -> Mailbox:

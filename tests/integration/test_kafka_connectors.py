@@ -356,11 +356,12 @@ def test_a_rescaled_recovery_aborts_what_the_old_subtasks_left_open(kafka):
     assert _values(kafka, topic) == ["done-0", "done-1", "done-2"]
 
 
-def test_at_least_once_delivers_at_the_barrier(kafka):
+def test_at_least_once_delivers_at_the_barrier_off_the_task_thread(kafka):
     topic = _topic(kafka, 1)
     writer = _writer(_sink(kafka, topic, "p", DeliveryGuarantee.AT_LEAST_ONCE))
     writer.write(["a", "b"])
     assert writer.prepare_commit(1) == []
+    writer.flushing(1).result(30)  # what the checkpoint's acknowledgement waits for
     assert _values(kafka, topic) == ["a", "b"]
     writer.close()
 
@@ -383,6 +384,7 @@ def test_a_topic_selector_routes_each_record_to_the_topic_it_returns(kafka):
     writer = _writer(sink)
     writer.write(["a1", "b1", "a2"])
     assert writer.prepare_commit(1) == []
+    writer.flushing(1).result(30)
     assert _values(kafka, topics["a"]) == ["a1", "a2"]
     assert _values(kafka, topics["b"]) == ["b1"]
     writer.close()

@@ -32,11 +32,13 @@ KEYS = 100
 @dataclass(frozen=True)
 class Kill:
     """SIGKILL the source's process at the first record >= ``at_value`` read while the latest
-    completed checkpoint holds data in flight; once (``marker``), across attempts."""
+    completed checkpoint holds data in flight (or, without ``data_in_flight``, once any
+    checkpoint completed); once (``marker``), across attempts."""
 
     at_value: int
     marker: str
     checkpoint_dir: str
+    data_in_flight: bool = True
 
 
 def latest_completed(checkpoint_dir: str) -> dict | None:
@@ -74,7 +76,8 @@ class SourceProgress(MapFunction):
             kill = self.kill
             if kill is not None and value >= kill.at_value and not os.path.exists(kill.marker):
                 latest = latest_completed(kill.checkpoint_dir)
-                if latest is not None and latest["persisted_data"] > 0:
+                in_flight = latest is not None and latest["persisted_data"] > 0
+                if latest is not None and (in_flight or not kill.data_in_flight):
                     with open(kill.marker, "w") as f:
                         f.write(f"{value} after checkpoint {latest['checkpoint_id']}\n")
                     os.kill(os.getpid(), signal.SIGKILL)

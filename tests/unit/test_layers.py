@@ -135,6 +135,7 @@ PURE = (
     "barrierflow.client.dry_run",
     "barrierflow.state_processor.read_plan",
     "barrierflow.runtime.async_element_queue",
+    "barrierflow.runtime.network.buffer_debloater",
     "barrierflow.connectors.interfaces",
     "barrierflow.connectors.source",
     "barrierflow.connectors.sink",

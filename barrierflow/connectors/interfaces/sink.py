@@ -18,7 +18,9 @@ re-commit, which subtask commits which after a rescale (``committables.owner_of`
 backoff (``commit_retry``), and the delivery guarantee:
 
 - EXACTLY_ONCE: committables go into checkpoint N and are committed when N completes;
-- AT_LEAST_ONCE: committed at the barrier, before the snapshot is acknowledged;
+- AT_LEAST_ONCE: committed at the barrier, before the snapshot is acknowledged (a writer that
+  makes its records durable off the task thread says so with ``flushing``: the snapshot is
+  acknowledged once that is done);
 - NONE: committed as written, after each batch;
 - without checkpointing, EXACTLY_ONCE and AT_LEAST_ONCE commit when the input ends.
 
@@ -31,13 +33,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from barrierflow.connectors.interfaces.commit_retry import CommitRetryPolicy
 from barrierflow.connectors.interfaces.committables import Committable, Recovery
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.interfaces.job_settings import JobSettings
 from barrierflow.connectors.interfaces.versioned_codec import PLAIN_VALUES, VersionedCodec
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "CommitRetryPolicy",
@@ -97,6 +102,15 @@ class SinkWriter(ABC):
         """At the barrier of checkpoint ``checkpoint_id`` (0: the end of input without
         checkpointing): make what was written durable but invisible; return how to commit it,
         as committables of the sink's ``committable_codec`` (they go into the checkpoint)."""
+
+    def flushing(self, checkpoint_id: int) -> Future[None] | None:
+        """Right after ``prepare_commit(checkpoint_id)``: what of the records written before
+        the barrier is still on its way to the external system, as a future that is done once
+        all of them arrived (it may complete on any thread), or None (``prepare_commit`` made
+        them durable). The checkpoint is acknowledged only after it is done, and declined if
+        it failed; so a writer flushes off the task thread without weakening its guarantee
+        (KafkaSink's AT_LEAST_ONCE)."""
+        return None
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         """The writer's own state, plain values (dealt out anew on a rescale, as

@@ -4,8 +4,9 @@ EXACTLY_ONCE, per subtask: the records of one checkpoint interval go into one tr
 flushed at the barrier (``sink_writer.py``) and committed when the checkpoint completes
 (``sink_committer.py``). A committable carries the transaction's records and a sequence number,
 so that a transaction a failure left uncommitted is sent again (``transactions.py``,
-docs/adr/0008-kafka-exactly-once.md). AT_LEAST_ONCE flushes and checks every delivery at the
-barrier; NONE only sends.
+docs/adr/0008-kafka-exactly-once.md). AT_LEAST_ONCE flushes at the barrier off the task
+thread and has the checkpoint acknowledged once every delivery was
+(docs/adr/0030-kafka-at-least-once-flush-off-the-task-thread.md); NONE only sends.
 
 **I/O:** ``check`` asks the brokers, on the driver.
 """

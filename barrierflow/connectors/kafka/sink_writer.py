@@ -1,22 +1,26 @@
 """KafkaSink's writers: with EXACTLY_ONCE, the records of one checkpoint interval go into one
 transaction, flushed at the barrier and committed when the checkpoint completes
-(``transactions.py``); AT_LEAST_ONCE flushes and checks every delivery at the barrier; NONE
-only sends.
+(``transactions.py``); AT_LEAST_ONCE flushes at the barrier on a thread of its own, and the
+checkpoint is acknowledged once every delivery was (``background_flush.py``); NONE only sends.
 
-**Threading:** the task thread (librdkafka's threads call back into ``_delivered``, which only
-appends). **I/O:** per slot in use, a producer and a consumer of its commit group.
+**Threading:** the task thread (librdkafka's threads, and an AT_LEAST_ONCE writer's flush
+thread, call back into ``_delivered``, which only appends). **I/O:** per slot in use, a
+producer and a consumer of its commit group.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from barrierflow.connectors.base.optional_dependency import require
+from barrierflow.connectors.interfaces.committables import END_OF_INPUT
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
+from barrierflow.connectors.kafka.background_flush import BackgroundFlush
 from barrierflow.connectors.kafka.batch_produce import produce_all, serialized_all
 from barrierflow.connectors.kafka.sink_committable import KafkaCommittable
 from barrierflow.connectors.kafka.transactions import (
@@ -38,42 +42,67 @@ FLUSH_SLICE_S = 0.05  # how soon a flush notices that every broker became unreac
 
 
 class KafkaWriter(SinkWriter):
-    """NONE and AT_LEAST_ONCE: one idempotent producer; AT_LEAST_ONCE checks at the barrier
-    that every record sent since the last one was acknowledged."""
+    """NONE and AT_LEAST_ONCE: one idempotent producer. AT_LEAST_ONCE hands what was written
+    before a barrier to its flush thread, and the checkpoint's acknowledgement waits until the
+    brokers acknowledged all of it (``flushing``); a failed delivery fails the task."""
 
     def __init__(self, sink: KafkaSink, context: SinkWriterContext) -> None:
         self._kafka = require("confluent_kafka", "kafka", "KafkaSink")
         self._sink = sink
         self._serialize = sink.serializer.serialize
         self._topic_of = sink.serializer.topic_of
-        self._errors: list[str] = []
+        self._topic = sink.serializer.topic  # None: a topic selector picks each record's
+        self._errors: list[str] = []  # appended by librdkafka's callback, on either thread
         self._producer = self._kafka.Producer(
             {**sink.producer_config(), "on_delivery": self._delivered}
         )
+        self._background: BackgroundFlush | None = None
+        if sink.delivery_guarantee is DeliveryGuarantee.AT_LEAST_ONCE:
+            self._background = BackgroundFlush(self._producer, self._failure, "kafka-flush")
+        self._flushing: Future[None] | None = None  # of the last barrier, not yet handed on
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is not None:
             self._errors.append(f"{error.str()} (topic {message.topic()})")
 
+    def _failure(self) -> str | None:
+        errors = self._errors
+        if not errors:
+            return None
+        return f"{len(errors)} records were not delivered: {errors[0]}"
+
     def write(self, records: list[Any]) -> None:
-        produce_all(
-            self._producer,
-            list(map(self._topic_of, records)),
-            serialized_all(self._serialize, records),
-        )
+        topic = self._topic
+        topics = repeat(topic) if topic is not None else list(map(self._topic_of, records))
+        pairs = serialized_all(self._serialize, records)
+        if self._background is not None:
+            self._background.send(topics, pairs)
+            return
+        produce_all(self._producer, topics, pairs)
         self._producer.poll(0)
 
     def prepare_commit(self, checkpoint_id: int) -> list[KafkaCommittable]:
-        if self._sink.delivery_guarantee is DeliveryGuarantee.AT_LEAST_ONCE:
-            flush(self._producer)
-            if self._errors:
-                errors, self._errors = self._errors, []
-                raise RuntimeError(
-                    f"KafkaSink: {len(errors)} records were not delivered: {errors[0]}"
-                )
+        """AT_LEAST_ONCE: at a barrier, hands the flush on (``flushing``); at the end of input
+        of a job without checkpoints, flushes and waits."""
+        if self._background is None:
+            return []
+        failure = self._failure()
+        if failure is not None:  # a delivery failed since the last barrier: fail over now
+            raise RuntimeError(f"KafkaSink: {failure}")
+        flushing = self._background.flush_at_barrier()
+        if checkpoint_id == END_OF_INPUT:
+            flushing.result()
+        else:
+            self._flushing = flushing
         return []
 
+    def flushing(self, checkpoint_id: int) -> Future[None] | None:
+        flushing, self._flushing = self._flushing, None
+        return flushing
+
     def close(self) -> None:
+        if self._background is not None:
+            self._background.close()
         self._producer.flush(10)
 
 

@@ -3,7 +3,10 @@
 A ROUTER socket receives from every producer; frames are sorted into per-channel queues so a
 channel can be blocked (aligned checkpoints) while the others are read. Credit: each channel
 starts with ``initial_credit`` buffers granted, and a credit goes back when a buffer is taken,
-so at most ``initial_credit`` buffers per channel are ever queued here.
+so at most ``initial_credit`` buffers per channel are ever queued here. With buffer debloating
+the task also tells every producer how many records a buffer should hold
+(``announce_buffer_size``; ``buffer_debloater.py`` decides), a producer that connects later
+as soon as it says HELLO.
 
 A priority barrier (unaligned checkpoints) is handed out before anything queued, whatever
 channel is blocked, with the buffers that were queued before it on its channel when it arrived:
@@ -23,7 +26,14 @@ from typing import cast
 
 import zmq
 
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence, decode_barrier
+from barrierflow.protocol.frames import (
+    BUFFER_SIZE,
+    CREDIT,
+    HEADER,
+    Kind,
+    check_sequence,
+    decode_barrier,
+)
 
 
 def bind_gate_socket(
@@ -60,7 +70,8 @@ class InputGate:
         ]
         self._identities: list[bytes | None] = [None] * num_channels
         self._received = [0] * num_channels  # per channel, the sequence number expected next
-        self._credits_sent = [0] * num_channels  # per channel, of the next credit frame
+        self._sent_back = [0] * num_channels  # per channel, of the next credit or size frame
+        self._buffer_size: bytes | None = None  # the size announced, for late producers
         self._one = CREDIT.pack(1)
         self._blocked: set[int] = set()
         self._finished: set[int] = set()
@@ -96,6 +107,8 @@ class InputGate:
             if kind == Kind.HELLO:
                 self._identities[channel] = frames[0]
                 self._grant(channel, CREDIT.pack(self._initial_credit))
+                if self._buffer_size is not None:
+                    self._send_back(channel, Kind.BUFFER_SIZE, self._buffer_size)
                 continue
             payload = frames[2] if len(frames) > 2 else None
             if kind == Kind.PRIORITY_BARRIER:
@@ -181,12 +194,23 @@ class InputGate:
             return channel, kind, payload
         return None
 
+    def announce_buffer_size(self, records: int) -> None:
+        """Tells every producer to put at most ``records`` records in a buffer from now on
+        (buffer debloating); a producer not connected yet is told when it says HELLO."""
+        self._buffer_size = BUFFER_SIZE.pack(records)
+        for channel, identity in enumerate(self._identities):
+            if identity is not None:
+                self._send_back(channel, Kind.BUFFER_SIZE, self._buffer_size)
+
     def _grant(self, channel: int, credit: bytes) -> None:
-        head = HEADER.pack(self._token, Kind.CREDIT, channel, self._credits_sent[channel])
-        self._credits_sent[channel] += 1
+        self._send_back(channel, Kind.CREDIT, credit)
+
+    def _send_back(self, channel: int, kind: Kind, payload: bytes) -> None:
+        head = HEADER.pack(self._token, kind, channel, self._sent_back[channel])
+        self._sent_back[channel] += 1
         identity = self._identities[channel]
-        assert identity is not None  # credit goes to a channel that said hello
-        self.socket.send_multipart((identity, head, credit))
+        assert identity is not None  # only a channel that said hello is sent anything back
+        self.socket.send_multipart((identity, head, payload))
 
     def close(self) -> None:
         self.socket.close()

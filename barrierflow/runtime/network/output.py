@@ -9,7 +9,10 @@ records without a timestamp get ``NO_TIMESTAMP``), so that one buffer never mixe
 kinds. A buffer
 is sent only against a credit the consumer granted; without credit it waits in the channel's
 backlog, in order, with the events queued behind it. The task takes no new input while any
-channel has a backlog, which is how a slow consumer back-pressures the sources.
+channel has a backlog, which is how a slow consumer back-pressures the sources. With buffer
+debloating a consumer also announces how many records a buffer to it should hold (fewer when
+it is slow: docs/adr/0029-buffer-debloating.md); each channel fills its buffers to its
+consumer's size, read with the credits.
 
 A priority event (the barrier of an unaligned checkpoint) overtakes the backlog: it is sent at
 once, and the buffers it overtook, which follow it, are returned to be stored as channel state.
@@ -33,7 +36,7 @@ from barrierflow.eventtime.timestamps import NO_TIMESTAMP
 from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import BufferEncoder
-from barrierflow.protocol.frames import CREDIT, HEADER, Kind, check_sequence
+from barrierflow.protocol.frames import BUFFER_SIZE, CREDIT, HEADER, Kind, check_sequence
 from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
@@ -61,6 +64,7 @@ class OutputChannel:
         "_sent",
         "_timed",
         "_token",
+        "announced_size",
         "name",
         "socket",
     )
@@ -81,8 +85,9 @@ class OutputChannel:
         self._token = token
         self._channel = channel
         self._sent = 0  # sequence number of the next frame sent
-        self._credits_seen = 0  # sequence number of the next credit frame expected
+        self._credits_seen = 0  # sequence number of the next credit or size frame expected
         self._credit = 0
+        self.announced_size: int | None = None  # records per buffer, if the consumer said
         self._backlog: deque[tuple[Kind, bytes | None]] = deque()
         self._timed: list[tuple[int, bytes]] = []  # (deadline ns, payload) of queued barriers
         self._send(Kind.HELLO, None)
@@ -159,12 +164,16 @@ class OutputChannel:
         while cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN:  # an int option
             frames = sock.recv_multipart()
             token, kind, _, sequence = HEADER.unpack(frames[0])
-            if token == self._token and kind == Kind.CREDIT:
-                check_sequence(
-                    self._credits_seen, sequence, f"credit for output channel {self._channel}"
-                )
-                self._credits_seen += 1
+            if token != self._token or kind not in (Kind.CREDIT, Kind.BUFFER_SIZE):
+                continue
+            check_sequence(
+                self._credits_seen, sequence, f"credit for output channel {self._channel}"
+            )
+            self._credits_seen += 1
+            if kind == Kind.CREDIT:
                 self._credit += CREDIT.unpack(frames[1])[0]
+            else:
+                self.announced_size = max(1, BUFFER_SIZE.unpack(frames[1])[0])
         backlog = self._backlog
         while backlog and (backlog[0][0] != Kind.BUFFER or self._credit > 0):
             kind, payload = backlog.popleft()
@@ -200,6 +209,10 @@ class ResultPartition:
         self.channels = channels
         self._encode = (encoder or BufferEncoder(None)).encode
         self._buffer_size = buffer_size
+        # Per channel, the records a buffer holds: the configured size, or, with debloating,
+        # what the consumer announced (never more than the configured size).
+        self._sizes = [buffer_size] * len(channels)
+        self.smallest_size = buffer_size  # of the channels': what one input step should add
         self._pending: list[list[Any]] = [[] for _ in channels]
         self._pending_ts: list[list[int]] | None = None  # per channel, once timestamped
         self._drops_timestamps = timestamps is TimestampColumn.DROPPED
@@ -294,7 +307,7 @@ class ResultPartition:
         if timestamps is not None:
             assert self._pending_ts is not None  # made with the first timestamps
             self._pending_ts[0].extend(timestamps)
-        if len(pending) >= self._buffer_size:
+        if len(pending) >= self._sizes[0]:
             self._flush_channel(0)
 
     def _route_rebalance(self, records: list[Any], timestamps: list[int] | None) -> None:
@@ -383,15 +396,19 @@ class ResultPartition:
         self._flush_full()
 
     def _flush_full(self) -> None:
-        size = self._buffer_size
+        sizes = self._sizes
         for i, pending in enumerate(self._pending):
-            if len(pending) >= size:
+            if len(pending) >= sizes[i]:
                 self._flush_channel(i)
 
     # --- buffers and events ----------------------------------------------------------------
 
     def _flush_channel(self, channel: int) -> None:
         pending = self._pending[channel]
+        size = self._sizes[channel]
+        if size < self._buffer_size and len(pending) > size:
+            self._flush_in_parts(channel, size)
+            return
         if self._pending_ts is None:
             self.channels[channel].send_buffer(self._encode(RecordBatch(pending)))
         else:
@@ -399,6 +416,20 @@ class ResultPartition:
             self.channels[channel].send_buffer(self._encode(RecordBatch(pending, timestamps)))
             timestamps.clear()
         pending.clear()
+
+    def _flush_in_parts(self, channel: int, size: int) -> None:
+        """More records wait for a debloated channel than its consumer asked a buffer to
+        hold: they go in buffers of that size, each against a credit, so that credits still
+        bound what is in flight (the rest waits in the backlog, and the task takes no input)."""
+        pending = self._pending[channel]
+        timestamps = None if self._pending_ts is None else self._pending_ts[channel]
+        send = self.channels[channel].send_buffer
+        for start in range(0, len(pending), size):
+            part = None if timestamps is None else timestamps[start : start + size]
+            send(self._encode(RecordBatch(pending[start : start + size], part)))
+        pending.clear()
+        if timestamps is not None:
+            timestamps.clear()
 
     def flush(self) -> None:
         for i, pending in enumerate(self._pending):
@@ -435,8 +466,14 @@ class ResultPartition:
         return any(c.backlogged for c in self.channels)
 
     def receive_credits(self) -> None:
-        for channel in self.channels:
+        """Takes the credits (and buffer sizes) that arrived; sends what they allow."""
+        sizes = self._sizes
+        for i, channel in enumerate(self.channels):
             channel.receive_credits()
+            announced = channel.announced_size
+            if announced is not None and announced != sizes[i]:
+                sizes[i] = min(announced, self._buffer_size)
+                self.smallest_size = min(sizes)
 
     def close(self, linger_ms: int | None = None) -> None:
         for channel in self.channels:

@@ -14,12 +14,14 @@ original exception chained.
 The operators themselves live beside this module, by kind: ``stateless.py``,
 ``timestamps_and_watermarks.py``, ``keyed.py``, ``window_operator.py``.
 
-**Threading:** the task thread only, except ``OperatorSnapshot.keyed`` (background).
+**Threading:** the task thread only, except ``OperatorSnapshot.keyed`` (background) and
+``OperatorSnapshot.awaited`` (done on any thread).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -136,6 +138,9 @@ class OperatorContext:
 class OperatorSnapshot:
     operator_state: bytes | None
     keyed: AsyncSnapshot | None
+    # What the acknowledgement waits for besides the state written: a sink's records still on
+    # their way to its system (``SinkWriter.flushing``); failed, it declines the checkpoint.
+    awaited: Future[None] | None = None
 
 
 def restore_operator_state(store: OperatorStateStore, ctx: OperatorContext) -> None:

@@ -14,6 +14,7 @@ from barrierflow.protocol.checkpoint_barrier import (
     CheckpointOptions,
 )
 from barrierflow.protocol.frames import (
+    BUFFER_SIZE,
     CREDIT,
     HEADER,
     ChannelSequenceError,
@@ -234,3 +235,21 @@ def test_credit_frames_carry_their_own_sequence_per_channel():
         HEADER.unpack(head)[2:] for _, head, _ in p.socket.take_sent()
     ]  # (channel, sequence)
     assert sequences == [(0, 0), (1, 0), (0, 1), (0, 2)]
+
+
+def test_an_announced_buffer_size_goes_to_every_producer_in_the_credit_sequence():
+    p = Producers(2, initial_credit=1)
+    p.send(0, Kind.HELLO)
+    p.gate.receive_available()
+    p.gate.announce_buffer_size(40)  # channel 1 has not said HELLO yet
+    p.send(1, Kind.HELLO)
+    p.gate.receive_available()
+    frames = [
+        (*HEADER.unpack(head)[1:], payload) for _, head, payload in p.socket.take_sent()
+    ]  # (kind, channel, sequence, payload)
+    assert frames == [
+        (Kind.CREDIT, 0, 0, CREDIT.pack(1)),
+        (Kind.BUFFER_SIZE, 0, 1, BUFFER_SIZE.pack(40)),
+        (Kind.CREDIT, 1, 0, CREDIT.pack(1)),
+        (Kind.BUFFER_SIZE, 1, 1, BUFFER_SIZE.pack(40)),  # told as soon as it connected
+    ]

@@ -8,8 +8,18 @@ import threading
 
 import pytest
 
-from barrierflow.protocol.frames import CREDIT, HEADER, ChannelSequenceError, Kind, header
-from barrierflow.runtime.network.output import OutputChannel
+from barrierflow.graph.transformation import PartitionerSpec, Partitioning
+from barrierflow.protocol.buffer_codec import decode_buffer
+from barrierflow.protocol.frames import (
+    BUFFER_SIZE,
+    CREDIT,
+    HEADER,
+    ChannelSequenceError,
+    Kind,
+    header,
+)
+from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.testing.in_memory_network import InMemorySocket
 
 TOKEN = 9
@@ -36,6 +46,13 @@ def grant(out: OutputChannel, socket: InMemorySocket, n: int) -> None:
     _credits_granted[id(out)] = sequence + 1
     socket.deliver([header(TOKEN, Kind.CREDIT, 0, sequence), CREDIT.pack(n)])
     out.receive_credits()
+
+
+def announce(out: OutputChannel, socket: InMemorySocket, records: int) -> None:
+    """The consumer announces a buffer size, in the sequence of its credits."""
+    sequence = _credits_granted.get(id(out), 0)
+    _credits_granted[id(out)] = sequence + 1
+    socket.deliver([header(TOKEN, Kind.BUFFER_SIZE, 0, sequence), BUFFER_SIZE.pack(records)])
 
 
 _credits_granted: dict[int, int] = {}  # per channel object, credit frames granted so far
@@ -120,3 +137,68 @@ def test_a_repeated_credit_frame_fails_the_channel():
     socket.deliver([header(TOKEN, Kind.CREDIT, 0, 0), CREDIT.pack(1)])
     with pytest.raises(ChannelSequenceError, match="a frame came twice"):
         out.receive_credits()
+
+
+def test_a_buffer_size_announced_between_credits_is_taken_in_their_sequence():
+    out, socket = channel()
+    grant(out, socket, 1)
+    announce(out, socket, 40)
+    grant(out, socket, 1)
+    assert out.announced_size == 40
+    out.send_buffer(b"1")
+    out.send_buffer(b"2")
+    assert sent(socket) == [(Kind.BUFFER, b"1"), (Kind.BUFFER, b"2")]  # both credits counted
+
+
+def _partition(
+    partitioning: Partitioning, consumers: int, buffer_size: int = 100
+) -> tuple[ResultPartition, list[OutputChannel], list[InMemorySocket]]:
+    pairs = [channel() for _ in range(consumers)]
+    outs, sockets = [o for o, _ in pairs], [s for _, s in pairs]
+    for out, socket in pairs:
+        grant(out, socket, 1000)
+    return (
+        ResultPartition(PartitionerSpec(partitioning), outs, buffer_size, 128, "op"),
+        outs,
+        sockets,
+    )
+
+
+def _buffers(socket: InMemorySocket) -> list[list]:
+    return [decode_buffer(payload).values for kind, payload in sent(socket) if kind == Kind.BUFFER]
+
+
+def test_each_channel_fills_its_buffers_to_the_size_its_consumer_announced():
+    partition, outs, sockets = _partition(Partitioning.REBALANCE, 2)
+    announce(outs[0], sockets[0], 10)
+    partition.receive_credits()
+    assert partition.smallest_size == 10
+    partition.emit(RecordBatch(list(range(40))))
+    assert [len(b) for b in _buffers(sockets[0])] == [10, 10]  # its 20 records, by 10
+    assert _buffers(sockets[1]) == []  # 20 of 100: not full yet
+    partition.flush()
+    assert [len(b) for b in _buffers(sockets[1])] == [20]
+
+
+def test_records_past_a_debloated_size_go_in_several_buffers_with_their_timestamps():
+    partition, outs, sockets = _partition(Partitioning.FORWARD, 1)
+    announce(outs[0], sockets[0], 4)
+    partition.receive_credits()
+    partition.emit(RecordBatch(list(range(10)), list(range(100, 110))))
+    partition.flush()
+    batches = [decode_buffer(p) for k, p in sent(sockets[0]) if k == Kind.BUFFER]
+    assert [b.values for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [b.timestamps for b in batches] == [
+        [100, 101, 102, 103],
+        [104, 105, 106, 107],
+        [108, 109],
+    ]
+
+
+def test_a_size_announced_above_the_configured_one_does_not_grow_buffers():
+    partition, outs, sockets = _partition(Partitioning.FORWARD, 1, buffer_size=8)
+    announce(outs[0], sockets[0], 1000)
+    partition.receive_credits()
+    assert partition.smallest_size == 8
+    partition.emit(RecordBatch(list(range(16))))
+    assert [len(b) for b in _buffers(sockets[0])] == [16]  # undebloated: a full batch at once
