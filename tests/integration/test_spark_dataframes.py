@@ -52,9 +52,7 @@ def test_the_staged_files_of_a_default_staging_directory_are_removed_when_the_jo
 ):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp makes it
     env = StreamExecutionEnvironment().set_parallelism(2)
-    env.from_spark(spark.range(100)).map(lambda r: [r.id]).sink_to(
-        FileSink(str(tmp_path / "out"))
-    )
+    env.from_spark(spark.range(100)).map(lambda r: [r.id]).sink_to(FileSink(str(tmp_path / "out")))
     env.execute("from-spark-cleaned")
     assert len(read_committed(str(tmp_path / "out"))) == 100
     assert not list(tmp_path.glob("barrierflow-from-spark-*"))

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "barrierflow"
 MAX_CLASS_LINES = 400
 
+
 def class_sizes(path: Path) -> list[tuple[str, int]]:
     tree = ast.parse(path.read_text(), str(path))
     sizes = []

@@ -64,10 +64,9 @@ def test_job_output_is_recognized():
         "out/.part-0-1042f1d6.inprogress",
         "-o/readme.txt",
     ]
-    assert job_output(
-        [
-            "barrierflow/cluster/exception_history.py",
-            "tests/integration/golden/connect_savepoint/_metadata",
-            "docs/adr/0005-savepoints.md",
-        ]
-    ) == []
+    ours = [
+        "barrierflow/cluster/exception_history.py",
+        "tests/integration/golden/connect_savepoint/_metadata",
+        "docs/adr/0005-savepoints.md",
+    ]
+    assert job_output(ours) == []

@@ -131,9 +131,7 @@ def _send_again(
         with contextlib.suppress(kafka.KafkaException):
             producer.abort_transaction(5)  # hold back no read_committed consumer
         raise
-    check_committed(
-        kafka, consumer, c.topic, c.transactional_id, c.sequence, checkpoint_id
-    )
+    check_committed(kafka, consumer, c.topic, c.transactional_id, c.sequence, checkpoint_id)
 
 
 def fence(kafka: Any, sink: KafkaSink, transactional_id: str) -> None:
