@@ -18,12 +18,16 @@ reference per job and backend is run once and cached (``--references``).
 A run that draws a fault of driver high availability (``kill_driver_restart``,
 ``kill_driver_standby``, ``pause_leader``) runs its drivers under it: a cluster id from the
 seed, its storage in the run's directory, a lease of 2 s; its line says ``ha(lease 2s)``.
+``rescale`` rescales the running job (2 -> 1, or 1 -> 2) with ``barrierflow rescale``;
+``kill_during_rescale`` SIGKILLs a task of the rescaled attempt while it restores, and the
+rescale falls back to the old parallelism from the same checkpoint.
 
     python bench/chaos.py --runs 100                    # seeds from a random base
     python bench/chaos.py --seed 17                     # replays the run of seed 17
     python bench/chaos.py --runs 5 --date-seeds         # CI: seeds that change every day
     python bench/chaos.py --runs 20 --jobs keyed_count --faults kill_task,storage_error
     python bench/chaos.py --runs 30 --faults kill_driver_restart,kill_driver_standby,pause_leader
+    python bench/chaos.py --runs 30 --faults rescale,kill_during_rescale
     python bench/chaos.py --runs 100 --slice 10 --lock /tmp/heavy.lock   # 10 runs per hold
 
 The servers a slice needs (Kafka broker, PostgreSQL, S3) are started for it from

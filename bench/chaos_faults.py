@@ -227,6 +227,54 @@ def kill_during_restore(driver: Driver, choice: int, timeout_s: float = 60) -> s
     return "no restore seen"
 
 
+_RESCALED = re.compile(r"rescaled from checkpoint (\d+); (.*)")
+
+
+def rescale(
+    driver: Driver, job_id: str, checkpoint_dir: str, conf: list[str], kill: int | None = None
+) -> str:
+    """``barrierflow rescale JOB -p N``: to 1 if the job runs at 2, else to 2 (the embedded
+    ``local[2]`` of the campaign offers two slots). ``kill``: a task process of the rescaled
+    attempt is SIGKILLed as soon as it starts, while it restores (``kill`` chooses which):
+    the rescale falls back. Returns what happened, for the run's line."""
+    url = _rest_url(checkpoint_dir, job_id)
+    parallelism = 2
+    if url is not None:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            with urllib.request.urlopen(
+                f"{url}/jobs/{job_id}/resource-requirements", timeout=5
+            ) as r:
+                bounds = [v["parallelism"]["upperBound"] for v in json.load(r).values()]
+            parallelism = 1 if max(bounds) >= 2 else 2
+    command = [sys.executable, "-m", "barrierflow.cli", "rescale", job_id, "-p", str(parallelism),
+               "--checkpoint-dir", checkpoint_dir, *conf]  # fmt: skip
+    restores_before = len(_RESTORES.findall(driver.log()))
+    asked = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    killed = ""
+    if kill is not None:
+        deadline = time.monotonic() + 60
+        while asked.poll() is None and time.monotonic() < deadline:
+            if len(_RESTORES.findall(driver.log())) > restores_before:
+                pids = task_processes(driver.pid)
+                if pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pids[kill % len(pids)], signal.SIGKILL)
+                    killed = ", a task of the rescaled attempt killed"
+                    break
+            time.sleep(0.005)
+    out, err = asked.communicate(timeout=180)
+    found = _RESCALED.search(out)
+    if found:
+        return f"-> {parallelism}: from checkpoint {found.group(1)}{killed}"
+    last = (err.strip().splitlines() or ["?"])[-1]
+    return f"-> {parallelism}: not done ({last[:160]}){killed}"
+
+
+def _rest_url(checkpoint_dir: str, job_id: str) -> str | None:
+    return JobDirectory(checkpoint_dir).rest_url(job_id)
+
+
 # --- the job, through its checkpoint directory (local or S3) -------------------------------
 
 

@@ -1,7 +1,8 @@
 """What one campaign run does, drawn from its seed alone (``plan``): the job, the state backend,
 the storage, one to three faults at random times, and sometimes bad input. The same seed
 always gives the same plan, so that ``bench/chaos.py --seed S`` replays a run. The driver
-high-availability kinds came last: a selection without them draws what it drew before them.
+high-availability kinds, then the rescaling ones, came last: a selection without them draws
+what it drew before them.
 A run that draws one of them runs its drivers under high availability (``RunPlan.cluster_id``).
 
 Fault times are fractions of the failure-free run's duration, counted from its first completed
@@ -32,6 +33,9 @@ class FaultKind(enum.Enum):
     KILL_DRIVER_RESTART = "kill_driver_restart"  # SIGKILL of the leader; the same command again
     KILL_DRIVER_STANDBY = "kill_driver_standby"  # a standby waits; SIGKILL of the leader
     PAUSE_LEADER = "pause_leader"  # a standby waits; the leader SIGSTOPped, PAUSE_LEASES leases
+    # Rescaling a running job (barrierflow rescale JOB -p N, 2 -> 1 or 1 -> 2):
+    RESCALE = "rescale"
+    KILL_DURING_RESCALE = "kill_during_rescale"  # a task of the rescaled attempt, as it restores
 
 
 HIGH_AVAILABILITY = frozenset(
@@ -118,6 +122,7 @@ def compatible_faults(job: JobTraits, storage: str) -> list[FaultKind]:
         kinds.append(FaultKind.RESTART_POSTGRES)
     # last, so that a selection without them draws what it drew before they came
     kinds += [FaultKind.KILL_DRIVER_RESTART, FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER]
+    kinds += [FaultKind.RESCALE, FaultKind.KILL_DURING_RESCALE]
     return kinds
 
 
@@ -189,6 +194,6 @@ def _detail(rng: random.Random, kind: FaultKind, backend: str, storage: str) -> 
         return f"down {rng.uniform(0, 3):.1f}s"
     if kind is FaultKind.RESTART_POSTGRES:
         return rng.choice(["prepared", "any time"])
-    if kind in (FaultKind.KILL_TASK, FaultKind.KILL_DURING_RESTORE):
+    if kind in (FaultKind.KILL_TASK, FaultKind.KILL_DURING_RESTORE, FaultKind.KILL_DURING_RESCALE):
         return f"task {rng.randrange(1000)}"  # which of the task processes, modulo their count
     return ""

@@ -270,6 +270,10 @@ class Run:
         if kind is FaultKind.CUT_CONNECTION:
             ChannelCuts(self.spec.channel_cuts).arm()
             return "armed"
+        if kind in (FaultKind.RESCALE, FaultKind.KILL_DURING_RESCALE):
+            kill = choice if kind is FaultKind.KILL_DURING_RESCALE else None
+            conf = [arg for k, v in self.spec.s3.items() for arg in ("-D", f"{k}={v}")]
+            return faults.rescale(driver, self.job_id, self.spec.checkpoint_dir, conf, kill)
         raise ValueError(f"no injector for {kind}")
 
     def _arm_storage(self, fault: PlannedFault) -> str:

@@ -108,7 +108,15 @@ class _RunningJob:
             )
 
     def ask(self, request: msg.Message, timeout_s: float) -> msg.AnyMessage:
-        reply = job_master_client.ask(self._endpoint, request, timeout_s)
+        ping = msg.PingJob(0, self.job_id)
+        try:
+            reply = job_master_client.ask(self._endpoint, request, timeout_s, ping)
+        except job_master_client.JobMasterGone:
+            raise fail(
+                f"The JobMaster of job {self.job_id} at {self._endpoint} stopped answering "
+                f"before it replied: the job ended or its driver died (`barrierflow list` "
+                f"shows which)"
+            ) from None
         if reply is None:
             raise fail(f"The JobMaster of job {self.job_id} at {self._endpoint} did not answer")
         return reply

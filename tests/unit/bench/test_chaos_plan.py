@@ -77,7 +77,8 @@ def test_a_selection_of_jobs_and_faults_is_honoured():
 # --- driver high availability -----------------------------------------------------------------
 
 HA = [FaultKind.KILL_DRIVER_RESTART, FaultKind.KILL_DRIVER_STANDBY, FaultKind.PAUSE_LEADER]
-BEFORE_HA = [k for k in FaultKind if k not in HA]
+RESCALING = [FaultKind.RESCALE, FaultKind.KILL_DURING_RESCALE]
+BEFORE_HA = [k for k in FaultKind if k not in HA and k not in RESCALING]
 
 
 def test_a_selection_without_the_high_availability_kinds_draws_what_it_drew_before_them():
@@ -113,3 +114,18 @@ def test_a_run_mixing_kinds_is_under_high_availability_when_one_of_its_faults_ne
 def test_each_job_of_a_run_has_a_cluster_id_of_its_own():
     p = plan(5, JOBS, HA, [])
     assert [p.cluster_id(n) for n in (1, 2, 3)] == ["chaos-5", "chaos-5-2", "chaos-5-3"]
+
+
+def test_the_rescaling_kinds_fall_on_every_job_and_leave_earlier_selections_alone():
+    plans = _campaign(faults=RESCALING, bad=[])
+    assert {p.job for p in plans} == {j.name for j in JOBS}
+    assert {f.kind for p in plans for f in p.faults} == set(RESCALING)
+    assert all(
+        f.detail.startswith("task ") for p in plans for f in p.faults
+        if f.kind is FaultKind.KILL_DURING_RESCALE
+    )  # fmt: skip
+    # seeds 1000-1199 over every job, every kind but the rescaling ones and every bad input,
+    # as plan() drew them before the rescaling kinds came (a digest of their repr)
+    before = [plan(seed, JOBS, [*BEFORE_HA, *HA], ALL_BAD) for seed in range(1000, 1200)]
+    digest = hashlib.sha256(repr(before).encode()).hexdigest()
+    assert digest == "c1d93f48816a0cc1193f6d37af0342ccf55d1cee5fc0787bf928a04cc85296f5"
