@@ -34,7 +34,6 @@ The last line is JSON with every figure. Only one benchmark may run on the machi
 from __future__ import annotations
 
 import argparse
-import contextlib
 import glob
 import itertools
 import json
@@ -45,7 +44,6 @@ import sys
 import tempfile
 import textwrap
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rescale_job
+from job_rest import job_address, rescale_history, rescale_history_after
 from scale_figures import check_keyed_counts, largest_gap, median_p99
 from spark_cluster import StandaloneCluster, standalone_cluster
 
@@ -85,26 +84,6 @@ STABILIZATION_S = 2.0  # reactive mode's, before it scales up to a worker added
 
 
 # --- the job's REST API and output ---------------------------------------------------------
-
-
-def job_address(checkpoint_dir: str, timeout_s: float = 180) -> tuple[str, str, str]:
-    """(job id, REST URL, secret) of the one job writing under ``checkpoint_dir``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = glob.glob(f"{checkpoint_dir}/*/_jobmaster.json")
-        if found:
-            with contextlib.suppress(ValueError, OSError):
-                address = json.loads(Path(found[0]).read_text())
-                return Path(found[0]).parent.name, address["rest_url"], address["secret"]
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no job wrote its address under {checkpoint_dir}")
-        time.sleep(0.2)
-
-
-def rescale_history(url: str, job_id: str) -> list[dict]:
-    """The job's rescale history, oldest first (REST ``GET /jobs/:id/rescales``)."""
-    with urllib.request.urlopen(f"{url}/jobs/{job_id}/rescales", timeout=10) as answer:
-        return sorted(json.loads(answer.read())["rescales"], key=lambda r: r["id"])
 
 
 def newest_committed(out_dir: str) -> list | None:
@@ -168,21 +147,13 @@ def run_by_hand(name: str, case: Case, keys: int, rescales: int, work: str) -> d
     return _figures(name, case, keys, out, history, kills=None, base=base)
 
 
-def rescale_history_after(client, url: str, job_id: str) -> list[dict]:
-    """The history from the JobMaster once the job ended (its REST server has stopped)."""
-    with contextlib.suppress(OSError):
-        return rescale_history(url, job_id)
-    import msgspec
-
-    return [msgspec.to_builtins(r) for r in client._job_master.status_view.snapshot().rescales]
-
-
 # --- reactive, on a standalone cluster -----------------------------------------------------
 
 REACTIVE_JOB = """
 import sys
 sys.path.insert(0, {bench!r})
 import rescale_job
+from job_rest import job_address, rescale_history, rescale_history_after
 from barrierflow.datastream import StreamExecutionEnvironment
 
 base, keys = sys.argv[1], int(sys.argv[2])

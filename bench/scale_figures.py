@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -97,3 +98,44 @@ def check_keyed_counts(
             + "; ".join(problems)
         )
     return sum(seen.values())
+
+
+def schedule(phases: Sequence[tuple[int, float]], noise: float = 0.0, seed: int = 1) -> list[int]:
+    """Records to produce in each second, for phases of (seconds, rate a second): each
+    second's rate drawn uniformly within ``±noise`` (a fraction) of its phase's, from ``seed``.
+    Known before anything runs, so that the job's bounded source knows where the input ends."""
+    draw = random.Random(seed)
+    counts = []
+    for seconds, rate in phases:
+        for _ in range(seconds):
+            counts.append(round(rate * (1 + draw.uniform(-noise, noise))) if noise else round(rate))
+    return counts
+
+
+@dataclass(frozen=True)
+class LagAfter:
+    """How far processing fell behind the input after a change of rate at ``start``."""
+
+    peak_s: float  # the largest delay, produce to processing, of a record processed after start
+    peak_at_s: float  # when (from start) the record with that delay was processed
+    within_s: (
+        float | None
+    )  # from when (from start) every delay stayed within the bound; None: never
+
+
+def lag_after(
+    delays: Sequence[tuple[float, float]], start: float, end: float, bound_s: float
+) -> LagAfter | None:
+    """From ``(processed at, delay)`` pairs sorted by time: the peak of the delay of records
+    processed in ``[start, end)``, and the time from which every delay up to ``end`` stayed
+    within ``bound_s``. None: no record in the interval."""
+    inside = [(at, delay) for at, delay in delays if start <= at < end]
+    if not inside:
+        return None
+    peak_at, peak = max(inside, key=lambda p: p[1])
+    within: float | None = None
+    for at, delay in reversed(inside):
+        if delay > bound_s:
+            break
+        within = at
+    return LagAfter(peak, peak_at - start, None if within is None else within - start)

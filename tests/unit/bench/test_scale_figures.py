@@ -9,8 +9,10 @@ from scale_figures import (
     NotExactlyOnce,
     check_keyed_counts,
     expected_count,
+    lag_after,
     largest_gap,
     median_p99,
+    schedule,
 )
 
 KEYS = 3
@@ -63,3 +65,20 @@ def test_a_lost_duplicated_or_miscounted_record_fails_the_run(damage, says):
     with pytest.raises(NotExactlyOnce, match=r"not exactly once") as raised:
         check_keyed_counts(damage(failure_free(100)), KEYS, expected_values=range(1, 101))
     assert says in str(raised.value)
+
+
+def test_a_schedule_is_known_before_the_run_and_keeps_within_its_noise():
+    counts = schedule([(3, 100), (2, 300)])
+    assert counts == [100, 100, 100, 300, 300]
+    noisy = schedule([(1000, 1000)], noise=0.2, seed=3)
+    assert noisy == schedule([(1000, 1000)], noise=0.2, seed=3)
+    assert min(noisy) >= 800 and max(noisy) <= 1200 and 980 < sum(noisy) / 1000 < 1020
+
+
+def test_the_lag_after_a_step_peaks_then_stays_within_the_bound_from_a_point_on():
+    delays = [(9.0, 30.0), (10.0, 1.0), (12.0, 15.0), (14.0, 22.0), (16.0, 11.0), (18.0, 4.0),
+              (20.0, 9.0), (25.0, 50.0)]  # fmt: skip
+    lag = lag_after(delays, 10.0, 25.0, 10.0)
+    assert (lag.peak_s, lag.peak_at_s, lag.within_s) == (22.0, 4.0, 8.0)
+    assert lag_after(delays, 10.0, 30.0, 10.0).within_s is None  # 50 s at the end
+    assert lag_after(delays, 100.0, 200.0, 10.0) is None
