@@ -28,6 +28,15 @@ a slow one does not.
     python bench/rescale.py reactive
     python bench/rescale.py heap rocksdb reactive --quick   # 2 each, smaller state: a smoke run
 
+Each of the reactive case's losses is a task failure (SIGKILLed executors), so it goes through
+the restart strategy: under Flink's default, exponential delay, the delay grows by 1.5x with
+each loss until an hour passes without one, and ten losses in a few minutes measure the backoff
+more than the rescale. ``-D KEY=VALUE`` sets a configuration key for every case's job, e.g. a
+fixed delay to measure each loss alone:
+
+    python bench/rescale.py reactive -D restart-strategy.type=fixed-delay \
+        -D restart-strategy.fixed-delay.attempts=100 -D restart-strategy.fixed-delay.delay=1s
+
 The last line is JSON with every figure. Only one benchmark may run on the machine at a time.
 """
 
@@ -119,6 +128,10 @@ def wait_for_output(out_dir: str, beyond_value: int, parallelism: int, timeout_s
     wait_until(f"committed records at parallelism {parallelism}", ready, timeout_s, alive)
 
 
+# Configuration keys given with -D, for every case's job.
+DEFINED: dict[str, str] = {}
+
+
 # --- by hand, on local[2] ------------------------------------------------------------------
 
 
@@ -128,7 +141,7 @@ def run_by_hand(name: str, case: Case, keys: int, rescales: int, work: str) -> d
     base = tempfile.mkdtemp(prefix=f"rescale-{name}-", dir=work)
     out, ckpt = f"{base}/out", f"{base}/ckpt"
     env = StreamExecutionEnvironment().set_parallelism(1)
-    conf = {**case.conf, "rest.port": 0}
+    conf = {**case.conf, **DEFINED, "rest.port": 0}
     rescale_job.build(env, keys, out, ckpt, RATE, state_backend=case.backend, conf=conf)
     client = env.execute_async(f"rescale-{name}")
     job_id, url, _ = job_address(ckpt)
@@ -194,6 +207,7 @@ def _reactive_command(cluster: StandaloneCluster, job: Path, base: str, keys: in
         "--conf", f"spark.executorEnv.PYTHONPATH={BENCH}{os.pathsep}{ROOT}",
         "-D", "scheduler-mode=reactive",
         "-D", f"jobmanager.adaptive-scheduler.resource-stabilization-timeout={STABILIZATION_S}s",
+        *(a for key, value in DEFINED.items() for a in ("-D", f"{key}={value}")),
         "-D", "rest.port=0", str(job), "--", base, str(keys),
     ]  # fmt: skip
 
@@ -360,7 +374,20 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="2 rescales each way, a tenth of the keys: a smoke run"
     )
+    parser.add_argument(
+        "-D",
+        dest="defined",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a configuration key for every case's job, e.g. restart-strategy.type=fixed-delay",
+    )
     args = parser.parse_args()
+    for item in args.defined:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"-D {item!r}: expected KEY=VALUE")
+        DEFINED[key] = value
     rescales = args.rescales or (2 if args.quick else 10)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Spark's Python workers import the job's module (``rescale_job``) as the driver does
