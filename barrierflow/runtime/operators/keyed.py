@@ -101,11 +101,6 @@ class KeyedProcessOperator(KeyedOperator):
         self._tags = getattr(fn, "yields_side_outputs", True)
         fn.open(self.runtime_context(ctx))
 
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        if self.dead_letters is not None:
-            return self.each_record(batch, self._process_all)
-        return self._process_all(batch)
-
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn, select = self.spec.function, self.spec.key_selector
         assert select is not None  # a keyed operator's spec has it

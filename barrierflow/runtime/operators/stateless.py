@@ -23,11 +23,6 @@ def _method(fn: Any, name: str) -> Callable[[Any], Any]:
 
 
 class MapOperator(Operator):
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        if self.dead_letters is not None:
-            return self.each_record(batch, self._process_all)
-        return self._process_all(batch)
-
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "map")
         records = batch.values
@@ -42,11 +37,6 @@ class MapOperator(Operator):
 
 
 class FlatMapOperator(Operator):
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        if self.dead_letters is not None:
-            return self.each_record(batch, self._process_all)
-        return self._process_all(batch)
-
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "flat_map")
         timestamps = batch.timestamps
@@ -71,11 +61,6 @@ class FlatMapOperator(Operator):
 
 
 class FilterOperator(Operator):
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        if self.dead_letters is not None:
-            return self.each_record(batch, self._process_all)
-        return self._process_all(batch)
-
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn = _method(self.spec.function, "filter")
         records = batch.values
@@ -95,11 +80,6 @@ class ProcessOperator(Operator):
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
         self._ctx = ProcessFunction.Context(None, None, self.spec.side_outputs)
-
-    def process_batch(self, batch: RecordBatch) -> RecordBatch:
-        if self.dead_letters is not None:
-            return self.each_record(batch, self._process_all)
-        return self._process_all(batch)
 
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         return self._process(batch, self.spec.function.process_element, self._ctx)

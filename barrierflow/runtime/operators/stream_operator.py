@@ -228,7 +228,14 @@ class Operator:
 
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
         """The outputs of a batch of records. Timestamps, where the batch has them, follow
-        the records to their outputs."""
+        the records to their outputs. An operator that calls its function record by record
+        implements ``_process_all`` instead, and so can set a failing record aside as a dead
+        letter (``each_record``); one that overrides this cannot."""
+        if self.dead_letters is not None:
+            return self.each_record(batch, self._process_all)
+        return self._process_all(batch)
+
+    def _process_all(self, batch: RecordBatch) -> RecordBatch:
         raise NotImplementedError
 
     def on_watermark(self, watermark: int) -> RecordBatch | None:
