@@ -31,6 +31,7 @@ from barrierflow.connectors.kafka.batch_produce import KeyValue, produce_all
 from barrierflow.connectors.kafka.transactions import FLUSH_TIMEOUT_S, flush
 
 HOLD_LIMIT = 100_000  # records held during a flush; librdkafka's own queue holds as many
+CLOSE_WAIT_S = 10.0  # how long a close waits for the flush that runs
 
 
 class BackgroundFlush:
@@ -86,11 +87,21 @@ class BackgroundFlush:
         for topics, pairs in held:
             produce_all(self._producer, topics, pairs)
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Waits (a while) for the flush that runs, then lets the flush thread go. What is
-        held is dropped: it was written after the last barrier, and a restore replays it."""
-        if self._flushing is not None:
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Waits (``CLOSE_WAIT_S`` unless told) for the flush that runs, then lets the flush
+        thread go; True if no flush uses the producer any more. What is held is dropped: it
+        was written after the last barrier, and a restore replays it.
+
+        False: the flush still runs, inside the producer's flush, on the flush thread. The
+        caller must then leave the producer's flush alone (two threads in it, and a close
+        that waits twice) and purge it instead: the flush's checkpoint is never acknowledged
+        (the task that would acknowledge it is closing), so a restore replays those records
+        whether or not the brokers get them."""
+        flushing = self._flushing
+        if flushing is not None:
+            wait_s = CLOSE_WAIT_S if timeout_s is None else timeout_s
             with contextlib.suppress(Exception):
-                self._flushing.result(min(timeout_s, FLUSH_TIMEOUT_S))
+                flushing.result(min(wait_s, FLUSH_TIMEOUT_S))
         self._thread.shutdown(wait=False, cancel_futures=True)
         self._take_held()
+        return flushing is None or flushing.done()
