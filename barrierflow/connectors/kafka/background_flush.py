@@ -42,6 +42,7 @@ class BackgroundFlush:
         self._failures = failures
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._flushing: Future[None] | None = None  # the last flush handed over
+        self._unfinished: list[Future[None]] = []  # the flushes handed over, not done then
         self._held: list[tuple[Iterable[str], list[KeyValue]]] = []  # (topics, pairs) sent
         self._held_records = 0
 
@@ -65,6 +66,7 @@ class BackgroundFlush:
         future is done once the brokers acknowledged all of it (after the flushes of earlier
         barriers), and fails if a delivery failed or the flush timed out."""
         self._flushing = self._thread.submit(self._flush, self._flushing, self._take_held())
+        self._unfinished = [f for f in self._unfinished if not f.done()] + [self._flushing]
         return self._flushing
 
     def _flush(
@@ -104,4 +106,6 @@ class BackgroundFlush:
                 flushing.result(min(wait_s, FLUSH_TIMEOUT_S))
         self._thread.shutdown(wait=False, cancel_futures=True)
         self._take_held()
-        return flushing is None or flushing.done()
+        # A flush still queued is canceled now (done, never to run); one the thread took is
+        # not done until it ends: the last one being done says nothing of an earlier one.
+        return all(f.done() for f in self._unfinished)

@@ -322,6 +322,30 @@ def test_a_close_while_a_flush_runs_purges_the_producer_instead_of_flushing_it(m
     assert producer.delivered == []
 
 
+def test_a_close_while_one_flush_runs_and_the_next_waits_purges_the_producer(monkeypatch):
+    """The flush of barrier 2 waits behind that of 1, held in the producer's flush: the close
+    cancels the second (done, never run), and still purges rather than flush while the first
+    is inside the producer's flush."""
+    monkeypatch.setattr(background_flush, "CLOSE_WAIT_S", 0.0)
+    producer = HeldProducer()
+    sink = at_least_once_sink(monkeypatch, producer)
+    writer = sink.create_writer(SinkWriterContext("job", "job", "sink", 0, 1, 0))
+    writer.write(["1"])
+    writer.prepare_commit(1)
+    first = writer.flushing(1)
+    writer.write(["2"])
+    writer.prepare_commit(2)
+    second = writer.flushing(2)
+    assert first is not None and second is not None
+    assert producer.flushing.wait(10), "the flush thread never flushed"
+    writer.close()
+    assert producer.purged
+    assert [name.startswith("kafka-flush") for name in producer.flush_threads] == [True]
+    with pytest.raises(RuntimeError, match="Purged in queue"):
+        first.result(10)
+    assert second.cancelled()
+
+
 def test_a_close_after_the_flush_ended_delivers_what_the_producer_still_queues(monkeypatch):
     producer = HeldProducer()
     sink = at_least_once_sink(monkeypatch, producer)
