@@ -67,6 +67,8 @@ class SubtaskStatus:
     # the program's metrics (get_metrics_group()): (operator, name, value)
     user_metrics: tuple[tuple[str, str, float], ...] = ()
     backlog: SourceBacklog | None = None  # a source's, when its reader can tell
+    # records per buffer its input gate asks for (Flink's debloatedBufferSize); None: a source
+    debloated_buffer_size: int | None = None
 
 
 @dataclass(frozen=True)

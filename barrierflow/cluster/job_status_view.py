@@ -313,4 +313,5 @@ def _status(key: TaskKey, samples: deque[_Sample]) -> SubtaskStatus:
         idle_ms=new.idle_ms,
         user_metrics=new.user,
         backlog=new.backlog,
+        debloated_buffer_size=new.debloated_buffer_size,
     )

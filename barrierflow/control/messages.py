@@ -56,6 +56,10 @@ class SubtaskMetrics(msgspec.Struct, frozen=True):
     first_record_at: float | None = None
     # a source subtask's backlog, when its reader can tell (the autoscaler's input)
     backlog: SourceBacklog | None = None
+    # records per buffer the subtask's input gate asks its producers for (Flink's
+    # debloatedBufferSize, in records): with buffer debloating the size it announced last,
+    # else the configured one; None: a subtask without input gate (a source)
+    debloated_buffer_size: int | None = None
 
 
 class SlotHeartbeat(Message, frozen=True):

@@ -26,7 +26,8 @@ Metrics (``TaskIOMetrics``, sent with the slot's heartbeats): records in and out
 buffer; the time spent waiting for input is idle, waiting for output credit back-pressured,
 the rest busy. With buffer debloating, the task's input gate announces to its producers a
 buffer size that follows those counters (``BufferDebloater``: records in per second not
-idle), and the task reads what its own consumers announced with every flush.
+idle), a metric too (``debloated_buffer_size``, Flink's ``debloatedBufferSize``: the configured
+size without debloating), and the task reads what its own consumers announced with every flush.
 
 **Threading:** ``run`` (or ``open``/``step``/``end``/``close``) on the task's own thread;
 ``cancel`` from any thread (it puts a mail). The asynchronous phase of snapshots runs on the
@@ -189,9 +190,12 @@ class StreamTask:
             chain.backlogged()  # sends what the credit granted so far allows
         self._next_flush = time.monotonic() + descriptor.config.buffer_timeout_s
         debloat = descriptor.config.buffer_debloat
+        if self._gate is not None:  # debloatedBufferSize: the configured size until told
+            self.metrics.debloated_buffer_size = descriptor.config.buffer_size
         if debloat is not None and self._gate is not None:
             in_use = buffers_in_use(self._gate.num_channels, descriptor.config.initial_credit)
             self._debloater = BufferDebloater(debloat, in_use, time.perf_counter_ns())
+            self.metrics.debloated_buffer_size = self._debloater.announced
         interval_ms = descriptor.config.auto_watermark_interval_ms
         self._watermark_interval_s = interval_ms / 1000 if interval_ms > 0 else float("inf")
         self._next_watermark = time.monotonic() + self._watermark_interval_s
@@ -308,6 +312,7 @@ class StreamTask:
             size = debloater.sample(time.perf_counter_ns(), metrics.records_in, metrics.idle_ns)
             if size is not None:
                 gate.announce_buffer_size(size)
+                metrics.debloated_buffer_size = size
 
     def _wait_for_credit(self) -> None:
         """Back-pressured: an output channel has a backlog; waits for credit (or a mail)."""

@@ -35,6 +35,8 @@ class TaskIOMetrics:
         self._stopped_ns: int | None = None
         self.user = MetricRegistry()  # the program's metrics, sampled with these
         self.backlog: SourceBacklog | None = None  # a source's, refreshed by its input
+        # records per buffer the input gate asks for (the task sets it: None without a gate)
+        self.debloated_buffer_size: int | None = None
 
     def took_in(self, count: int) -> None:
         """The subtask took ``count`` records in (a buffer, or a batch its source read)."""
@@ -70,4 +72,5 @@ class TaskIOMetrics:
             user=tuple(self.user.sample()),
             first_record_at=self.first_record_at,
             backlog=self.backlog,
+            debloated_buffer_size=self.debloated_buffer_size,
         )

@@ -122,7 +122,24 @@ class JobMetricsCollector(Collector):
                     labels = (*job_values, v.id, v.name, str(s.subtask), str(job.attempt))
                     gauge.add_metric(labels, getattr(s, field))
             yield gauge
+        yield self._debloated_buffer_size(job, job_values)
         yield from self._user_metrics(job, job_values)
+
+    @staticmethod
+    def _debloated_buffer_size(job: Any, job_values: tuple[str, ...]) -> GaugeMetricFamily:
+        """Flink's ``debloatedBufferSize``, of the subtasks that have an input gate: in records
+        (a buffer's size here; Flink's is in bytes), the configured size without debloating."""
+        gauge = GaugeMetricFamily(
+            TASK_SCOPE + "debloatedBufferSize",
+            "Records per buffer the subtask's input gate asks its producers for",
+            labels=TASK_LABELS,
+        )
+        for v in job.vertices:
+            for s in v.subtasks:
+                if s.debloated_buffer_size is not None:
+                    labels = (*job_values, v.id, v.name, str(s.subtask), str(job.attempt))
+                    gauge.add_metric(labels, s.debloated_buffer_size)
+        return gauge
 
     @staticmethod
     def _user_metrics(job: Any, job_values: tuple[str, ...]) -> Iterator[GaugeMetricFamily]:

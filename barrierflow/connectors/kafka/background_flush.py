@@ -31,6 +31,7 @@ from barrierflow.connectors.kafka.batch_produce import KeyValue, produce_all
 from barrierflow.connectors.kafka.transactions import FLUSH_TIMEOUT_S, flush
 
 HOLD_LIMIT = 100_000  # records held during a flush; librdkafka's own queue holds as many
+CLOSE_WAIT_S = 10.0  # how long a close waits for the flush that runs
 
 
 class BackgroundFlush:
@@ -41,6 +42,7 @@ class BackgroundFlush:
         self._failures = failures
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._flushing: Future[None] | None = None  # the last flush handed over
+        self._unfinished: list[Future[None]] = []  # the flushes handed over, not done then
         self._held: list[tuple[Iterable[str], list[KeyValue]]] = []  # (topics, pairs) sent
         self._held_records = 0
 
@@ -64,6 +66,7 @@ class BackgroundFlush:
         future is done once the brokers acknowledged all of it (after the flushes of earlier
         barriers), and fails if a delivery failed or the flush timed out."""
         self._flushing = self._thread.submit(self._flush, self._flushing, self._take_held())
+        self._unfinished = [f for f in self._unfinished if not f.done()] + [self._flushing]
         return self._flushing
 
     def _flush(
@@ -86,11 +89,23 @@ class BackgroundFlush:
         for topics, pairs in held:
             produce_all(self._producer, topics, pairs)
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Waits (a while) for the flush that runs, then lets the flush thread go. What is
-        held is dropped: it was written after the last barrier, and a restore replays it."""
-        if self._flushing is not None:
+    def close(self, timeout_s: float | None = None) -> bool:
+        """Waits (``CLOSE_WAIT_S`` unless told) for the flush that runs, then lets the flush
+        thread go; True if no flush uses the producer any more. What is held is dropped: it
+        was written after the last barrier, and a restore replays it.
+
+        False: the flush still runs, inside the producer's flush, on the flush thread. The
+        caller must then leave the producer's flush alone (two threads in it, and a close
+        that waits twice) and purge it instead: the flush's checkpoint is never acknowledged
+        (the task that would acknowledge it is closing), so a restore replays those records
+        whether or not the brokers get them."""
+        flushing = self._flushing
+        if flushing is not None:
+            wait_s = CLOSE_WAIT_S if timeout_s is None else timeout_s
             with contextlib.suppress(Exception):
-                self._flushing.result(min(timeout_s, FLUSH_TIMEOUT_S))
+                flushing.result(min(wait_s, FLUSH_TIMEOUT_S))
         self._thread.shutdown(wait=False, cancel_futures=True)
         self._take_held()
+        # A flush still queued is canceled now (done, never to run); one the thread took is
+        # not done until it ends: the last one being done says nothing of an earlier one.
+        return all(f.done() for f in self._unfinished)

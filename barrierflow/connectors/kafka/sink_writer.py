@@ -101,8 +101,14 @@ class KafkaWriter(SinkWriter):
         return flushing
 
     def close(self) -> None:
-        if self._background is not None:
-            self._background.close()
+        """Delivers what the producer still queues (a while), unless an AT_LEAST_ONCE flush
+        still runs after the close's wait: then the producer is purged, which ends that flush
+        too, and not flushed from this thread while the flush thread is inside its flush. No
+        checkpoint needs those records: the one being flushed is never acknowledged now, and a
+        restore replays them (at-least-once)."""
+        if self._background is not None and not self._background.close():
+            self._producer.purge(in_queue=True, in_flight=True, blocking=False)
+            return
         self._producer.flush(10)
 
 

@@ -16,6 +16,7 @@ from barrierflow.cluster.job_status import TaskState
 from barrierflow.cluster.job_status_view import JobStatusView
 from barrierflow.cluster.rest.flink_json import LONG_MAX
 from barrierflow.cluster.rest.rest_api import RestApi
+from barrierflow.control.messages import SubtaskMetrics
 from barrierflow.protocol.checkpoint_barrier import CHECKPOINT, SnapshotFormat
 from tests.unit.cluster.status_view_data import SETTINGS, Clock, metrics, record, two_vertex_graph
 
@@ -284,6 +285,26 @@ def test_metrics_have_flinks_names_and_labels_and_the_latest_checkpoint(api, vie
     assert samples[task + "busyTimeMsPerSecond"].value == pytest.approx(500)
     assert samples[task + "idleTimeMsPerSecond"].value == pytest.approx(250)
     assert samples[task + "numRecordsInPerSecond"].value == pytest.approx(100)
+
+
+def test_the_debloated_buffer_size_is_a_gauge_of_each_subtask_with_an_input_gate(api, view):
+    """Flink's ``debloatedBufferSize``: what the sink subtasks' gates asked for (one debloated,
+    one at the configured size); the source, without a gate, has none."""
+    view.subtask_metrics(
+        [
+            SubtaskMetrics("v0", 0, 10, 10, 1.0, 0.0, 0.0),
+            SubtaskMetrics("v1", 0, 5, 0, 1.0, 0.0, 0.0, debloated_buffer_size=37),
+            SubtaskMetrics("v1", 1, 5, 0, 1.0, 0.0, 0.0, debloated_buffer_size=1024),
+        ]
+    )
+    text = api.handle("GET", "/metrics", {}).body.decode()
+    (family,) = [
+        f
+        for f in text_string_to_metric_families(text)
+        if f.name == "barrierflow_taskmanager_job_task_debloatedBufferSize"
+    ]
+    sizes = {(s.labels["task_id"], s.labels["subtask_index"]): s.value for s in family.samples}
+    assert sizes == {("v1", "0"): 37, ("v1", "1"): 1024}
 
 
 def test_two_jobs_have_registries_of_their_own(view, control):

@@ -1,6 +1,8 @@
 """Buffer debloating in a running task, in-process (``StreamTaskHarness``): a slow consumer
-announces buffers smaller than the configured size to its producers; a producer, a source
-task included, fills its buffers to the size its consumer announced.
+announces buffers smaller than the configured size to its producers, and its
+``debloatedBufferSize`` metric says so (the configured size without debloating, none for a
+source task); a producer, a source task included, fills its buffers to the size its consumer
+announced.
 
 The assertions are on sizes, never on times: the slow operator sleeps, which only bounds its
 throughput from above (a loaded machine makes it slower, and the sizes smaller still)."""
@@ -37,6 +39,19 @@ def test_a_slow_consumer_announces_smaller_buffers_to_its_producer():
     # at most 1,000 records/s * 100 ms over 4 buffers in flight (2 credited, 2 more): 25
     assert sizes and max(sizes) <= 25 and min(sizes) >= QUICK.min_size
     assert h.output_records() == list(range(400))
+    sample = h.task.metrics.sample()
+    assert sample is not None and sample.debloated_buffer_size == sizes[-1]  # the gauge
+    h.close()
+
+
+def test_the_debloated_buffer_size_gauge_is_the_configured_size_without_debloating():
+    h = StreamTaskHarness([operator(TransformationKind.MAP, slow)], initial_credit=2).open()
+    for start in range(0, 100, 20):
+        h.records(0, list(range(start, start + 20)))
+        h.turns(1)
+    sample = h.task.metrics.sample()
+    assert h.announced_buffer_sizes() == {}
+    assert sample is not None and sample.debloated_buffer_size == h.descriptor.config.buffer_size
     h.close()
 
 
@@ -78,4 +93,6 @@ def test_a_source_polls_no_more_than_its_consumer_asked_a_buffer_to_hold():
     buffers = [e.records for e in h.emitted() if e.kind == Kind.BUFFER]
     assert [len(b) for b in buffers] == [7, 7, 7, 7, 2]  # 1,024 a poll without debloating
     assert [r for b in buffers for r in b] == list(range(1, 31))
+    sample = h.task.metrics.sample()
+    assert sample is not None and sample.debloated_buffer_size is None  # no input gate
     h.close()

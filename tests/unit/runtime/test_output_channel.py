@@ -1,24 +1,32 @@
 """The producer side of a channel: buffers wait for credit in a backlog, in order, with the
 events behind them; a priority event overtakes the backlog and says what it overtook; a barrier
-queued with a deadline overtakes it once the deadline passed."""
+queued with a deadline overtakes it once the deadline passed. With buffer debloating, records
+go in buffers of the size the consumer announced, each part against a credit; a real input
+gate and output channel number credits and sizes in one sequence."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
+import zmq
 
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning
 from barrierflow.protocol.buffer_codec import decode_buffer
+from barrierflow.protocol.checkpoint_barrier import CheckpointBarrier
 from barrierflow.protocol.frames import (
     BUFFER_SIZE,
     CREDIT,
     HEADER,
     ChannelSequenceError,
     Kind,
+    encode_barrier,
     header,
 )
 from barrierflow.protocol.record_batch import RecordBatch
+from barrierflow.runtime.network.input_gate import InputGate, bind_gate_socket
 from barrierflow.runtime.network.output import OutputChannel, ResultPartition
 from barrierflow.testing.in_memory_network import InMemorySocket
 
@@ -202,3 +210,86 @@ def test_a_size_announced_above_the_configured_one_does_not_grow_buffers():
     assert partition.smallest_size == 8
     partition.emit(RecordBatch(list(range(16))))
     assert [len(b) for b in _buffers(sockets[0])] == [16]  # undebloated: a full batch at once
+
+
+def test_with_little_credit_the_parts_of_a_debloated_buffer_wait_in_order_before_the_barrier():
+    """Two credits, buffers of 3 announced, 10 timestamped records, then a barrier: two parts
+    go out, the other two wait in the backlog in order, the barrier behind them; each credit
+    that comes sends the next part, the barrier only after the last; every record keeps its
+    timestamp."""
+    out, socket = channel()
+    partition = ResultPartition(PartitionerSpec(Partitioning.FORWARD), [out], 100, 128, "op")
+    grant(out, socket, 2)
+    announce(out, socket, 3)
+    partition.receive_credits()
+    partition.emit(RecordBatch(list(range(10)), list(range(100, 110))))
+    partition.broadcast_event(Kind.BARRIER, b"B")
+
+    def parts() -> list[tuple[Kind, list | None, list | None]]:
+        items = []
+        for kind, payload in sent(socket):
+            batch = decode_buffer(payload) if kind == Kind.BUFFER else None
+            items.append((kind, batch and batch.values, batch and batch.timestamps))
+        return items
+
+    assert parts() == [
+        (Kind.BUFFER, [0, 1, 2], [100, 101, 102]),
+        (Kind.BUFFER, [3, 4, 5], [103, 104, 105]),
+    ]
+    assert partition.backlogged and out.holds(b"B")
+    grant(out, socket, 1)
+    assert parts() == [(Kind.BUFFER, [6, 7, 8], [106, 107, 108])]
+    assert out.holds(b"B")  # the last part still waits before it
+    grant(out, socket, 1)
+    assert parts() == [(Kind.BUFFER, [9], [109]), (Kind.BARRIER, None, None)]
+    assert not partition.backlogged
+
+
+def test_a_real_input_gate_and_output_channel_share_one_sequence_for_credits_and_sizes():
+    """Over zmq (inproc), as in a slot: the gate grants credit at HELLO, announces a buffer
+    size, grants a credit per buffer taken and announces another size; the channel reads both
+    kinds in the one sequence the gate numbers them in (a frame counted apart would look lost,
+    or repeated, and fail the channel), sends against the credits and fills its buffers to the
+    size announced last."""
+    context = zmq.Context()
+    gate_socket, _, inproc = bind_gate_socket(context, "127.0.0.1", "gate-sequence-test")
+    gate = InputGate(gate_socket, 1, TOKEN, initial_credit=2)
+    dealer = context.socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, 0)
+    dealer.connect(inproc)
+    out = OutputChannel(dealer, TOKEN, 0)  # says HELLO
+    partition = ResultPartition(PartitionerSpec(Partitioning.FORWARD), [out], 100, 128, "op")
+    taken: list[tuple[int, Kind, object]] = []
+
+    def exchange(done: Callable[[], bool]) -> None:
+        """Lets the two take what the other sent, turn by turn, until ``done`` (a while at
+        most: inproc frames arrive at once, but not within the sending call)."""
+        deadline = time.monotonic() + 10
+        while not done():
+            assert time.monotonic() < deadline, "the exchange stalled"
+            gate_socket.poll(10)
+            while (item := gate.poll_next()) is not None:
+                taken.append(item)
+            dealer.poll(10)
+            partition.receive_credits()
+
+    try:
+        gate.announce_buffer_size(3)  # kept for the producer: it has not said HELLO yet
+        exchange(lambda: out.announced_size == 3)  # HELLO: credit 2 (frame 0), size (1)
+        assert partition.smallest_size == 3
+        partition.emit(RecordBatch(list(range(10)), list(range(100, 110))))
+        partition.broadcast_event(Kind.BARRIER, encode_barrier(CheckpointBarrier(1, 1_000)))
+        exchange(lambda: len(taken) == 5)  # each buffer taken: a credit, frames 2, 3, 4, 5
+        gate.announce_buffer_size(2)  # frame 6, after credits, before the next
+        exchange(lambda: out.announced_size == 2)
+        partition.emit(RecordBatch([10, 11, 12, 13], [110, 111, 112, 113]))
+        exchange(lambda: len(taken) == 7)
+    finally:
+        dealer.close()
+        gate.close()
+        context.term()
+
+    assert [kind for _, kind, _ in taken] == [Kind.BUFFER] * 4 + [Kind.BARRIER] + [Kind.BUFFER] * 2
+    buffers = [decode_buffer(p) for _, kind, p in taken if kind == Kind.BUFFER]
+    assert [b.values for b in buffers] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9], [10, 11], [12, 13]]
+    assert [t for b in buffers for t in b.timestamps] == list(range(100, 114))
