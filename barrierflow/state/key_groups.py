@@ -37,20 +37,33 @@ class KeyList(list[Any]):
         return hash(tuple(self))
 
 
-def _hashable(key: object) -> object:
+def as_key(key: object) -> object:
+    """``key``, a list made a ``KeyList`` (its lists too)."""
     if key.__class__ is list:
-        return KeyList(map(_hashable, key))
+        return KeyList(map(as_key, key))
     return key
 
 
 def hashable_keys(key_selector: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``key_selector`` whose list keys are ``KeyList``s, for keyed state, timers and routing."""
+    """``key_selector`` whose list keys are ``KeyList``s, for keyed state, timers and routing.
+
+    The two per-record paths of every keyed job, routing by key group and the keyed process
+    operator, call the user's selector itself (``unwrapped``) and turn a list into a key where
+    they use it: a call of this wrapper per record and path cost the keyed count about a
+    tenth of its throughput."""
 
     def select(record: Any) -> Any:
         key = key_selector(record)
-        return _hashable(key) if key.__class__ is list else key
+        return as_key(key) if key.__class__ is list else key
 
+    select.unwrapped = key_selector  # type: ignore[attr-defined]
     return select
+
+
+def unwrapped(select: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The user's own key selector under ``hashable_keys``, for a path that makes its list keys
+    keys itself (``as_key``); any other selector as it is."""
+    return getattr(select, "unwrapped", select)
 
 
 def _fmix64(h: int) -> int:
@@ -125,6 +138,8 @@ class KeyGroupCache:
         except KeyError:
             pass
         except TypeError:
+            if key.__class__ is list:  # from an unwrapped selector: keyed as its KeyList
+                return self.key_group(as_key(key))
             raise UnhashableKeyError(
                 f"key {key!r:.200} of type {type(key).__name__} is not hashable"
             ) from None

@@ -40,7 +40,7 @@ from barrierflow.protocol.frames import BUFFER_SIZE, CREDIT, HEADER, Kind, check
 from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.state.key_groups import KeyGroupCache
+from barrierflow.state.key_groups import KeyGroupCache, unwrapped
 
 
 class ConsumerGoneError(Exception):
@@ -236,7 +236,7 @@ class ResultPartition:
         else:
             select = partitioner.key_selector
             assert select is not None  # a key_by edge has its key selector
-            self._key_selector = select
+            self._key_selector = unwrapped(select)  # the key groups key its lists
             self._key_groups = KeyGroupCache(max_parallelism)
             n = len(channels)
             self._channel_of_key_group = [

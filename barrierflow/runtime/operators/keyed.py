@@ -30,6 +30,7 @@ from barrierflow.runtime.operators.stream_operator import (
 )
 from barrierflow.runtime.timer_service import InternalTimerService
 from barrierflow.state.backends import create_keyed_state_backend
+from barrierflow.state.key_groups import as_key, unwrapped
 from barrierflow.state.keyed_state_store import KeyedStateStore
 
 
@@ -104,7 +105,7 @@ class KeyedProcessOperator(KeyedOperator):
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn, select = self.spec.function, self.spec.key_selector
         assert select is not None  # a keyed operator's spec has it
-        return self._process_keyed(batch, select, fn.process_element, self._ctx)
+        return self._process_keyed(batch, unwrapped(select), fn.process_element, self._ctx)
 
     def _process_keyed(
         self,
@@ -124,14 +125,16 @@ class KeyedProcessOperator(KeyedOperator):
         try:
             if timestamps is None:  # the hot loop of keyed jobs: nothing for the column
                 for record in batch.values:
-                    key_context.key = select(record)
+                    key = select(record)  # a list is made a key here (``unwrapped``)
+                    key_context.key = key if key.__class__ is not list else as_key(key)
                     result = process(record, ctx)
                     if result is not None:
                         extend(result)
             else:
                 mark = ends.append
                 for record, ctx._timestamp in zip(batch.values, timestamps, strict=True):
-                    key_context.key = select(record)
+                    key = select(record)
+                    key_context.key = key if key.__class__ is not list else as_key(key)
                     result = process(record, ctx)
                     if result is not None:
                         extend(result)

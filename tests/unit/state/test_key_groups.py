@@ -18,7 +18,9 @@ from barrierflow.state.key_groups import (
     KeyGroupCache,
     UnhashableKeyError,
     assign_to_key_group,
+    hashable_keys,
     stable_hash,
+    unwrapped,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -154,10 +156,19 @@ def test_key_groups_of_partly_cached_keys_hash_only_the_new_ones(monkeypatch):
 
 def test_key_group_cache_rejects_unhashable_and_unsupported_keys():
     cache = KeyGroupCache(128)
-    with pytest.raises(UnhashableKeyError, match="of type list"):
-        cache.key_group([1])
+    with pytest.raises(UnhashableKeyError, match="of type dict"):
+        cache.key_group({1: 2})
     with pytest.raises(UnhashableKeyError, match="of type frozenset"):
         cache.key_group(frozenset({1}))
+
+
+def test_a_list_key_from_an_unwrapped_selector_has_its_key_lists_key_group():
+    # routing calls the user's selector itself (unwrapped), and keys its lists here
+    select = hashable_keys(lambda record: [record, [record]])
+    cache = KeyGroupCache(128)
+    assert unwrapped(select) is not select
+    assert cache.key_group(unwrapped(select)(7)) == cache.key_group(select(7))
+    assert cache.key_group(select(7)) == assign_to_key_group((7, (7,)), 128)
 
 
 def test_numbers_equal_to_an_int_share_its_key_group_whatever_the_cache_saw_first():
