@@ -19,6 +19,7 @@ from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs.odd_even import read_committed
 
 N = 600
+MANY = 6000  # records of the job rescaled while it runs (several source batches)
 
 
 def env_on_threads(tmp_path, parallelism: int = 2) -> StreamExecutionEnvironment:
@@ -89,3 +90,66 @@ def test_a_stream_not_partitioned_by_key_group_fails_the_job(tmp_path):
     assert "operator 'count' (RunningCount)" in text, text
     assert "failed on record" in text
     assert "the stream given to reinterpret_as_keyed_stream is not partitioned" in text
+
+
+class FailOnce(KeyedProcessFunction):
+    """Tag, failing once on value ``at`` (a file marks that it did)."""
+
+    def __init__(self, marker: str, at: int) -> None:
+        self.marker, self.at = marker, at
+
+    def process_element(self, value, ctx):
+        import os
+
+        if value == self.at and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            raise RuntimeError("once")
+        yield ctx.get_current_key(), value
+
+
+def slowly(value: int) -> int:
+    import time
+
+    time.sleep(0.0005)  # about 3 s of MANY at parallelism 1: time to rescale the job
+    return value
+
+
+def check_counts(records: list, n: int = N) -> None:
+    """Every value once; each key's counts 1, 2, ... in the order of its values."""
+    assert sorted(r[1] for r in records) == list(range(1, n + 1))
+    by_key: dict = {}
+    for key, value, count in sorted(records, key=lambda r: r[1]):
+        by_key.setdefault(key, []).append(count)
+        assert value % 7 == key
+    assert all(counts == list(range(1, len(counts) + 1)) for counts in by_key.values())
+
+
+def reinterpreted_counts(env: StreamExecutionEnvironment, tag, out: str, slow=False) -> None:
+    numbers = env.from_source(NumberSequenceSource(1, MANY if slow else N), "numbers")
+    if slow:
+        numbers = numbers.map(slowly)
+    tagged = numbers.key_by(lambda v: v % 7).process(tag).uid("tag")
+    keyed = DataStreamUtils.reinterpret_as_keyed_stream(tagged, lambda r: r[0])
+    keyed.process(RunningCount()).uid("count").sink_to(FileSink(out))
+
+
+def test_a_failure_restores_the_reinterpreted_keyed_state_from_the_checkpoint(tmp_path):
+    env = env_on_threads(tmp_path)
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(3, 10))
+    reinterpreted_counts(env, FailOnce(str(tmp_path / "failed"), N // 2), str(tmp_path / "out"))
+    result = env.execute("fails once")
+    assert result.attempts == 2
+    check_counts(read_committed(str(tmp_path / "out")))
+
+
+def test_a_rescale_keeps_a_keyed_operators_output_aligned_with_its_key_groups(tmp_path):
+    from tests.unit.cluster.test_rescaling import running
+
+    env = env_on_threads(tmp_path, parallelism=1)
+    reinterpreted_counts(env, Tag(), str(tmp_path / "out"), slow=True)
+    client = env.execute_async("rescaled")
+    running(client)
+    assert client.rescale(2).result().checkpoint_id is not None
+    result = client.get_job_execution_result().result()
+    assert result.attempts == 2  # the rescale's; the check found nothing out of place
+    check_counts(read_committed(str(tmp_path / "out")), MANY)
