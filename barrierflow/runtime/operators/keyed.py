@@ -172,7 +172,7 @@ class KeyedProcessOperator(KeyedOperator):
                         extend(result)
                     mark(len(out))
         except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
+            raise self.failure(record, e, _key_of(select, record)) from e
         if not self._tags and not ctx._side:
             if timestamps is None:
                 return RecordBatch(out)
@@ -217,3 +217,13 @@ class KeyedProcessOperator(KeyedOperator):
                     f"{type(e).__name__}: {e}"
                 ) from e
         return self._finished_batch(ctx, out, stamps if event_time else None, ends)
+
+
+def _key_of(select: Callable[[Any], Any], record: Any) -> Any:
+    """``record``'s key, for the error it failed with; None where the key selector is what
+    failed (the key current then is the record's before it: a stream reinterpreted as keyed
+    runs the selector first in this operator)."""
+    try:
+        return select(record)
+    except Exception:  # noqa: BLE001 - the first failure is the one reported
+        return None

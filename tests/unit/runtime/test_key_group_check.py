@@ -123,3 +123,13 @@ def test_an_operator_not_told_to_check_takes_any_key():
     (theirs,) = keys_of(0, 2, 1)
     assert harness.process([theirs]) == [(theirs, 1)]
     harness.close()
+
+
+def test_a_key_selector_that_fails_is_not_reported_with_the_key_before():
+    spec = replace(count_spec(), key_selector=lambda r: r["k"])
+    harness = OperatorHarness(spec, subtask=0, parallelism=1)
+    with pytest.raises(UserFunctionError) as e:
+        harness.process([{"k": "first"}, {"j": 1}])
+    assert "failed on record {'j': 1}: KeyError" in str(e.value)
+    assert "first" not in str(e.value)
+    harness.close()
