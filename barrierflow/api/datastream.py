@@ -183,17 +183,7 @@ class DataStream:
         return WindowedStream(self.key_by(_all_in_one), window_assigner, all_windows=True)
 
     def key_by(self, key_selector: Callable[[Any], Any], key_type: Any = None) -> KeyedStream:
-        key_selector = getattr(key_selector, "get_key", key_selector)  # a KeySelector
-        if not callable(key_selector):
-            raise ConfigurationError(f"key_by() needs a function, got {key_selector!r}")
-        key_selector = hashable_keys(key_selector)  # a list is a key, as in PyFlink
-        t = Transformation(
-            TransformationKind.PARTITION,
-            "KeyBy",
-            [self._transformation],
-            partitioner=PartitionerSpec(Partitioning.KEY_GROUPS, key_selector),
-        )
-        return KeyedStream(self._env, t, key_selector, checked_type(key_type, "key_by()"))
+        return keyed_stream(self, key_selector, key_type, reinterpreted=False)
 
     def _partitioned(self, name: str, spec: PartitionerSpec) -> DataStream:
         t = Transformation(
@@ -543,6 +533,28 @@ class KeyedStream(DataStream):
             key_type=self._key_type,
             output_type=self.get_type(),  # a reduction keeps its input's type
         )
+
+
+def keyed_stream(
+    stream: DataStream, key_selector: Any, key_type: Any, reinterpreted: bool
+) -> KeyedStream:
+    """``stream`` keyed by ``key_selector``: partitioned by key group (``key_by``), or, where
+    it is ``reinterpreted`` (``DataStreamUtils.reinterpret_as_keyed_stream``), forwarded as
+    it is partitioned already."""
+    what = "reinterpret_as_keyed_stream()" if reinterpreted else "key_by()"
+    key_selector = getattr(key_selector, "get_key", key_selector)  # a KeySelector
+    if not callable(key_selector):
+        raise ConfigurationError(f"{what} needs a function, got {key_selector!r}")
+    key_selector = hashable_keys(key_selector)  # a list is a key, as in PyFlink
+    if reinterpreted:
+        spec = PartitionerSpec(Partitioning.FORWARD, key_selector, reinterpreted=True)
+    else:
+        spec = PartitionerSpec(Partitioning.KEY_GROUPS, key_selector)
+    name = "ReinterpretAsKeyed" if reinterpreted else "KeyBy"
+    t = Transformation(
+        TransformationKind.PARTITION, name, [stream.get_transformation()], partitioner=spec
+    )
+    return KeyedStream(stream._env, t, key_selector, checked_type(key_type, what))
 
 
 def _all_in_one(_record: Any) -> int:

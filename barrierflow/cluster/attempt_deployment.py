@@ -52,6 +52,7 @@ def slot_descriptors(
                             n.key_selector2,
                             n.input_timestamps,
                             n.dead_letters,
+                            checks_key_groups=n.reinterpreted_input,
                         )
                         for n in v.chain
                     ),

@@ -29,6 +29,7 @@ _EXPORTS = {
     "OutputTag": "barrierflow.datastream.output_tag",
     "DeadLetter": "barrierflow.datastream.output_tag",
     "AsyncDataStream": "barrierflow.api.async_data_stream",
+    "DataStreamUtils": "barrierflow.api.datastream_utils",
     **{
         name: "barrierflow.datastream.functions.async_io"
         for name in ("AsyncFunction", "AsyncRetryPredicate", "AsyncRetryStrategy")

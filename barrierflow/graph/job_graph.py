@@ -2,13 +2,18 @@
 unless the program said otherwise (``start_new_chain``, ``disable_chaining``). An operator with
 two inputs starts a vertex, whose input edges say which input each feeds.
 
-A chain runs in one thread with no serialization between its operators. Performs no I/O.
+A chain runs in one thread with no serialization between its operators. An operator that
+reads a stream reinterpreted as keyed (``reinterpret_as_keyed_stream``) must chain to its input,
+which is the point of reinterpreting: the graph is refused, saying why, where it cannot (with
+chaining off for the whole job, its forward edge goes over the network, still checked). Performs
+no I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from barrierflow.errors import ConfigurationError
 from barrierflow.graph.stream_graph import StreamGraph, StreamNode
 from barrierflow.graph.transformation import ChainingStrategy, PartitionerSpec, Partitioning
 
@@ -61,16 +66,44 @@ class JobGraph:
 
 def _chainable(node: StreamNode) -> bool:
     """Whether ``node`` joins the chain of its single upstream operator."""
-    if len(node.in_edges) != 1 or node.chaining is not ChainingStrategy.ALWAYS:
-        return False  # a two-input operator has an edge per input at least
+    return _why_not_chained(node) is None
+
+
+def _why_not_chained(node: StreamNode) -> str | None:
+    """Why ``node`` does not join the chain of its upstream operator (None: it does)."""
+    if len(node.in_edges) != 1:
+        return "it reads more than one input (a union, or two inputs)"
+    if node.chaining is not ChainingStrategy.ALWAYS:
+        called = "start_new_chain" if node.chaining is ChainingStrategy.HEAD else "disable_chaining"
+        return f"{called}() was called on it"
     edge = node.in_edges[0]
-    return (
-        edge.source.chaining is not ChainingStrategy.NEVER
-        and edge.partitioner.kind is Partitioning.FORWARD
-        and edge.partitioner.side_output is None  # the edge selects: over the network
-        and len(edge.source.out_edges) == 1
-        and edge.source.parallelism == node.parallelism
-    )
+    source = edge.source
+    if source.chaining is ChainingStrategy.NEVER:
+        return f"{source.uid!r} ({source.name}) has chaining disabled"
+    if edge.partitioner.kind is not Partitioning.FORWARD:
+        return f"its input edge is {edge.partitioner.kind.value}, not forward"
+    if edge.partitioner.side_output is not None:  # the edge selects: over the network
+        return f"it reads the side output {edge.partitioner.side_output!r}"
+    if len(source.out_edges) != 1:
+        return (
+            f"{source.uid!r} ({source.name}) has {len(source.out_edges)} consumers, and a chain "
+            "goes on to one"
+        )
+    if source.parallelism != node.parallelism:
+        return f"its parallelism {node.parallelism} is not {source.parallelism}"
+    return None
+
+
+def _refuse_unchained_reinterpretation(node: StreamNode) -> None:
+    """A stream reinterpreted as keyed is there to chain its keyed operator to its input:
+    the records go from the input's operator to it in one thread, with no serialization."""
+    reason = _why_not_chained(node)
+    if reason is not None:
+        raise ConfigurationError(
+            f"operator {node.uid!r} ({node.name}) reads a stream reinterpreted as keyed "
+            f"(reinterpret_as_keyed_stream) but cannot be chained to its input: {reason}. "
+            "Reinterpret the output of an operator that nothing else reads, or use key_by"
+        )
 
 
 def build_job_graph(graph: StreamGraph, chaining: bool = True) -> JobGraph:
@@ -79,6 +112,8 @@ def build_job_graph(graph: StreamGraph, chaining: bool = True) -> JobGraph:
     vertex_of: dict[int, JobVertex] = {}
     vertices: list[JobVertex] = []
     for node in graph.nodes:  # topological order: inputs first
+        if chaining and node.reinterpreted_input:
+            _refuse_unchained_reinterpretation(node)
         if chaining and _chainable(node):
             vertex = vertex_of[node.in_edges[0].source.id]
             vertex.chain.append(node)

@@ -48,6 +48,12 @@ class StreamNode:
     def takes_two_inputs(self) -> bool:
         return self.kind.takes_two_inputs
 
+    @property
+    def reinterpreted_input(self) -> bool:
+        """Its input was reinterpreted as keyed (``reinterpret_as_keyed_stream``): it checks
+        that each record's key group is its subtask's."""
+        return any(e.partitioner.reinterpreted for e in self.in_edges)
+
 
 @dataclass(eq=False)
 class StreamEdge:
@@ -218,6 +224,16 @@ def _default_partitioner(
     spec: PartitionerSpec | None, source: StreamNode, target: StreamNode
 ) -> PartitionerSpec:
     if spec is not None and spec.kind is not Partitioning.FORWARD:
+        return spec
+    if spec is not None and spec.reinterpreted:
+        if source.parallelism != target.parallelism:
+            raise ConfigurationError(
+                f"operator {target.uid!r} ({target.name}) reads a stream reinterpreted as keyed "
+                f"from {source.uid!r} ({source.name}), at parallelism {target.parallelism} "
+                f"against {source.parallelism}: reinterpret_as_keyed_stream keeps subtask i's "
+                "records in subtask i, so both must have the same parallelism (set it on both, "
+                "or use key_by)"
+            )
         return spec
     if spec is not None and spec.explicit and source.parallelism != target.parallelism:
         raise ConfigurationError(

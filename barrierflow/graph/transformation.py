@@ -72,6 +72,9 @@ class PartitionerSpec:
     # CUSTOM: ``partition(key, number of consumers)`` -> the consumer's index
     partition: Callable[[Any, int], int] | None = None
     explicit: bool = False  # forward() asked for: a change of parallelism is an error
+    # FORWARD from reinterpret_as_keyed_stream: the records are partitioned as key groups
+    # would partition them already, so the keyed operator chains to its input, and checks them
+    reinterpreted: bool = False
 
 
 _ids = itertools.count()

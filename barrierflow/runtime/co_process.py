@@ -51,7 +51,8 @@ class KeyedCoProcessOperator(TwoInputOperator, KeyedProcessOperator):
     def process_batch(self, batch: RecordBatch) -> RecordBatch:
         fn, select = self.spec.function, self.spec.key_selector
         assert select is not None  # a keyed operator's spec has it
-        return self._process_keyed(batch, select, fn.process_element1, self._ctx)
+        check = self.key_group_check
+        return self._process_keyed(batch, select, fn.process_element1, self._ctx, check)
 
     def process_batch2(self, batch: RecordBatch) -> RecordBatch:
         fn, select = self.spec.function, self._select2

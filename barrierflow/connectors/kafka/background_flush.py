@@ -33,6 +33,8 @@ from barrierflow.connectors.kafka.transactions import FLUSH_TIMEOUT_S, flush
 HOLD_LIMIT = 100_000  # records held during a flush; librdkafka's own queue holds as many
 CLOSE_WAIT_S = 10.0  # how long a close waits for the flush that runs
 
+_Sent = tuple[Iterable[str], list[KeyValue], list[int] | None]  # topics, pairs, partitions
+
 
 class BackgroundFlush:
     def __init__(self, producer: Any, failures: Callable[[], str | None], name: str) -> None:
@@ -43,22 +45,24 @@ class BackgroundFlush:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._flushing: Future[None] | None = None  # the last flush handed over
         self._unfinished: list[Future[None]] = []  # the flushes handed over, not done then
-        self._held: list[tuple[Iterable[str], list[KeyValue]]] = []  # (topics, pairs) sent
+        self._held: list[_Sent] = []  # (topics, pairs, partitions) sent
         self._held_records = 0
 
-    def send(self, topics: Iterable[str], pairs: list[KeyValue]) -> None:
-        """Produces ``pairs``, each to its topic (``topics``: a list, or one topic repeated),
-        or holds them while a flush runs."""
+    def send(
+        self, topics: Iterable[str], pairs: list[KeyValue], partitions: list[int] | None = None
+    ) -> None:
+        """Produces ``pairs``, each to its topic (``topics``: a list, or one topic repeated)
+        and partition (None: the client's choice), or holds them while a flush runs."""
         flushing = self._flushing
         if flushing is not None:
             if not flushing.done() and self._held_records < HOLD_LIMIT:
-                self._held.append((topics, pairs))
+                self._held.append((topics, pairs, partitions))
                 self._held_records += len(pairs)
                 return
             flushing.result()  # waits if the hold is full; raises what the flush raised
             self._flushing = None
             self._produce(self._take_held())
-        produce_all(self._producer, topics, pairs)
+        produce_all(self._producer, topics, pairs, partitions)
         self._producer.poll(0)
 
     def flush_at_barrier(self) -> Future[None]:
@@ -69,9 +73,7 @@ class BackgroundFlush:
         self._unfinished = [f for f in self._unfinished if not f.done()] + [self._flushing]
         return self._flushing
 
-    def _flush(
-        self, earlier: Future[None] | None, held: list[tuple[Iterable[str], list[KeyValue]]]
-    ) -> None:
+    def _flush(self, earlier: Future[None] | None, held: list[_Sent]) -> None:
         """On the flush thread, after ``earlier`` (one thread: it ran first)."""
         if earlier is not None:
             earlier.result()  # its failure is this one's too: its records are not all there
@@ -81,13 +83,13 @@ class BackgroundFlush:
         if failure is not None:
             raise RuntimeError(f"KafkaSink: {failure}")
 
-    def _take_held(self) -> list[tuple[Iterable[str], list[KeyValue]]]:
+    def _take_held(self) -> list[_Sent]:
         held, self._held, self._held_records = self._held, [], 0
         return held
 
-    def _produce(self, held: list[tuple[Iterable[str], list[KeyValue]]]) -> None:
-        for topics, pairs in held:
-            produce_all(self._producer, topics, pairs)
+    def _produce(self, held: list[_Sent]) -> None:
+        for topics, pairs, partitions in held:
+            produce_all(self._producer, topics, pairs, partitions)
 
     def close(self, timeout_s: float | None = None) -> bool:
         """Waits (``CLOSE_WAIT_S`` unless told) for the flush that runs, then lets the flush

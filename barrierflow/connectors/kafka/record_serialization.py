@@ -1,5 +1,6 @@
 """Where and how KafkaSink writes a record: PyFlink's ``KafkaRecordSerializationSchema``, its
-builder, and ``KafkaTopicSelector`` for a topic chosen per record. Performs no I/O."""
+builder, ``KafkaTopicSelector`` for a topic chosen per record, and a ``KafkaPartitioner`` for
+its partition. Performs no I/O."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from barrierflow.connectors.kafka.key_group_partitioner import KafkaPartitioner
 from barrierflow.errors import ConfigurationError
 
 
@@ -28,7 +30,8 @@ class _FunctionTopicSelector(KafkaTopicSelector):
 
 
 class KafkaRecordSerializationSchema:
-    """The record's topic (fixed, or chosen by a selector), key and value."""
+    """The record's topic (fixed, or chosen by a selector), key and value, and its partition
+    where a partitioner chooses it."""
 
     def __init__(
         self,
@@ -36,11 +39,13 @@ class KafkaRecordSerializationSchema:
         value_schema: Any,
         key_schema: Any = None,
         topic_selector: KafkaTopicSelector | None = None,
+        partitioner: KafkaPartitioner | None = None,
     ) -> None:
         self.topic = topic  # None: chosen per record by topic_selector
         self.value_schema = value_schema
         self.key_schema = key_schema
         self.topic_selector = topic_selector
+        self.partitioner = partitioner  # None: the Kafka client's, by the record's key
 
     @staticmethod
     def builder() -> KafkaRecordSerializationSchemaBuilder:
@@ -77,6 +82,7 @@ class KafkaRecordSerializationSchemaBuilder:
         self._selector: KafkaTopicSelector | None = None
         self._value: Any = None
         self._key: Any = None
+        self._partitioner: KafkaPartitioner | None = None
 
     def set_topic(self, topic: str) -> KafkaRecordSerializationSchemaBuilder:
         """One topic for every record."""
@@ -93,6 +99,20 @@ class KafkaRecordSerializationSchemaBuilder:
                 raise TypeError("topic_selector must be KafkaTopicSelector or a callable")
             topic_selector = _FunctionTopicSelector(topic_selector)
         self._selector = topic_selector
+        return self
+
+    def set_partitioner(
+        self, partitioner: KafkaPartitioner
+    ) -> KafkaRecordSerializationSchemaBuilder:
+        """The partition of each record, chosen by ``partitioner`` (Flink's ``setPartitioner``;
+        ``KeyGroupPartitioner`` writes a topic a job reads as a keyed stream) instead of the
+        Kafka client's partitioner."""
+        if not isinstance(partitioner, KafkaPartitioner):
+            raise TypeError(
+                f"set_partitioner needs a KafkaPartitioner (KeyGroupPartitioner), got "
+                f"{partitioner!r:.200}"
+            )
+        self._partitioner = partitioner
         return self
 
     def set_value_serialization_schema(self, schema: Any) -> KafkaRecordSerializationSchemaBuilder:
@@ -122,4 +142,6 @@ class KafkaRecordSerializationSchemaBuilder:
                     f"KafkaRecordSerializationSchema needs a {what} serialization schema such "
                     f"as SimpleStringSchema(), got {schema!r:.200}"
                 )
-        return KafkaRecordSerializationSchema(self._topic, self._value, self._key, self._selector)
+        return KafkaRecordSerializationSchema(
+            self._topic, self._value, self._key, self._selector, self._partitioner
+        )

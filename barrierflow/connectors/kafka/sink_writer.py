@@ -21,7 +21,12 @@ from barrierflow.connectors.interfaces.committables import END_OF_INPUT
 from barrierflow.connectors.interfaces.delivery_guarantee import DeliveryGuarantee
 from barrierflow.connectors.interfaces.sink import SinkWriter, SinkWriterContext
 from barrierflow.connectors.kafka.background_flush import BackgroundFlush
-from barrierflow.connectors.kafka.batch_produce import produce_all, serialized_all
+from barrierflow.connectors.kafka.batch_produce import (
+    PartitionIds,
+    partitioned_all,
+    produce_all,
+    serialized_all,
+)
 from barrierflow.connectors.kafka.sink_committable import KafkaCommittable
 from barrierflow.connectors.kafka.transactions import (
     FLUSH_TIMEOUT_S,
@@ -56,6 +61,10 @@ class KafkaWriter(SinkWriter):
         self._producer = self._kafka.Producer(
             {**sink.producer_config(), "on_delivery": self._delivered}
         )
+        self._partitioner = sink.serializer.partitioner
+        self._partition_ids = PartitionIds(self._producer)
+        if self._partitioner is not None:
+            self._partitioner.open(context.subtask, context.parallelism)
         self._background: BackgroundFlush | None = None
         if sink.delivery_guarantee is DeliveryGuarantee.AT_LEAST_ONCE:
             self._background = BackgroundFlush(self._producer, self._failure, "kafka-flush")
@@ -75,10 +84,15 @@ class KafkaWriter(SinkWriter):
         topic = self._topic
         topics = repeat(topic) if topic is not None else list(map(self._topic_of, records))
         pairs = serialized_all(self._serialize, records)
+        partitions = None
+        if self._partitioner is not None:
+            partitions = partitioned_all(
+                self._partitioner, records, topics, pairs, self._partition_ids
+            )
         if self._background is not None:
-            self._background.send(topics, pairs)
+            self._background.send(topics, pairs, partitions)
             return
-        produce_all(self._producer, topics, pairs)
+        produce_all(self._producer, topics, pairs, partitions)
         self._producer.poll(0)
 
     def prepare_commit(self, checkpoint_id: int) -> list[KafkaCommittable]:
@@ -116,12 +130,13 @@ class _Transaction:
     """One transaction: its slot, its sequence number, its records (kept for a resend), and
     whether every broker was unreachable while it was open (what librdkafka said)."""
 
-    __slots__ = ("outage", "records", "sequence", "slot")
+    __slots__ = ("outage", "partitions", "records", "sequence", "slot")
 
     def __init__(self, slot: int, sequence: int) -> None:
         self.slot = slot
         self.sequence = sequence
         self.records: list[tuple[bytes | None, bytes]] = []  # (key, value)
+        self.partitions: list[int] = []  # each record's, where the sink's partitioner chose
         self.outage: str | None = None
 
 
@@ -151,6 +166,10 @@ class TransactionalKafkaWriter(SinkWriter):
         self._errors: list[str] = []  # deliveries refused, from librdkafka's callback
         self._current: _Transaction | None = None
         self._pending: dict[int, _Transaction] = {}  # slot -> pre-committed, not committed
+        self._partitioner = sink.serializer.partitioner
+        self._partition_ids: PartitionIds | None = None
+        if self._partitioner is not None:
+            self._partitioner.open(context.subtask, context.parallelism)
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is not None:
@@ -193,7 +212,15 @@ class TransactionalKafkaWriter(SinkWriter):
         producer.poll(0)  # serves an outage before any record can join its transaction
         self._refuse_after_outage(txn, producer)
         pairs = serialized_all(self._serialize, records)
-        produce_all(producer, repeat(self._topic), pairs)
+        partitions = None
+        if self._partitioner is not None:
+            if self._partition_ids is None:  # asks once, through the first slot's producer
+                self._partition_ids = PartitionIds(producer)
+            topics = repeat(self._topic)
+            ids = self._partition_ids
+            partitions = partitioned_all(self._partitioner, records, topics, pairs, ids)
+            txn.partitions += partitions
+        produce_all(producer, repeat(self._topic), pairs, partitions)
         txn.records += pairs  # (their delivery reports: at the next write's poll, or the flush)
 
     def _begin(self) -> _Transaction:
@@ -227,7 +254,8 @@ class TransactionalKafkaWriter(SinkWriter):
         )
         self._current = None
         self._pending[txn.slot] = txn
-        return [KafkaCommittable(tid, txn.slot, txn.sequence, self._topic, txn.records)]
+        partitions = txn.partitions if self._partitioner is not None else None
+        return [KafkaCommittable(tid, txn.slot, txn.sequence, self._topic, txn.records, partitions)]
 
     def _flush(self, txn: _Transaction, producer: Any) -> None:
         """``transactions.flush``, in slices, so that an outage reported while it waits stops

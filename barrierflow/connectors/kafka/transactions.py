@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ log = logging.getLogger("barrierflow.connectors.kafka")
 
 TRANSACTION_SLOTS = 4  # transactions a subtask may have open or awaiting their checkpoint
 FLUSH_TIMEOUT_S = 60.0
+PARTITION_ANY = -1  # librdkafka's RD_KAFKA_PARTITION_UA: its partitioner chooses
 
 
 def commit_group(kafka: Any, sink: KafkaSink, transactional_id: str) -> Any:
@@ -121,9 +123,10 @@ def _send_again(
         "committed", len(c.records), c.transactional_id, checkpoint_id,
     )  # fmt: skip
     producer.begin_transaction()
+    partitions = c.partitions if c.partitions is not None else repeat(PARTITION_ANY)
     try:
-        for key, value in c.records:
-            produce(producer, c.topic, key, value)
+        for (key, value), partition in zip(c.records, partitions, strict=False):
+            produce(producer, c.topic, key, value, partition)
         flush(producer)
         send_sequence(kafka, producer, consumer, c.topic, c.sequence, checkpoint_id)
         producer.commit_transaction(FLUSH_TIMEOUT_S)
@@ -146,11 +149,15 @@ def _client_security(properties: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in properties.items() if k.startswith(("security.", "sasl.", "ssl."))}
 
 
-def produce(producer: Any, topic: str, key: bytes | None, value: bytes) -> None:
+def produce(
+    producer: Any, topic: str, key: bytes | None, value: bytes, partition: int = PARTITION_ANY
+) -> None:
+    """``partition``: PARTITION_ANY lets the client's partitioner choose."""
     deadline = None
+    chosen: dict[str, int] = {} if partition == PARTITION_ANY else {"partition": partition}
     while True:
         try:
-            producer.produce(topic, value, key)
+            producer.produce(topic, value, key, **chosen)
             return
         except BufferError:  # the local queue is full: let librdkafka send
             deadline = deadline or time.monotonic() + FLUSH_TIMEOUT_S

@@ -1,5 +1,7 @@
 """PyFlink's ``pyflink.datastream.connectors.kafka``: a source of topic partitions and a
-transactional sink, with PyFlink's builders, built in ``barrierflow/connectors/kafka/``.
+transactional sink, with PyFlink's builders, built in ``barrierflow/connectors/kafka/``; and
+barrierflow's ``KafkaPartitioner`` (Flink's ``FlinkKafkaPartitioner``) with
+``KeyGroupPartitioner``, which writes a topic a job reads as a keyed stream.
 confluent-kafka is needed only when a job reads or writes Kafka (``pip install
 'barrierflow[kafka]'``): each name loads when first asked for.
 
@@ -27,6 +29,8 @@ _NAMES = LazyNames(
         "KafkaSourceBuilder": f"{_KAFKA}.source",
         "KafkaTopicPartition": f"{_KAFKA}.offsets",
         "KafkaTopicSelector": f"{_KAFKA}.record_serialization",
+        "KafkaPartitioner": f"{_KAFKA}.key_group_partitioner",
+        "KeyGroupPartitioner": f"{_KAFKA}.key_group_partitioner",
     },
 )
 _MOVED = MovedNames(
@@ -46,6 +50,7 @@ _MOVED = MovedNames(
 __all__ = [
     "KafkaOffsetResetStrategy",
     "KafkaOffsetsInitializer",
+    "KafkaPartitioner",
     "KafkaRecordSerializationSchema",
     "KafkaRecordSerializationSchemaBuilder",
     "KafkaSink",
@@ -54,6 +59,7 @@ __all__ = [
     "KafkaSourceBuilder",
     "KafkaTopicPartition",
     "KafkaTopicSelector",
+    "KeyGroupPartitioner",
 ]
 
 
@@ -68,6 +74,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from barrierflow.connectors.kafka.key_group_partitioner import (
+        KafkaPartitioner,
+        KeyGroupPartitioner,
+    )
     from barrierflow.connectors.kafka.offsets import (
         KafkaOffsetResetStrategy,
         KafkaOffsetsInitializer,

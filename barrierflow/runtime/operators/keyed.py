@@ -22,6 +22,7 @@ from barrierflow.datastream.functions.one_input import (
 from barrierflow.protocol.checkpoint_barrier import CheckpointOptions
 from barrierflow.protocol.key_group_range import key_group_range_for_subtask
 from barrierflow.protocol.record_batch import RecordBatch, repeat_per_output
+from barrierflow.runtime.operators.key_group_check import KeyGroupCheck
 from barrierflow.runtime.operators.stream_operator import (
     Operator,
     OperatorContext,
@@ -45,6 +46,12 @@ class KeyedOperator(Operator):
         self._where = f"operator {self.uid!r} ({self.name}), subtask {ctx.subtask}"
         self.open_dead_letters(ctx)
         kg_range = key_group_range_for_subtask(ctx.max_parallelism, ctx.parallelism, ctx.subtask)
+        # reinterpreted as keyed: each record's key group checked (key_group_check.py)
+        self.key_group_check = (
+            KeyGroupCheck(ctx.subtask, ctx.parallelism, ctx.max_parallelism, kg_range)
+            if self.spec.checks_key_groups
+            else None
+        )
         self.backend = create_keyed_state_backend(
             ctx.state_backend, ctx.max_parallelism, kg_range, ctx.local_dir, ctx.recovery_dir
         )
@@ -55,6 +62,14 @@ class KeyedOperator(Operator):
         if ctx.restore is not None:
             self.backend.restore(ctx.restore.keyed_state, ctx.restore_streams)
             self.timers.restore()
+
+    def checked_key_selector(self) -> Callable[[Any], Any]:
+        """The key selector (of input 1), which checks each key's key group where the input
+        was reinterpreted as keyed."""
+        select = self.spec.key_selector
+        assert select is not None  # a keyed operator's spec has it
+        check = self.key_group_check
+        return select if check is None else check.checked(select)
 
     def runtime_context(self, ctx: OperatorContext) -> RuntimeContext:
         """The user functions' context: the keyed state of this subtask."""
@@ -105,7 +120,10 @@ class KeyedProcessOperator(KeyedOperator):
     def _process_all(self, batch: RecordBatch) -> RecordBatch:
         fn, select = self.spec.function, self.spec.key_selector
         assert select is not None  # a keyed operator's spec has it
-        return self._process_keyed(batch, unwrapped(select), fn.process_element, self._ctx)
+        check = self.key_group_check
+        if check is None:
+            select = unwrapped(select)  # a list is made a key in the loop
+        return self._process_keyed(batch, select, fn.process_element, self._ctx, check)
 
     def _process_keyed(
         self,
@@ -113,9 +131,10 @@ class KeyedProcessOperator(KeyedOperator):
         select: Callable[[Any], Any],
         process: Callable[[Any, Any], Any],
         ctx: Any,
+        check: KeyGroupCheck | None = None,
     ) -> RecordBatch:
         """``process(record, ctx)`` for each record, with its key (by ``select``) current (a
-        two-input operator's per input)."""
+        two-input operator's per input); ``check``: each key's key group checked first."""
         key_context = self.backend.key_context
         timestamps = batch.timestamps
         out: list[Any] = []
@@ -123,14 +142,27 @@ class KeyedProcessOperator(KeyedOperator):
         ends: list[int] = []
         record = None
         try:
-            if timestamps is None:  # the hot loop of keyed jobs: nothing for the column
+            if timestamps is None and check is None:  # the hot loop of keyed jobs
                 for record in batch.values:
                     key = select(record)  # a list is made a key here (``unwrapped``)
                     key_context.key = key if key.__class__ is not list else as_key(key)
                     result = process(record, ctx)
                     if result is not None:
                         extend(result)
+            elif timestamps is None:  # reinterpreted as keyed: one set lookup more
+                assert check is not None  # (None took the loop above)
+                owned, admit = check.owned, check.admit
+                for record in batch.values:
+                    key = select(record)
+                    if key not in owned:
+                        admit(key)
+                    key_context.key = key
+                    result = process(record, ctx)
+                    if result is not None:
+                        extend(result)
             else:
+                if check is not None:
+                    select = check.checked(select)
                 mark = ends.append
                 for record, ctx._timestamp in zip(batch.values, timestamps, strict=True):
                     key = select(record)
@@ -140,7 +172,7 @@ class KeyedProcessOperator(KeyedOperator):
                         extend(result)
                     mark(len(out))
         except Exception as e:
-            raise self.failure(record, e, key_context.key) from e
+            raise self.failure(record, e, _key_of(select, record)) from e
         if not self._tags and not ctx._side:
             if timestamps is None:
                 return RecordBatch(out)
@@ -185,3 +217,13 @@ class KeyedProcessOperator(KeyedOperator):
                     f"{type(e).__name__}: {e}"
                 ) from e
         return self._finished_batch(ctx, out, stamps if event_time else None, ends)
+
+
+def _key_of(select: Callable[[Any], Any], record: Any) -> Any:
+    """``record``'s key, for the error it failed with; None where the key selector is what
+    failed (the key current then is the record's before it: a stream reinterpreted as keyed
+    runs the selector first in this operator)."""
+    try:
+        return select(record)
+    except Exception:  # noqa: BLE001 - the first failure is the one reported
+        return None

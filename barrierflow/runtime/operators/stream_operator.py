@@ -56,6 +56,16 @@ class UserFunctionError(Exception):
         self.record = record
 
 
+class NotADeadLetter(Exception):
+    """An error about how the job is built, not about the record it was found on: dead-letter
+    mode fails the job on it rather than set the record aside. ``key``: the record's, which
+    the operator had not made current yet."""
+
+    def __init__(self, message: str, key: Any = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class OperatorEventError(Exception):
     """An operator event reached an operator that takes none, or that failed on it."""
 
@@ -81,6 +91,8 @@ class OperatorSpec:
     input_timestamps: TimestampColumn = TimestampColumn.NEEDED
     # the side output (tag id) records its function fails on go to; None: they fail the job
     dead_letters: str | None = None
+    # its input was reinterpreted as keyed: each record's key group is checked to be its own
+    checks_key_groups: bool = False
 
 
 @dataclass
@@ -181,6 +193,8 @@ class Operator:
             fn.open(ctx.runtime_context(self.name))
 
     def failure(self, record: Any, error: BaseException, key: Any = None) -> UserFunctionError:
+        if isinstance(error, NotADeadLetter) and error.key is not None:
+            key = error.key
         key_text = f" (key {key!r:.100})" if key is not None else ""
         described = _describe_record(record)
         return UserFunctionError(
@@ -216,6 +230,8 @@ class Operator:
             try:
                 done = process(one)
             except UserFunctionError as e:
+                if isinstance(e.__cause__, NotADeadLetter):
+                    raise
                 values.append(SideOutput(tag, dead_letter(record, e)))
                 if out_stamps is not None and stamps is not None:  # (both or neither)
                     out_stamps.append(stamps[i])

@@ -54,8 +54,7 @@ class WindowOperator(KeyedOperator):
             if isinstance(fn, Function):
                 fn.open(runtime)
         late_tag = spec.late_data_tag
-        select = self.spec.key_selector
-        assert select is not None  # windows are keyed
+        select = self.checked_key_selector()
         parts = WindowParts(
             spec,
             select,

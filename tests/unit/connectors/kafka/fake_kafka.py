@@ -55,6 +55,7 @@ class TopicPartition:
 class _Transaction:
     records: list[tuple[str, bytes | None, bytes]] = field(default_factory=list)
     offsets: dict[str, int] = field(default_factory=dict)  # commit group -> offset
+    partitions: list[int] = field(default_factory=list)  # each record's (-1: unassigned)
 
 
 @dataclass
@@ -66,6 +67,8 @@ class FakeBroker:
     forgetful: bool = False  # after a restart that forgot: commits of unknown ones "succeed"
     producers: list[_Producer] = field(default_factory=list)
     stable_end: int | None = None  # read_committed readers stop here: a record never ended
+    partition_count: int = 4  # of every topic
+    visible_partitions: list[int] = field(default_factory=list)  # each visible record's
 
     def restart(self, forget: bool) -> None:
         """``forget``: the test broker's restart; otherwise Kafka's (open transactions kept)."""
@@ -123,13 +126,21 @@ class _Producer:
     def _transaction(self) -> _Transaction | None:
         return self._broker.open.get(self._tid)
 
-    def produce(self, topic: str, value: bytes, key: bytes | None = None) -> None:
+    def produce(
+        self, topic: str, value: bytes, key: bytes | None = None, partition: int = -1
+    ) -> None:
         found = self._transaction()
         if found is not None:
             found.records.append((topic, key, value))
+            found.partitions.append(partition)
         elif self.in_transaction and self._broker.stable_end is None:
             # a record of a forgotten transaction is never ended: it holds readers back
             self._broker.stable_end = len(self._broker.visible)
+
+    def list_topics(self, topic: str, timeout: float) -> types.SimpleNamespace:
+        partitions = {p: object() for p in range(self._broker.partition_count)}
+        found = types.SimpleNamespace(partitions=partitions, error=None)
+        return types.SimpleNamespace(topics={topic: found})
 
     def purge(self, in_queue: bool, in_flight: bool, blocking: bool) -> None:
         pass  # this broker takes each record as it is produced: nothing waits
@@ -156,6 +167,7 @@ class _Producer:
                 return  # the test broker's answer to the commit of a transaction it forgot
             raise KafkaException(KafkaError(f"{self._tid} has no open transaction"))
         self._broker.visible += found.records
+        self._broker.visible_partitions += found.partitions
         self._broker.group_offsets.update(found.offsets)
 
     def abort_transaction(self, timeout: float) -> None:
