@@ -63,9 +63,9 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import rescale_job
 from job_rest import job_address, rescale_history, rescale_history_after
 from scale_figures import check_keyed_counts, largest_gap, median_p99
-from spark_cluster import StandaloneCluster, standalone_cluster
 
 from barrierflow.datastream import StreamExecutionEnvironment
+from tests.servers.spark_standalone import StandaloneCluster, standalone_cluster
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

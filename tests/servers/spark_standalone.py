@@ -1,7 +1,12 @@
-"""A real Spark standalone cluster on this machine, from the pyspark package: a master and
-workers of one core each, as separate JVMs (``spark-class ...Master`` / ``...Worker``). A test
-may add a worker while the cluster runs, and SIGKILL one (its executors then exit: they watch
-their worker)."""
+"""A real Spark standalone cluster on this machine, from the pyspark package, for the tests and
+the benchmarks: a master and one-core workers, each a JVM of its own (``spark-class
+...Master`` / ``...Worker``). A test or bench may add a worker while the cluster runs and
+SIGKILL one (its executor, a child of the worker's JVM, then exits: it watches its worker).
+
+Only what this module started is ever stopped: each JVM runs in a process group of its own,
+which its executor and the executor's Python workers join, and the end kills those groups, by
+their ids. Another job's executors on the same machine are left alone.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,24 +35,36 @@ class StandaloneCluster:
     web_url: str  # the master's web UI, whose /json/ says what runs
     spark_home: str
     work_dir: str
-    start: Callable[..., subprocess.Popen]  # (log name, *spark-class arguments)
+    processes: list[subprocess.Popen] = field(default_factory=list)
     workers: list[subprocess.Popen] = field(default_factory=list)
 
-    def add_worker(self, wait: bool = True) -> None:
-        """Starts one more one-core worker; ``wait``: until the master counts it alive."""
+    def start(self, name: str, *args: str) -> subprocess.Popen:
+        """A ``spark-class`` JVM in a process group of its own, its log in the work dir."""
+        env = {**os.environ, "SPARK_HOME": self.spark_home, "SPARK_LOCAL_IP": "127.0.0.1"}
+        with open(os.path.join(self.work_dir, f"{name}.log"), "wb") as log:
+            process = subprocess.Popen(
+                [os.path.join(self.spark_home, "bin", "spark-class"), *args],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        self.processes.append(process)
+        return process
+
+    def add_worker(self, wait: bool = True) -> int:
+        """Starts one more one-core worker; its number. ``wait``: until the master counts it."""
         alive = self.alive_workers()
         number = len(self.workers)
-        work = os.path.join(self.work_dir, f"worker-{number}")
         self.workers.append(
             self.start(f"worker-{number}", "org.apache.spark.deploy.worker.Worker",
                        "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                       "--work-dir", work, "--webui-port", str(_free_port()), self.master_url)
+                       "--work-dir", os.path.join(self.work_dir, f"worker-{number}"),
+                       "--webui-port", str(free_port()), self.master_url)
         )  # fmt: skip
         if wait:
             _wait(lambda: self.alive_workers() > alive, self.work_dir, f"worker {number}")
+        return number
 
     def kill_worker(self, number: int) -> None:
-        """SIGKILLs worker ``number``'s JVM (not its executors: they find their worker gone)."""
+        """SIGKILLs worker ``number``'s JVM alone (its executor finds it gone, and exits)."""
         self.workers[number].send_signal(signal.SIGKILL)
         self.workers[number].wait(10)
 
@@ -59,14 +76,16 @@ class StandaloneCluster:
             return json.load(response)
 
     def executor_pids(self) -> list[int]:
-        """The executor JVMs (the only ones on this machine while a test uses the cluster)."""
+        """The executor JVMs of this cluster's workers (they run in their workers' process
+        groups)."""
+        groups = ",".join(str(p.pid) for p in self.processes)
         out = subprocess.run(
-            ["pgrep", "-f", _EXECUTOR], capture_output=True, text=True, check=False
+            ["pgrep", "-g", groups, "-f", _EXECUTOR], capture_output=True, text=True, check=False
         )
         return [int(p) for p in out.stdout.split()]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -74,43 +93,29 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def standalone_cluster(workers: int = 2) -> Iterator[StandaloneCluster]:
-    spark_home = os.path.dirname(pyspark.__file__)
-    spark_class = os.path.join(spark_home, "bin", "spark-class")
-    root = tempfile.mkdtemp(prefix="barrierflow-spark-")
-    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1"}
-    port, web_port = _free_port(), _free_port()
-    processes: list[subprocess.Popen] = []
-
-    def start(name: str, *args: str) -> subprocess.Popen:
-        log = open(os.path.join(root, f"{name}.log"), "wb")  # noqa: SIM115 - for the JVM's life
-        process = subprocess.Popen(
-            [spark_class, *args],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        processes.append(process)
-        return process
-
-    start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-          "--port", str(port), "--webui-port", str(web_port))  # fmt: skip
+    """A master and ``workers`` one-core workers, alive; all of them (and their executors)
+    killed at the end."""
+    port, web_port = free_port(), free_port()
     cluster = StandaloneCluster(
-        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{web_port}", spark_home, root, start
+        f"spark://127.0.0.1:{port}",
+        f"http://127.0.0.1:{web_port}",
+        os.path.dirname(pyspark.__file__),
+        tempfile.mkdtemp(prefix="barrierflow-spark-"),
     )
+    cluster.start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                  "--port", str(port), "--webui-port", str(web_port))  # fmt: skip
     try:
-        _wait(lambda: cluster.state(), root, "the master")
+        _wait(cluster.state, cluster.work_dir, "the master")
         for _ in range(workers):
             cluster.add_worker(wait=False)
-        _wait(lambda: cluster.alive_workers() >= workers, root, f"{workers} workers")
+        _wait(lambda: cluster.alive_workers() >= workers, cluster.work_dir, f"{workers} workers")
         yield cluster
     finally:
-        for p in processes:
+        for p in cluster.processes:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
+                os.killpg(p.pid, signal.SIGKILL)  # the JVM, its executor, their Python workers
             p.wait(10)
-        subprocess.run(["pkill", "-9", "-f", _EXECUTOR], check=False)
-        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(cluster.work_dir, ignore_errors=True)
 
 
 def _wait(ready, root: str, what: str, timeout_s: float = 90) -> None:
