@@ -19,6 +19,11 @@ Python workers; the broker not counted; ``peak_rss.py``).
     python bench/kafka_roundtrip.py --events 200000 --rate 20000 --repeat 3
     python bench/kafka_roundtrip.py --bootstrap localhost:9092   # an existing cluster
     python bench/kafka_roundtrip.py --guarantees EXACTLY_ONCE --no-latency   # one run
+    python bench/kafka_roundtrip.py --reinterpret --guarantees EXACTLY_ONCE --no-latency
+
+``--reinterpret`` writes the input topic by key group (``KeyGroupPartitioner``, for the job's
+parallelism) and reads it with ``DataStreamUtils.reinterpret_as_keyed_stream`` instead of
+``key_by``: the count chained to the source, no shuffle between them.
 
 Without ``--bootstrap`` it starts the ``noida-db`` test broker (``pip install noida-db``).
 """
@@ -40,13 +45,14 @@ from pathlib import Path
 
 from peak_rss import PeakRss, child_pids
 
-from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream import DataStreamUtils, StreamExecutionEnvironment
 from barrierflow.datastream.connectors import DeliveryGuarantee
 from barrierflow.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
+    KeyGroupPartitioner,
 )
 from barrierflow.datastream.formats.json import (
     JsonRowDeserializationSchema,
@@ -59,6 +65,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers: t
 from tests.servers.kafka import KafkaBroker, kafka_broker
 
 PARTITIONS = 2
+PARALLELISM = 2
+
+
+def partitions(topic: str, events: int, keys: int, by_key_group: bool) -> list[int]:
+    """The partition of each event: ``i % PARTITIONS``, or, ``by_key_group``, the one that the
+    source subtask owning its key's key group reads (``KeyGroupPartitioner``)."""
+    if not by_key_group:
+        return [i % PARTITIONS for i in range(events)]
+    partitioner = KeyGroupPartitioner(lambda event: event["key"], PARALLELISM)
+    of_key = [partitioner.partition_of_key(k, topic, PARTITIONS) for k in range(keys)]
+    return [of_key[i % keys] for i in range(events)]
 
 
 class Count(KeyedProcessFunction):
@@ -71,8 +88,19 @@ class Count(KeyedProcessFunction):
         return ({"key": event["key"], "count": count, "ts": event["ts"]},)
 
 
-def produce(broker: KafkaBroker, topic: str, events: int, keys: int, rate: float | None) -> None:
+def produce(
+    broker: KafkaBroker,
+    topic: str,
+    events: int,
+    keys: int,
+    rate: float | None,
+    partition_of: list[int] | None = None,
+) -> None:
+    """``partition_of``: each event's partition (``partitions``); default ``i % PARTITIONS``."""
     from confluent_kafka import Producer
+
+    if partition_of is None:
+        partition_of = partitions(topic, events, keys, by_key_group=False)
 
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
     start = time.monotonic()
@@ -84,7 +112,7 @@ def produce(broker: KafkaBroker, topic: str, events: int, keys: int, rate: float
         value = json.dumps({"key": i % keys, "ts": time.time_ns()}).encode()
         while True:
             try:
-                producer.produce(topic, value, partition=i % PARTITIONS)
+                producer.produce(topic, value, partition=partition_of[i])
                 break
             except BufferError:
                 producer.poll(0.01)
@@ -118,18 +146,22 @@ def run(
     events: int,
     keys: int,
     rate: float | None,
+    reinterpret: bool = False,
 ) -> dict:
     name = uuid.uuid4().hex[:8]
     source_topic = broker.create_topic(f"bench-in-{name}", PARTITIONS)
     sink_topic = broker.create_topic(f"bench-out-{name}", PARTITIONS)
     latencies: list[float] = []
+    partition_of = partitions(source_topic, events, keys, by_key_group=reinterpret)
     producer = threading.Thread(
-        target=produce, args=(broker, source_topic, events, keys, rate), daemon=True
+        target=produce,
+        args=(broker, source_topic, events, keys, rate, partition_of),
+        daemon=True,
     )
     if rate is None:
         producer.run()  # all events in the topic before the job starts
-    stop = {(source_topic, p): len(range(p, events, PARTITIONS)) for p in range(PARTITIONS)}
-    env = StreamExecutionEnvironment().set_parallelism(2)
+    stop = {(source_topic, p): partition_of.count(p) for p in range(PARTITIONS)}
+    env = StreamExecutionEnvironment().set_parallelism(PARALLELISM)
     env.enable_checkpointing(1000)
     checkpoints = tempfile.mkdtemp(prefix="bench-kafka-")
     env.get_checkpoint_config().set_checkpoint_storage(checkpoints)
@@ -155,7 +187,13 @@ def run(
         .set_transactional_id_prefix(f"bench-{name}")
         .build()
     )
-    env.from_source(source, "events").key_by(lambda e: e["key"]).process(Count()).sink_to(sink)
+    events_in = env.from_source(source, "events")
+    keyed = (
+        DataStreamUtils.reinterpret_as_keyed_stream(events_in, lambda e: e["key"])
+        if reinterpret
+        else events_in.key_by(lambda e: e["key"])
+    )
+    keyed.process(Count()).sink_to(sink)
     consumer = threading.Thread(
         target=consume_latencies, args=(broker, sink_topic, events, latencies), daemon=True
     )
@@ -172,6 +210,7 @@ def run(
     consumer.join(120)
     figures = {
         "guarantee": guarantee.name,
+        "reinterpret": reinterpret,
         "events": events,
         "outputs_read": len(latencies),
     }
@@ -197,6 +236,11 @@ def main() -> None:
         help="comma-separated delivery guarantees to run",
     )
     parser.add_argument("--no-latency", action="store_true", help="throughput runs only")
+    parser.add_argument(
+        "--reinterpret",
+        action="store_true",
+        help="input written by key group, read with reinterpret_as_keyed_stream (no key_by)",
+    )
     args = parser.parse_args()
     try:
         guarantees = [DeliveryGuarantee[g.strip()] for g in args.guarantees.split(",")]
@@ -217,7 +261,7 @@ def main() -> None:
                 for rate in rates:
                     events = args.events if rate is None else args.latency_events
                     with PeakRss(exclude=servers) as rss:
-                        figures = run(broker, g, events, args.keys, rate)
+                        figures = run(broker, g, events, args.keys, rate, args.reinterpret)
                     figures["peak_rss_mib"] = rss.peak_mib
                     print(json.dumps(figures), flush=True)
                     results.setdefault(g.name, []).append(figures)
