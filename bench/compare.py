@@ -13,7 +13,9 @@ The runs (``--only`` takes these names, or a group's):
 - group ``rocksdb`` (K = 2,000,000): ``ours-rocksdb`` (``keyed_count.py --state-backend rocksdb
   --incremental``), ``ceiling-rocksdict`` (``ceiling.py rocksdict``, 2 processes);
 - group ``kafka`` (``kafka_roundtrip.py``'s workload, one broker for all its runs):
-  ``ours-kafka-exactly-once``, ``ours-kafka-none``, ``ceiling-kafka-transactional``,
+  ``ours-kafka-exactly-once``, ``ours-kafka-exactly-once-keyed`` (``--reinterpret``: the
+  input topic written by key group and read with ``reinterpret_as_keyed_stream``, the count
+  chained to the source), ``ours-kafka-none``, ``ceiling-kafka-transactional``,
   ``ceiling-kafka-plain``;
 - group ``peers`` (the keyed count, K = 100,000, fewer events: they are slower): ``bytewax``,
   ``pyflink-thread``, ``pyflink-process`` (``peers/``, each in a virtual environment of its own,
@@ -129,6 +131,9 @@ def runs(sizes: Sizes, bootstrap: str) -> list[Run]:
             (*ceiling, "rocksdict", *rocks, "--processes", "2")),
         Run("ours-kafka-exactly-once", "kafka", "Kafka to Kafka, exactly-once",
             (*kafka, "--guarantees", "EXACTLY_ONCE")),
+        Run("ours-kafka-exactly-once-keyed", "kafka",
+            "Kafka to Kafka, exactly-once, input by key group (reinterpret_as_keyed_stream)",
+            (*kafka, "--guarantees", "EXACTLY_ONCE", "--reinterpret")),
         Run("ours-kafka-none", "kafka", "Kafka to Kafka, no guarantee",
             (*kafka, "--guarantees", "NONE")),
         Run("ceiling-kafka-transactional", "kafka", "Kafka client alone, transactional",
@@ -159,6 +164,8 @@ RATIOS = [
     ("RocksDB keyed count / rocksdict ceiling", "ours-rocksdb", "ceiling-rocksdict", ">= 0.5"),
     ("Kafka exactly-once / client alone, transactional", "ours-kafka-exactly-once",
      "ceiling-kafka-transactional", ">= 0.5"),
+    ("Kafka exactly-once, input by key group / client alone, transactional",
+     "ours-kafka-exactly-once-keyed", "ceiling-kafka-transactional", ">= 0.5"),
     ("Kafka no guarantee / client alone, plain", "ours-kafka-none", "ceiling-kafka-plain", ""),
     ("keyed count / Bytewax", "ours-keyed", "bytewax", ""),
     ("keyed count / PyFlink thread mode", "ours-keyed", "pyflink-thread", ""),
