@@ -40,7 +40,7 @@ from barrierflow.protocol.frames import BUFFER_SIZE, CREDIT, HEADER, Kind, check
 from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.state.key_groups import KeyGroupCache, unwrapped
+from barrierflow.state.key_groups import KeyGroupCache, assign_to_key_group, unwrapped
 
 
 class ConsumerGoneError(Exception):
@@ -53,25 +53,21 @@ class RecordRoutingError(Exception):
 
 class ChannelOfKey(dict[Any, int]):
     """key -> output channel, memoized for the per-record path: a key seen before is one
-    lookup in C (``__getitem__``), a new one goes through its key group. Bounded: cleared at
-    ``capacity`` keys. An unhashable key raises ``TypeError`` (a list is made a key by the
-    caller)."""
+    lookup in C (``__getitem__``), a new one is hashed to its key group. Bounded: cleared at
+    ``capacity`` keys. A key that is not hashable raises ``TypeError``, one without a stable
+    hash ``UnhashableKeyError`` (a list is made a key by the caller)."""
 
-    __slots__ = ("_capacity", "_channel_of_key_group", "_key_group")
+    __slots__ = ("_capacity", "_channel_of_key_group")
 
-    def __init__(
-        self,
-        channel_of_key_group: list[int],
-        key_group: Callable[[Any], int],
-        capacity: int = 1 << 20,
-    ) -> None:
+    def __init__(self, channel_of_key_group: list[int], capacity: int = 1 << 20) -> None:
+        """``channel_of_key_group``: the channel of each key group (max parallelism many)."""
         super().__init__()
         self._channel_of_key_group = channel_of_key_group
-        self._key_group = key_group
         self._capacity = capacity
 
     def __missing__(self, key: Any) -> int:
-        channel = self._channel_of_key_group[self._key_group(key)]
+        of_group = self._channel_of_key_group
+        channel = of_group[assign_to_key_group(key, len(of_group))]
         if len(self) >= self._capacity:
             self.clear()
         self[key] = channel
@@ -269,9 +265,7 @@ class ResultPartition:
             self._channel_of_key_group = [
                 subtask_for_key_group(max_parallelism, n, kg) for kg in range(max_parallelism)
             ]
-            self._channel_of_key = ChannelOfKey(
-                self._channel_of_key_group, self._key_groups.key_group
-            ).__getitem__
+            self._channel_of_key = ChannelOfKey(self._channel_of_key_group).__getitem__
             self._route = self._route_by_key_group
         self._side_output = partitioner.side_output
         self._selects = self._side_output is not None or drop_side_outputs
@@ -405,7 +399,8 @@ class ResultPartition:
         """Each record to the channel of its key's key group. The loop looks each key up in a
         dict at C speed (``ChannelOfKey``); from a record it cannot route that way (a list
         key, a key or selector that fails) on, the records go one by one through the key
-        group cache, which keys a list and names what failed."""
+        group cache, which keys a list and names what failed (and memoizes only what goes
+        that way: list keys)."""
         select = self._key_selector
         channel_of = self._channel_of_key
         pending = self._pending  # pending[c].append: faster than calling stored bound methods
