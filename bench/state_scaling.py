@@ -56,6 +56,14 @@ bytes p50, peak RSS; restore at the largest) and the goals judged on RocksDB's p
     python bench/state_scaling.py --backends rocksdb --sizes 1000000,10000000
     python bench/state_scaling.py --rate 20000 --steady-s 120 --interval-ms 2000
     python bench/state_scaling.py --quick               # 10k and 100k keys: about 2 minutes
+    python bench/state_scaling.py --backends rocksdb --bytewax-sizes 100000,1000000,10000000
+    python bench/state_scaling.py --backends "" --bytewax-sizes 100000,1000000   # Bytewax alone
+
+``--bytewax-sizes`` adds, for comparison, Bytewax 0.21 writing each key once at those sizes
+(``peers/bytewax_count.py``, N = K, 2 processes, a snapshot a second): its throughput, peak RSS
+and recovery store, beside our load phase and peak RSS. Bytewax has no incremental checkpoint
+to time or restore to measure the same way: its snapshots go to SQLite, once per epoch for
+each key that changed.
 
 Only one benchmark may run on the machine at a time. The 10 M case holds its state several
 times on disk (RocksDB's working copy, its local recovery copy, the checkpoints, the final
@@ -603,8 +611,36 @@ def run_all(opts: argparse.Namespace, cases: list[tuple[str, int]]) -> int:
                     "error": f"exit code {done.returncode}; its standard error above"}  # fmt: skip
         print(json.dumps(line), flush=True)
         lines.append(line)
+    for keys in opts.bytewax_sizes:
+        _say(f"bytewax {keys:,}: starting")
+        line = bytewax_load(keys)
+        failed += "error" in line
+        print(json.dumps(line), flush=True)
     print(json.dumps({**ratios(lines), "quick": opts.quick}), flush=True)
     return 1 if failed else 0
+
+
+def bytewax_load(keys: int) -> dict:
+    """Bytewax 0.21 writing each of ``keys`` keys once (``peers/bytewax_count.py`` with N = K,
+    2 processes, a snapshot every second): its throughput, peak RSS and the size of its
+    recovery store at the end, beside our load phase (at parallelism 1) and peak RSS."""
+    command = [sys.executable, str(BENCH / "peers" / "bytewax_count.py")]
+    done = subprocess.run([*command, "--events", str(keys), "--keys", str(keys)],
+                          stdout=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+    out = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    base = {"benchmark": "state_scaling", "peer": "bytewax", "keys": keys}
+    if done.returncode != 0 or not out:
+        return {**base, "error": f"exit code {done.returncode}; its standard error above"}
+    figures = json.loads(out[-1])
+    return {
+        **base,
+        "version": figures["version"],
+        "processes": figures["parallelism"],
+        "load_s": figures["processing_s"],
+        "load_keys_per_s": figures["events_per_s"],
+        "peak_rss_mib": figures["peak_rss_mib"],
+        "recovery_mib": figures["recovery_mib"],
+    }
 
 
 def main() -> None:
@@ -627,8 +663,14 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="10k and 100k keys, short phases: a smoke run"
     )
+    parser.add_argument(
+        "--bytewax-sizes",
+        default="",
+        help="key counts, comma-separated, at which Bytewax writes each key once, to compare",
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)  # BACKEND:KEYS, in a child process
     opts = parser.parse_args()
+    opts.bytewax_sizes = [int(k) for k in opts.bytewax_sizes.split(",") if k.strip()]
     for name, full, quick in (("steady_s", 60.0, 8.0), ("warmup_s", 5.0, 2.0),
                               ("settle_s", 3.0, 2.0)):  # fmt: skip
         if getattr(opts, name) is None:
@@ -643,7 +685,7 @@ def main() -> None:
         print(json.dumps(run_case(backend, int(keys), opts)), flush=True)
         return
     cases = []
-    for backend in opts.backends.split(","):
+    for backend in filter(None, opts.backends.split(",")):  # "": Bytewax's sizes alone
         if backend not in BACKENDS:
             parser.error(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
         if opts.sizes:

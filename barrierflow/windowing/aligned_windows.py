@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from barrierflow.eventtime.timestamps import NO_TIMESTAMP
+from barrierflow.state.key_groups import as_key, unwrapped
 from barrierflow.windowing.window_assigners import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
@@ -92,7 +93,9 @@ class AlignedWindowAccumulators:
         timestamp_missing: Callable[[Any], object],  # raises: its result is not used
     ) -> None:
         self.windows = windows
-        self._select, self._folding = select, folding
+        # the user's own selector: a list key is made a key in the loops, not by a wrapper's
+        # call per record (``hashable_keys``)
+        self._select, self._folding = unwrapped(select), folding
         self._timestamp_missing = timestamp_missing
         self._open: dict[int, dict[Any, Any]] = {}  # window end -> key -> accumulator
 
@@ -118,6 +121,8 @@ class AlignedWindowAccumulators:
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 key = select(record)
+                if key.__class__ is list:  # a list key, made a key here (``unwrapped``)
+                    key = as_key(key)
                 if timestamp == NO_TIMESTAMP:
                     self._timestamp_missing(record)
                 end = timestamp - (timestamp - offset) % size + size
@@ -144,6 +149,8 @@ class AlignedWindowAccumulators:
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
                 key = select(record)
+                if key.__class__ is list:  # a list key, made a key here (``unwrapped``)
+                    key = as_key(key)
                 if timestamp == NO_TIMESTAMP:
                     self._timestamp_missing(record)
                 last_end = timestamp - (timestamp - offset) % slide + size

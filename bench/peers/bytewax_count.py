@@ -6,7 +6,8 @@ second (``-s 1``, Bytewax's epoch), as our keyed count checkpoints every second.
     python bench/peers/bytewax_count.py --events 1000000 --keys 100000
 
 Installs ``bytewax==0.21.*`` into a virtual environment of its own on first use
-(``peer_venv.py``). Prints one JSON line: events/s, the peak RSS of the two processes' trees.
+(``peer_venv.py``). Prints one JSON line: events/s, the peak RSS of the two processes' trees,
+and the size of its recovery store (the SQLite files its snapshots went into) at the end.
 
 Measured as ours where Bytewax lets it, and where it differs:
 - events/s over the time from all workers reading (the later of the two source partitions'
@@ -133,6 +134,7 @@ def main() -> None:
         )
         started = max(f["first_batch"] for f in read_figures(Path(figures), "source"))
         written = sum(f["written"] for f in read_figures(Path(figures), "sink"))
+        recovery_bytes = sum(f.stat().st_size for f in recovery.rglob("*") if f.is_file())
     if written != args.events:
         raise SystemExit(f"Bytewax's sink got {written} counts, expected {args.events}")
     print(
@@ -148,6 +150,7 @@ def main() -> None:
                 "events_per_s": round(args.events / (ended - started)),
                 "processing_s": round(ended - started, 3),
                 "peak_rss_mib": peak_mib,
+                "recovery_mib": round(recovery_bytes / (1 << 20), 1),
             }
         ),
         flush=True,

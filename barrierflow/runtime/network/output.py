@@ -40,7 +40,7 @@ from barrierflow.protocol.frames import BUFFER_SIZE, CREDIT, HEADER, Kind, check
 from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.channel_faults import ChannelFaultHook
-from barrierflow.state.key_groups import KeyGroupCache, unwrapped
+from barrierflow.state.key_groups import KeyGroupCache, assign_to_key_group, unwrapped
 
 
 class ConsumerGoneError(Exception):
@@ -49,6 +49,29 @@ class ConsumerGoneError(Exception):
 
 class RecordRoutingError(Exception):
     """A record the partitioner could not route (its key selector failed)."""
+
+
+class ChannelOfKey(dict[Any, int]):
+    """key -> output channel, memoized for the per-record path: a key seen before is one
+    lookup in C (``__getitem__``), a new one is hashed to its key group. Bounded: cleared at
+    ``capacity`` keys. A key that is not hashable raises ``TypeError``, one without a stable
+    hash ``UnhashableKeyError`` (a list is made a key by the caller)."""
+
+    __slots__ = ("_capacity", "_channel_of_key_group")
+
+    def __init__(self, channel_of_key_group: list[int], capacity: int = 1 << 20) -> None:
+        """``channel_of_key_group``: the channel of each key group (max parallelism many)."""
+        super().__init__()
+        self._channel_of_key_group = channel_of_key_group
+        self._capacity = capacity
+
+    def __missing__(self, key: Any) -> int:
+        of_group = self._channel_of_key_group
+        channel = of_group[assign_to_key_group(key, len(of_group))]
+        if len(self) >= self._capacity:
+            self.clear()
+        self[key] = channel
+        return channel
 
 
 class OutputChannel:
@@ -242,6 +265,7 @@ class ResultPartition:
             self._channel_of_key_group = [
                 subtask_for_key_group(max_parallelism, n, kg) for kg in range(max_parallelism)
             ]
+            self._channel_of_key = ChannelOfKey(self._channel_of_key_group).__getitem__
             self._route = self._route_by_key_group
         self._side_output = partitioner.side_output
         self._selects = self._side_output is not None or drop_side_outputs
@@ -372,28 +396,51 @@ class ResultPartition:
         )
 
     def _route_by_key_group(self, records: list[Any], timestamps: list[int] | None) -> None:
+        """Each record to the channel of its key's key group. The loop looks each key up in a
+        dict at C speed (``ChannelOfKey``); from a record it cannot route that way (a list
+        key, a key or selector that fails) on, the records go one by one through the key
+        group cache, which keys a list and names what failed (and memoizes only what goes
+        that way: list keys)."""
         select = self._key_selector
-        key_group = self._key_groups.key_group
-        channel_of = self._channel_of_key_group
+        channel_of = self._channel_of_key
         pending = self._pending  # pending[c].append: faster than calling stored bound methods
-        record = None
+        routed = sum(map(len, pending))
         try:
             if timestamps is None:
                 for record in records:
-                    pending[channel_of[key_group(select(record))]].append(record)
+                    pending[channel_of(select(record))].append(record)
             else:
                 pending_ts = self._pending_ts
                 assert pending_ts is not None  # made with the first timestamps
                 for record, timestamp in zip(records, timestamps, strict=True):
-                    channel = channel_of[key_group(select(record))]
+                    channel = channel_of(select(record))
                     pending[channel].append(record)
                     pending_ts[channel].append(timestamp)
-        except Exception as e:
-            raise RecordRoutingError(
-                f"key_by() before {self._describe} failed on record {record!r:.200}: "
-                f"{type(e).__name__}: {e}"
-            ) from e
+        except Exception:  # noqa: BLE001 - the records from this one on, one by one
+            self._route_one_by_one(records, timestamps, sum(map(len, pending)) - routed)
         self._flush_full()
+
+    def _route_one_by_one(
+        self, records: list[Any], timestamps: list[int] | None, start: int
+    ) -> None:
+        """``records[start:]`` by key group, a list key keyed as its ``KeyList``; a record
+        whose key cannot be routed fails the task, named."""
+        select, key_group = self._key_selector, self._key_groups.key_group
+        channel_of = self._channel_of_key_group
+        pending, pending_ts = self._pending, self._pending_ts
+        for i in range(start, len(records)):
+            record = records[i]
+            try:
+                channel = channel_of[key_group(select(record))]
+            except Exception as e:
+                raise RecordRoutingError(
+                    f"key_by() before {self._describe} failed on record {record!r:.200}: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
+            pending[channel].append(record)
+            if timestamps is not None:
+                assert pending_ts is not None  # made with the first timestamps
+                pending_ts[channel].append(timestamps[i])
 
     def _flush_full(self) -> None:
         sizes = self._sizes

@@ -30,6 +30,7 @@ from barrierflow.protocol.record_batch import EMPTY, RecordBatch
 from barrierflow.runtime.operators.window_path import WindowParts
 from barrierflow.runtime.timer_service import EVENT_TIME, PROCESSING_TIME, InternalTimerService
 from barrierflow.runtime.window_state import window_tables_into_contents
+from barrierflow.state.key_groups import as_key, unwrapped
 from barrierflow.windowing.window_assigners import MergingWindowAssigner
 from barrierflow.windowing.window_spec import Contents
 from barrierflow.windowing.window_triggers import Trigger, TriggerResult
@@ -153,7 +154,7 @@ class GeneralWindowPath:
         self._event_time = spec.assigner.is_event_time()  # a method, as PyFlink's
         self._merging = isinstance(spec.assigner, MergingWindowAssigner)
         self._trigger: Trigger = spec.trigger
-        self._select = parts.key_selector
+        self._select = unwrapped(parts.key_selector)
         self._key_context = parts.backend.key_context
         self._assigner_ctx = parts.assigner_context
         self._failure = parts.failure
@@ -199,7 +200,8 @@ class GeneralWindowPath:
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
-                key_context.key = select(record)
+                key = select(record)  # a list is made a key here (``unwrapped``)
+                key_context.key = key if key.__class__ is not list else as_key(key)
                 windows = assign(record, timestamp, actx)
                 if merging:
                     windows = [self._merge_windows(window) for window in windows]
@@ -239,7 +241,8 @@ class GeneralWindowPath:
         record = None
         try:
             for record, timestamp in zip(records, timestamps, strict=True):
-                key_context.key = select(record)
+                key = select(record)  # a list is made a key here (``unwrapped``)
+                key_context.key = key if key.__class__ is not list else as_key(key)
                 accepted = False
                 for window in assign(record, timestamp, actx):
                     end = window.end - 1

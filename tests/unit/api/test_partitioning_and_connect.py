@@ -25,9 +25,11 @@ from barrierflow.graph.execution_graph import build_execution_graph, rescale_pro
 from barrierflow.graph.job_graph import build_job_graph
 from barrierflow.graph.timestamp_use import TimestampColumn
 from barrierflow.graph.transformation import PartitionerSpec, Partitioning, TransformationKind
+from barrierflow.protocol.key_group_range import subtask_for_key_group
 from barrierflow.protocol.record_batch import RecordBatch
 from barrierflow.runtime.network.output import RecordRoutingError, ResultPartition
 from barrierflow.state.broadcast_state import BroadcastStateStore
+from barrierflow.state.key_groups import as_key, assign_to_key_group
 from tests.unit.graph.test_graph import chains, stream_graph
 
 
@@ -99,6 +101,65 @@ def test_a_custom_partitioner_out_of_range_names_the_record_and_the_key():
     spec = PartitionerSpec(Partitioning.CUSTOM, lambda r: r, partition=lambda key, n: n)
     with pytest.raises(RecordRoutingError, match=r"record 7.*returned 3 for key 7.*0 to 2"):
         routed(spec, [7])
+
+
+def by_key_group(records: list, timestamps: list | None = None) -> list[list]:
+    """Where ``key_by(lambda r: r[0])`` routes ``records``, by each record's key group alone."""
+    channels = 3
+    owner = [subtask_for_key_group(128, channels, kg) for kg in range(128)]
+    out: list[list] = [[] for _ in range(channels)]
+    for i, record in enumerate(records):
+        key = record[0]
+        out[owner[assign_to_key_group(as_key(key), 128)]].append(
+            record if timestamps is None else (record, timestamps[i])
+        )
+    return out
+
+
+def routed_by_key(records: list, timestamps: list | None = None) -> list[list]:
+    sent = [Sent() for _ in range(3)]
+    partition = ResultPartition(
+        PartitionerSpec(Partitioning.KEY_GROUPS, lambda r: r[0]),
+        sent,
+        1024,
+        128,
+        "the next operator",
+    )
+    partition.emit(RecordBatch(records, timestamps))
+    partition.flush()
+    if timestamps is None:
+        return [s.records for s in sent]
+    return [list(zip(*s.records, strict=True)) if s.records else [] for s in sent]
+
+
+# Keys memoized and looked up in C, a list key (unhashable: the lookup fails) in the middle of
+# a batch, and keys after it: every record once, on its key group's channel, in order.
+MIXED_KEYS = [(k, i) for i, k in enumerate([5, "a", 5, [1, 2], 7, "a", [1, 2], (3, 4), 9])]
+
+
+def test_key_by_routes_each_record_once_to_its_key_groups_channel_whatever_the_keys():
+    assert routed_by_key(MIXED_KEYS) == by_key_group(MIXED_KEYS)
+    assert routed_by_key(MIXED_KEYS * 50) == by_key_group(MIXED_KEYS * 50)
+
+
+def test_key_by_keeps_each_records_timestamp_past_a_list_key():
+    stamps = [1000 + i for i in range(len(MIXED_KEYS))]
+    assert routed_by_key(MIXED_KEYS, stamps) == by_key_group(MIXED_KEYS, stamps)
+
+
+def test_a_key_selector_that_fails_names_its_record_and_routes_none_twice():
+    sent = [Sent() for _ in range(3)]
+    spec = PartitionerSpec(Partitioning.KEY_GROUPS, lambda r: r[0])
+    partition = ResultPartition(spec, sent, 1024, 128, "the count")
+    with pytest.raises(RecordRoutingError, match=r"before the count failed on record 7: "):
+        partition.emit(RecordBatch([(1,), (2,), 7, (3,)]))
+    partition.flush()
+    assert sorted(r for s in sent for r in s.records) == [(1,), (2,)]
+
+
+def test_an_unhashable_key_names_its_record():
+    with pytest.raises(RecordRoutingError, match=r"record \(\{'a': 1\},\).*not hashable"):
+        routed_by_key([(1,), ({"a": 1},)])
 
 
 @pytest.mark.parametrize(("producers", "consumers"), [(2, 4), (4, 2), (3, 5), (5, 3), (2, 2)])

@@ -30,7 +30,7 @@ from barrierflow.runtime.timer_service import TIMERS
 from barrierflow.runtime.window_state import CONTENTS
 from barrierflow.state.backends import StateBackendConfig
 from barrierflow.state.backends.hashmap import HeapKeyedStateBackend
-from barrierflow.state.key_groups import KeyGroupCache
+from barrierflow.state.key_groups import KeyGroupCache, hashable_keys
 from barrierflow.testing.harness import OperatorHarness, operator
 from barrierflow.windowing.window_assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from barrierflow.windowing.window_spec import Contents, WindowSpec
@@ -380,3 +380,23 @@ def test_state_on_disk_keeps_the_general_path(tmp_path: Path):
     h.process_timed([("a", 1), ("a", 2)], [1, 2])
     assert h.watermark(MAX_WATERMARK) == ([("a", 3)], [99])
     h.close()
+
+
+@pytest.mark.parametrize("path", ["batch", "general"])
+@pytest.mark.parametrize("assigner", ["tumbling", "sliding"])
+def test_a_list_key_windows_as_the_key_it_lists_on_both_paths(path, assigner):
+    """A key selector returning a list (PyFlink keys by the list): the paths make it a key in
+    their loops, whether the selector comes as the user wrote it or wrapped by ``key_by``."""
+    records = [("a", 1), ("b", 2), ("a", 3), ("b", 4), ("a", 5)]
+    stamps = [5, 6, 7, 48, 120]
+
+    def outputs(selector):
+        window_spec = spec(ASSIGNERS[assigner], Contents.REDUCE, path)
+        h = OperatorHarness(operator(TransformationKind.WINDOW, window_spec, key_selector=selector))
+        h.process_timed(records, stamps)
+        return h.watermark(MAX_WATERMARK)
+
+    expected = outputs(key)
+    assert expected[0], "the windows fired"
+    assert outputs(lambda r: [r[0]]) == expected
+    assert outputs(hashable_keys(lambda r: [r[0]])) == expected
