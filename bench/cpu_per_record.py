@@ -23,25 +23,7 @@ import subprocess
 import sys
 import time
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _processes() -> dict[int, tuple[str, int, float]]:
-    """pid -> (command name, parent pid, CPU seconds) of every process of the machine."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:  # exited since the listing
-            continue
-        name = stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode(errors="replace")
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        table[int(entry)] = (name, int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS)
-    return table
-
+from peak_rss import process_stats
 
 JOBS = ("keyed_count", "windows")  # bench/<job>.py: the same options, one JSON line
 
@@ -57,16 +39,16 @@ def run_once(checkout: str, events: int, keys: int, job: str = "keyed_count") ->
     )
     cpu: dict[int, tuple[str, float]] = {}  # pid -> (part, the most CPU seen)
     while process.poll() is None:
-        table = _processes()
+        table = process_stats()
         children: dict[int, list[int]] = {}
-        for pid, (_, ppid, _) in table.items():
+        for pid, (_, ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
         pending = [(process.pid, "driver")]
         while pending:
             pid, part = pending.pop()
             if pid not in table:
                 continue
-            name, _, seconds = table[pid]
+            name, _, _, seconds = table[pid]
             if pid != process.pid:
                 part = "jvm" if name == "java" else "workers" if part != "driver" else "driver"
             cpu[pid] = (part, max(seconds, cpu.get(pid, (part, 0.0))[1]))

@@ -24,12 +24,14 @@ from collections.abc import Iterable
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 MiB = 1 << 20
+TICKS = os.sysconf("SC_CLK_TCK")
 # Fields of /proc/<pid>/stat after the command name, counted from its third field (state).
-_PPID, _RSS_PAGES = 4 - 3, 24 - 3
+_PPID, _UTIME, _STIME, _RSS_PAGES = 4 - 3, 14 - 3, 15 - 3, 24 - 3
 
 
-def process_table() -> dict[int, tuple[int, int]]:
-    """Every process of the machine: pid -> (parent pid, resident bytes)."""
+def process_stats() -> dict[int, tuple[str, int, int, float]]:
+    """Every process of the machine: pid -> (command name, parent pid, resident bytes, CPU
+    seconds used so far)."""
     table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -40,9 +42,16 @@ def process_table() -> dict[int, tuple[int, int]]:
         except OSError:  # exited since the listing
             continue
         # The command name is in parentheses and may hold spaces and parentheses itself.
+        name = stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode(errors="replace")
         fields = stat[stat.rindex(b")") + 2 :].split()
-        table[int(entry)] = (int(fields[_PPID]), int(fields[_RSS_PAGES]) * PAGE_BYTES)
+        cpu_s = (int(fields[_UTIME]) + int(fields[_STIME])) / TICKS
+        table[int(entry)] = (name, int(fields[_PPID]), int(fields[_RSS_PAGES]) * PAGE_BYTES, cpu_s)
     return table
+
+
+def process_table() -> dict[int, tuple[int, int]]:
+    """Every process of the machine: pid -> (parent pid, resident bytes)."""
+    return {pid: (ppid, rss) for pid, (_, ppid, rss, _) in process_stats().items()}
 
 
 def tree_pids(
