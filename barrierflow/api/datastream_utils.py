@@ -35,9 +35,10 @@ class DataStreamUtils:
         would be split between subtasks, and checkpoints would hold state in the wrong key
         groups. Each record is checked when it reaches the keyed operator: one outside its
         subtask's key groups fails the job, naming the record, its key and key group, the
-        subtask and its range. A rescale changes the ranges, so the input must be
-        partitioned for the new parallelism too (a Kafka topic written with
-        ``KeyGroupPartitioner``, docs/pyflink-compatibility.md).
+        subtask and its range. A rescale changes the ranges: where ``data_stream`` is a
+        source's output (partitioned outside the job, a Kafka topic written with
+        ``KeyGroupPartitioner``), the job keeps that parallelism (a rescale is refused, the
+        autoscaler leaves it, reactive mode is refused; docs/pyflink-compatibility.md).
 
         Refused (``ConfigurationError``) where the keyed operator cannot chain to
         ``data_stream``'s operator: another parallelism, another consumer of that operator,

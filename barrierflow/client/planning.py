@@ -91,6 +91,8 @@ def plan_job(pipeline: Pipeline) -> JobPlan:
     # 6. configurations
     conf = pipeline.configuration
     reactive = _reactive_stabilization_s(conf, checkpointing)
+    if reactive is not None:
+        _check_rescalable(graph)
     autoscaler = _autoscaler_settings(conf, checkpointing, reactive is not None)
     return JobPlan(
         job_id=job_id,
@@ -152,6 +154,17 @@ def _autoscaler_settings(
         restart_time_s=seconds("restart.time"),
         vertex_max_parallelism=conf.get("job.autoscaler.vertex.max-parallelism"),
     ).check()
+
+
+def _check_rescalable(graph: ExecutionGraph) -> None:
+    """Reactive mode runs the job at the parallelism the slots allow: refused for a job with a
+    vertex that cannot change its parallelism."""
+    for vertex in graph.job_graph.vertices:
+        if vertex.fixed_parallelism is not None:
+            raise ConfigurationError(
+                "scheduler-mode: reactive changes the job's parallelism with the cluster's "
+                f"task slots, and this job cannot run at another: {vertex.fixed_parallelism}"
+            )
 
 
 def _reactive_stabilization_s(conf: Options, checkpointing: bool) -> float | None:

@@ -36,6 +36,27 @@ class JobVertex:
     def takes_two_inputs(self) -> bool:
         return self.chain[0].takes_two_inputs
 
+    @property
+    def fixed_parallelism(self) -> str | None:
+        """Why this vertex cannot run at another parallelism, or None. A source whose output
+        is reinterpreted as keyed (``reinterpret_as_keyed_stream``) reads an input partitioned
+        by key group outside the job, for this parallelism: at another, its subtasks would
+        read key groups they do not own, and the job would fail at the first such record.
+        (Reinterpreted downstream of a ``key_by`` in the same vertex, the partitioning is the
+        job's own and follows the parallelism.)"""
+        if not self.is_source:
+            return None
+        node = next((n for n in self.chain if n.reinterpreted_input), None)
+        if node is None:
+            return None
+        return (
+            f"{node.name!r} reads the output of source {self.chain[0].name!r} reinterpreted "
+            f"as keyed (reinterpret_as_keyed_stream), an input partitioned by key group for "
+            f"parallelism {self.parallelism}: at another, its subtasks would read key groups "
+            "they do not own. Write the input anew for the new parallelism "
+            "(KeyGroupPartitioner) and start the job from a savepoint with -p"
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class JobEdge:

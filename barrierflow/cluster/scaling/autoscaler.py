@@ -190,4 +190,5 @@ def _shape(vertex: JobVertex, job_graph: JobGraph) -> VertexShape:
         1 if any(n.non_parallel for n in vertex.chain) else job_graph.max_parallelism,
         tuple(e.source.id for e in inputs),
         any(e.partitioner.kind is Partitioning.KEY_GROUPS for e in inputs),
+        vertex.fixed_parallelism,
     )

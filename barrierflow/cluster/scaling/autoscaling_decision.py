@@ -60,6 +60,7 @@ class VertexLoad:
     inputs: tuple[str, ...] = ()  # the ids of the vertices it reads from
     keyed: bool = False  # partitioned by key: key groups divide among its subtasks
     backlog: Backlog | None = None  # a source's, when it can tell
+    fixed: str | None = None  # why its parallelism cannot change: it is kept
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,8 @@ def _verdict(
     limit = min(load.max_parallelism, settings.vertex_max_parallelism or load.max_parallelism)
     if load.max_parallelism == 1:
         return keep("its max parallelism is 1 (a non-parallel operator)")
+    if load.fixed is not None:
+        return keep(f"its parallelism cannot change: {load.fixed} ({inputs})")
     band = f"{settings.lower:.2f}..{settings.upper:.2f}"
     saturated = load.busy >= SATURATED
     if settings.lower <= utilization <= settings.upper and not saturated:

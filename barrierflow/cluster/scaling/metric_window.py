@@ -36,6 +36,7 @@ class VertexShape:
     max_parallelism: int
     inputs: tuple[str, ...]
     keyed: bool
+    fixed: str | None = None  # why its parallelism cannot change (``JobVertex``'s)
 
 
 class MetricWindow:
@@ -70,6 +71,7 @@ class MetricWindow:
             inputs=shape.inputs,
             keyed=shape.keyed,
             backlog=_backlog(series),
+            fixed=shape.fixed,
         )
 
 

@@ -215,6 +215,7 @@ class Rescaler(AttemptListener):
             raise RescaleRefused(str(e)) from e
         if parallelism_of(graph) == parallelism_of(self._plan.graph):
             raise RescaleRefused("the job already runs at that parallelism")
+        _check_fixed_vertices(self._plan.graph, graph)
         available = self._available_slots()
         if available is not None and graph.num_slots > available:
             raise RescaleRefused(
@@ -412,3 +413,15 @@ def _describe(record: RescaleRecord) -> str:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _check_fixed_vertices(old: ExecutionGraph, new: ExecutionGraph) -> None:
+    """A ``RescaleRefused`` if a vertex that cannot change its parallelism would
+    (``JobVertex.fixed_parallelism``). Pure."""
+    now = {v.chain[0].uid: v.parallelism for v in new.job_graph.vertices}
+    for vertex in old.job_graph.vertices:
+        reason = vertex.fixed_parallelism
+        if reason is not None and now.get(vertex.chain[0].uid, vertex.parallelism) != (
+            vertex.parallelism
+        ):
+            raise RescaleRefused(reason)

@@ -128,6 +128,14 @@ def test_a_vertex_stays_within_its_bounds_and_a_non_parallel_one_is_left_alone()
     assert "its max parallelism is 1 (a non-parallel operator)" in single.summary()
 
 
+def test_a_vertex_whose_parallelism_cannot_change_is_kept_saying_why():
+    why = "'count' reads the output of source 'events' reinterpreted as keyed"
+    for busy in (1.0, 0.05):  # saturated, then nearly idle
+        kept = decide([load(busy=busy, fixed=why)], READY, FAST)
+        assert not kept.changes
+        assert f"count stays at 2: its parallelism cannot change: {why}" in kept.summary()
+
+
 def test_the_backlog_and_the_restart_cost_set_the_demand():
     # reading 1000/s, the lag grows 500/s: 1500/s arrive, plus 60,000 to drain in 120 s
     source = load(id="s", name="source", parallelism=1, busy=0.1,

@@ -13,7 +13,9 @@ import pytest
 from barrierflow.client.submission_context import SubmissionContext, installed
 from barrierflow.cluster.scaling.rescaler import RescaleRefused, RescaleStatus
 from barrierflow.common import Configuration
-from barrierflow.datastream import StreamExecutionEnvironment
+from barrierflow.datastream import DataStreamUtils, StreamExecutionEnvironment
+from barrierflow.datastream.connectors.discarding import DiscardingSink
+from barrierflow.datastream.connectors.number_seq import NumberSequenceSource
 from barrierflow.errors import ConfigurationError
 from barrierflow.testing.thread_deployer import ThreadExecutor
 from tests.jobs import odd_even
@@ -99,3 +101,18 @@ def test_bad_reactive_settings_are_refused_naming_the_key(tmp_path, key, value, 
     with pytest.raises(ConfigurationError, match=key.replace(".", r"\.")) as refused:
         start(tmp_path, ThreadExecutor(slots=1), {**REACTIVE, key: value})
     assert error in str(refused.value)
+
+
+def test_reactive_mode_refuses_a_job_reading_a_source_reinterpreted_as_keyed(tmp_path):
+    with installed(SubmissionContext(configuration=Configuration(REACTIVE),
+                                     executor=ThreadExecutor(slots=1))):  # fmt: skip
+        env = StreamExecutionEnvironment().set_parallelism(2)
+    env.enable_checkpointing(100)
+    env.get_checkpoint_config().set_checkpoint_storage(str(tmp_path / "ckpt"))
+    pairs = env.from_source(NumberSequenceSource(1, 10), "numbers").map(lambda v: (v % 2, v))
+    keyed = DataStreamUtils.reinterpret_as_keyed_stream(pairs, lambda r: r[0])
+    keyed.reduce(lambda a, b: b).sink_to(DiscardingSink())
+    with pytest.raises(ConfigurationError, match="scheduler-mode: reactive") as refused:
+        env.execute_async("reactive, reinterpreted")
+    assert "reinterpreted as keyed" in str(refused.value)
+    assert "parallelism 2" in str(refused.value)

@@ -130,3 +130,21 @@ def test_a_key_selector_that_is_no_function_is_refused():
     numbers = env.from_source(NumberSequenceSource(1, 10), "s")
     with pytest.raises(ConfigurationError, match=r"reinterpret_as_keyed_stream\(\) needs a"):
         DataStreamUtils.reinterpret_as_keyed_stream(numbers, 3)
+
+
+def test_a_source_reinterpreted_as_keyed_fixes_its_vertexs_parallelism_and_no_other():
+    """Its input was partitioned outside the job, for this parallelism; reinterpreted after a
+    key_by in the same vertex, the partitioning is the job's own and follows a rescale."""
+    env, _, processed = reinterpreted_program()
+    processed.sink_to(DiscardingSink())
+    (vertex,) = graphs(env)[0].vertices
+    assert vertex.fixed_parallelism is not None
+    assert "'Passthrough' reads the output of source 's' reinterpreted" in vertex.fixed_parallelism
+    assert "partitioned by key group for parallelism 2" in vertex.fixed_parallelism
+
+    env = StreamExecutionEnvironment().set_parallelism(2)
+    keyed = env.from_source(NumberSequenceSource(1, 10), "s").key_by(lambda x: x % 3)
+    tagged = keyed.process(Passthrough())
+    again = DataStreamUtils.reinterpret_as_keyed_stream(tagged, lambda x: x % 3)
+    again.process(Passthrough()).sink_to(DiscardingSink())
+    assert [v.fixed_parallelism for v in graphs(env)[0].vertices] == [None, None]

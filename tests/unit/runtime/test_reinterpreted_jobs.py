@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from barrierflow.client.submission_context import SubmissionContext, installed
+from barrierflow.cluster.scaling.rescaler import RescaleRefused
 from barrierflow.common import Configuration, RestartStrategies
 from barrierflow.datastream import DataStreamUtils, StreamExecutionEnvironment
 from barrierflow.datastream.connectors.file_system import FileSink
@@ -154,3 +155,29 @@ def test_a_rescale_keeps_a_keyed_operators_output_aligned_with_its_key_groups(tm
     result = client.get_job_execution_result().result()
     assert result.attempts == 2  # the rescale's; the check found nothing out of place
     check_counts(read_committed(str(tmp_path / "out")), MANY)
+
+
+def test_a_job_reading_a_source_reinterpreted_as_keyed_refuses_a_rescale_and_runs_on(tmp_path):
+    """The source's input is partitioned for the job's parallelism outside it: at another,
+    subtasks would read key groups they do not own. The rescale is refused, saying so and what
+    to do instead; the job goes on at its parallelism."""
+    from tests.unit.cluster.test_rescaling import running
+
+    env = env_on_threads(tmp_path, parallelism=1)  # one subtask owns every key group
+    pairs = (
+        env.from_source(NumberSequenceSource(1, MANY), "numbers")
+        .map(slowly)
+        .map(lambda v: (v % 7, v))
+    )
+    keyed = DataStreamUtils.reinterpret_as_keyed_stream(pairs, lambda r: r[0])
+    keyed.process(RunningCount()).uid("count").sink_to(FileSink(str(tmp_path / "out")))
+    client = env.execute_async("fixed")
+    running(client)
+    with pytest.raises(RescaleRefused) as refused:
+        client.rescale(2).result()
+    assert "reinterpreted as keyed" in str(refused.value)
+    assert "source 'numbers'" in str(refused.value)
+    assert "KeyGroupPartitioner" in str(refused.value)
+    result = client.get_job_execution_result().result()
+    assert result.attempts == 1
+    check_counts([[k, v, n] for k, v, n in read_committed(str(tmp_path / "out"))], MANY)
