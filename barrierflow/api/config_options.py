@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from barrierflow.api.checkpoint_config import ExternalizedCheckpointRetention
+from barrierflow.cluster.scaling.autoscaler_settings import AutoscalerSettings
 from barrierflow.config_option import Option, parse_duration_ms, parse_memory_bytes
 from barrierflow.errors import ConfigurationError
 from barrierflow.state.backends import registry as state_backends
@@ -76,6 +77,12 @@ def _choice(*choices: str) -> Callable[[Any], str]:
 _CP = "execution.checkpointing."
 _RS = "restart-strategy."
 _AS = "job.autoscaler."
+_AUTOSCALER = AutoscalerSettings()  # the autoscaler's defaults are its settings' own
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
 
 OPTIONS: tuple[Option, ...] = (
     Option(_CP + "interval", parse_duration_ms, None, "checkpoint interval; unset: disabled",
@@ -209,24 +216,24 @@ OPTIONS: tuple[Option, ...] = (
     Option(_AS + "enabled", _parse_bool, False,
            "the autoscaler: rescales each vertex to keep its busy time in the target band and "
            "the sources' backlog draining; needs checkpointing"),
-    Option(_AS + "target.utilization", _parse_float, 0.7,
+    Option(_AS + "target.utilization", _parse_float, _AUTOSCALER.target_utilization,
            "the busy fraction each vertex is scaled to"),
-    Option(_AS + "target.utilization.boundary", _parse_float, 0.3,
+    Option(_AS + "target.utilization.boundary", _parse_float, _AUTOSCALER.utilization_boundary,
            "how far from the target utilization a vertex may be before it is rescaled"),
-    Option(_AS + "metrics.window", parse_duration_ms, 900_000,
+    Option(_AS + "metrics.window", parse_duration_ms, _ms(_AUTOSCALER.metrics_window_s),
            "the metrics a decision looks at: the last this much of them"),
-    Option(_AS + "stabilization.interval", parse_duration_ms, 300_000,
+    Option(_AS + "stabilization.interval", parse_duration_ms, _ms(_AUTOSCALER.stabilization_s),
            "no decision this long after the job (re)started at a parallelism"),
-    Option(_AS + "scale-down.max-factor", _parse_float, 0.6,
+    Option(_AS + "scale-down.max-factor", _parse_float, _AUTOSCALER.scale_down_max_factor,
            "the largest share of a vertex's parallelism one scale-down removes"),
-    Option(_AS + "scale-up.grace-period", parse_duration_ms, 3_600_000,
+    Option(_AS + "scale-up.grace-period", parse_duration_ms, _ms(_AUTOSCALER.scale_up_grace_s),
            "no scale-down of a vertex this long after it scaled up"),
-    Option(_AS + "catch-up.duration", parse_duration_ms, 1_800_000,
+    Option(_AS + "catch-up.duration", parse_duration_ms, _ms(_AUTOSCALER.catch_up_s),
            "the time a source's backlog should take to drain, after a rescale too"),
-    Option(_AS + "restart.time", parse_duration_ms, 10_000,
+    Option(_AS + "restart.time", parse_duration_ms, _ms(_AUTOSCALER.restart_time_s),
            "what a rescale costs before one was measured (the rescale history's downtimes "
            "replace it)"),
-    Option(_AS + "vertex.max-parallelism", _parse_int, None,
+    Option(_AS + "vertex.max-parallelism", _parse_int, _AUTOSCALER.vertex_max_parallelism,
            "the highest parallelism the autoscaler gives a vertex; unset: the max parallelism"),
     Option("job-registry.dir", _parse_str, None,
            "where each job is recorded while it runs and how it ended, for barrierflow list "

@@ -14,7 +14,9 @@ from barrierflow.cli import (  # noqa: F401
     run_command,
     state_commands,
 )
-from barrierflow.cli.app import app
+from barrierflow.cli.app import app, one_line_summaries
+
+one_line_summaries(app)  # once every command is registered
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ progress to standard error."""
 
 from __future__ import annotations
 
+import inspect
 from datetime import datetime
 
 import typer
@@ -46,6 +47,19 @@ class _Console(Console):
 
 console = _Console()
 errors = _Console(stderr=True)
+
+
+def one_line_summaries(group: typer.Typer) -> None:
+    """Each command's line in a list of commands (``barrierflow --help``): the first paragraph
+    of its docstring as one line, which the list wraps to the terminal, not broken where the
+    source breaks it. The command's own ``--help`` keeps the whole docstring."""
+    for info in group.registered_commands:
+        doc = inspect.getdoc(info.callback) if info.callback is not None else None
+        if info.short_help is None and info.help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            one_line_summaries(sub.typer_instance)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
