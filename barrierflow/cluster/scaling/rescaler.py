@@ -421,7 +421,6 @@ def _check_fixed_vertices(old: ExecutionGraph, new: ExecutionGraph) -> None:
     now = {v.chain[0].uid: v.parallelism for v in new.job_graph.vertices}
     for vertex in old.job_graph.vertices:
         reason = vertex.fixed_parallelism
-        if reason is not None and now.get(vertex.chain[0].uid, vertex.parallelism) != (
-            vertex.parallelism
-        ):
+        rescaled = now.get(vertex.chain[0].uid, vertex.parallelism) != vertex.parallelism
+        if reason is not None and rescaled:
             raise RescaleRefused(reason)
